@@ -1,0 +1,64 @@
+#pragma once
+
+#include <filesystem>
+#include <memory>
+
+#include "processor/state/state_backend.hpp"
+
+namespace processor::state {
+
+// Options of a RocksDbStateBackend.
+struct RocksDbOptions {
+  // fsync the write-ahead log on every write. Without it a process crash loses nothing (the WAL
+  // is in the OS page cache) but a machine crash may lose the last writes.
+  // Default: false. Set it when offsets must survive power loss.
+  bool sync_writes = false;
+
+  // Create the directory and the database when missing.
+  // Default: true. Set it to false to fail fast on a mistyped path.
+  bool create_if_missing = true;
+};
+
+// RocksDbStateBackend is the durable, embedded state backend: one RocksDB database in a
+// directory. Data survives the process; destroying the object closes the database and releases
+// the directory's lock for the next opener.
+//
+// write() is a RocksDB WriteBatch (atomic, also across a crash); snapshot() is a RocksDB
+// snapshot; list_keys() and scan() seek to the prefix and iterate, never scanning the whole
+// database.
+//
+// Safe for concurrent use by multiple threads. One process at a time may open a directory.
+class RocksDbStateBackend : public StateBackend {
+ public:
+  // Throws StateError(Storage) when the directory cannot be created or read, or is locked by
+  // another process (or another RocksDbStateBackend in this one); the message names the path.
+  explicit RocksDbStateBackend(std::filesystem::path dir, RocksDbOptions options = {});
+  ~RocksDbStateBackend() override;
+
+  RocksDbStateBackend(const RocksDbStateBackend&) = delete;
+  RocksDbStateBackend& operator=(const RocksDbStateBackend&) = delete;
+
+  std::optional<std::string> get(std::string_view key) override;
+  void put(std::string_view key, std::string_view value) override;
+  void remove(std::string_view key) override;
+  std::vector<std::string> list_keys(std::string_view prefix) override;
+  void clear() override;
+  std::size_t count() override;
+  bool contains(std::string_view key) override;
+
+  void write(const WriteBatch& batch) override;
+  std::vector<std::pair<std::string, std::string>> scan(std::string_view prefix) override;
+  std::unique_ptr<StateSnapshot> snapshot() override;
+
+  // Writes a RocksDB checkpoint (a consistent, openable copy made of hard links where
+  // possible) into `target_dir`, which must not exist yet.
+  void create_checkpoint(const std::filesystem::path& target_dir);
+
+  const std::filesystem::path& path() const noexcept;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace processor::state

@@ -1,0 +1,62 @@
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "processor/state/write_batch.hpp"
+
+namespace processor::state {
+
+// A consistent, read-only, point-in-time view of a StateBackend: later writes to the backend
+// are not visible through it. Safe for concurrent reads.
+class StateSnapshot {
+ public:
+  virtual ~StateSnapshot() = default;
+
+  virtual std::optional<std::string> get(std::string_view key) const = 0;
+
+  // Every (key, value) whose key starts with `prefix`, in ascending key order.
+  virtual std::vector<std::pair<std::string, std::string>> scan(std::string_view prefix) const = 0;
+};
+
+// StateBackend is a key-value store for operator state and offsets. Keys and values are
+// arbitrary byte strings.
+//
+// Implementations must be safe for concurrent use by multiple threads. Every method may throw
+// StateError(Storage) when the underlying storage fails, and then changes nothing.
+//
+// The first seven members are the seed's contract. write(), scan() and snapshot() have
+// defaults built on them so that a store written against the seed keeps working, but the
+// defaults are neither atomic nor consistent: real backends override them.
+class StateBackend {
+ public:
+  virtual ~StateBackend() = default;
+
+  virtual std::optional<std::string> get(std::string_view key) = 0;
+  virtual void put(std::string_view key, std::string_view value) = 0;
+  // Removing a missing key is not an error.
+  virtual void remove(std::string_view key) = 0;
+  // The keys that start with `prefix`, in ascending order.
+  virtual std::vector<std::string> list_keys(std::string_view prefix) = 0;
+  virtual void clear() = 0;
+  virtual std::size_t count() = 0;
+  virtual bool contains(std::string_view key) = 0;
+
+  // Applies every operation of `batch`, atomically: readers and a restart after a crash see
+  // all of them or none. Default: applies them one by one (NOT atomic).
+  virtual void write(const WriteBatch& batch);
+
+  // Every (key, value) whose key starts with `prefix`, in ascending key order.
+  // Default: list_keys() then get() per key (NOT consistent under concurrent writes).
+  virtual std::vector<std::pair<std::string, std::string>> scan(std::string_view prefix);
+
+  // A consistent point-in-time view. Default: copies everything through scan("").
+  virtual std::unique_ptr<StateSnapshot> snapshot();
+};
+
+}  // namespace processor::state
