@@ -33,6 +33,7 @@ struct AccessStats {
 // Safe for concurrent use by multiple threads.
 class MemoryStateBackend : public StateBackend {
  public:
+  // Throws StateError(InvalidArgument) when `ttl` is given and not positive.
   explicit MemoryStateBackend(std::optional<std::chrono::milliseconds> ttl = std::nullopt);
 
   std::optional<std::string> get(std::string_view key) override;
@@ -65,12 +66,16 @@ class MemoryStateBackend : public StateBackend {
   using Map = std::map<std::string, Entry, std::less<>>;
 
   bool live(const Entry& entry, Clock::time_point now) const noexcept;
+  // Copies the value into `value` when not null. Counts the read; drops the entry if expired.
+  bool read_live(std::string_view key, std::string* value);
+  // Sweeps out expired entries, at most once per TTL. REQUIRES: mutex_ held exclusively.
   void purge_expired_locked(Clock::time_point now);
   Clock::time_point expiry(Clock::time_point now) const noexcept;
 
   const std::optional<std::chrono::milliseconds> ttl_;
   mutable std::shared_mutex mutex_;
   Map entries_;  // GUARDED_BY(mutex_)
+  Clock::time_point next_purge_at_{};  // GUARDED_BY(mutex_)
   mutable std::mutex stats_mutex_;
   AccessStats stats_;  // GUARDED_BY(stats_mutex_)
 };

@@ -1,0 +1,12 @@
+#pragma once
+// processor::kafka: Kafka consumer offset tracking, commit strategies, offset stores and lag.
+
+#include "processor/error.hpp"
+#include "processor/kafka/broker_metadata.hpp"
+#include "processor/kafka/offset_info.hpp"
+#include "processor/kafka/offset_manager.hpp"
+#include "processor/kafka/offset_store.hpp"
+#include "processor/kafka/state_backend_offset_store.hpp"
+#include "processor/kafka/strategies.hpp"
+#include "processor/kafka/topic_partition.hpp"
+#include "processor/watermark.hpp"

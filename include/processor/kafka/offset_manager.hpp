@@ -1,0 +1,192 @@
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+
+#include "processor/kafka/broker_metadata.hpp"
+#include "processor/kafka/detail/partition_slot.hpp"
+#include "processor/kafka/offset_info.hpp"
+#include "processor/kafka/offset_store.hpp"
+#include "processor/kafka/strategies.hpp"
+#include "processor/kafka/topic_partition.hpp"
+#include "processor/state/state_backend.hpp"
+#include "processor/watermark.hpp"
+
+namespace processor::kafka {
+
+class OffsetManager;
+
+// Options of an OffsetManager beyond the seed's constructor arguments.
+struct OffsetManagerOptions {
+  // Where reset_offset() learns log start offsets, high watermarks and offsets for timestamps.
+  // Default: none (earliest resets to 0, latest needs a known high watermark, timestamp resets
+  // throw Unavailable). Set it when a broker is reachable.
+  std::shared_ptr<BrokerMetadata> broker;
+
+  // After an automatic commit (strategy-triggered) fails, automatic commits pause this long so
+  // that a broken store is not retried on every record. commit() always tries.
+  // Default: 100 ms. Raise it for stores whose failures are slow (network timeouts).
+  std::chrono::milliseconds auto_commit_retry_backoff{100};
+};
+
+// PartitionHandle is a resolved (topic, partition) of an OffsetManager, for the hottest loops:
+//
+//   auto p = manager.partition("orders", 3);
+//   for (auto& record : batch) { process(record); p.update(record.offset + 1); }
+//
+// update() is the same as OffsetManager::update_offset() without the lookup: when no commit is
+// triggered it takes no lock, allocates nothing and does one atomic store.
+// A handle is a small value; copies refer to the same partition. It is valid while its manager
+// lives (also across clear()). Safe to use from several threads; Kafka assigns a partition to
+// one consumer thread, and concurrent updates of one partition race (the last store wins).
+class PartitionHandle {
+ public:
+  // Records `offset` (the next offset to consume) as pending.
+  // Throws StateError(InvalidArgument) when offset < 0 or below the partition's floor, and
+  // changes nothing; StateError(CommitFailed or the store's kind) when the update triggers a
+  // commit that fails (the update stays recorded).
+  void update(std::int64_t offset);
+  // Also records the partition's high watermark (REQUIRES: high_watermark >= 0).
+  void update(std::int64_t offset, std::int64_t high_watermark);
+
+  const std::string& topic() const noexcept { return *slot_->topic; }
+  std::int32_t partition() const noexcept { return slot_->partition; }
+  TopicPartition topic_partition() const { return TopicPartition(topic(), partition()); }
+
+ private:
+  friend class OffsetManager;
+  PartitionHandle(OffsetManager* owner, detail::PartitionSlot* slot, detail::CommitTrigger* trigger) noexcept
+      : owner_(owner), slot_(slot), trigger_(trigger) {}
+
+  OffsetManager* owner_;
+  detail::PartitionSlot* slot_;
+  detail::CommitTrigger* trigger_;
+};
+
+// OffsetManager tracks a consumer group's per-partition offsets, commits them to an OffsetStore
+// according to an OffsetCommitStrategy, and answers lag and reset questions.
+//
+// Offsets are Kafka committed offsets: the next offset to consume. An update makes an offset
+// pending; a commit moves every pending offset to the store and to the committed view in one
+// OffsetStore::store_offsets() call. A failed commit keeps its offsets pending: nothing is
+// lost, and the next commit retries them.
+//
+// Every partition has a floor: an update below it is refused with StateError(InvalidArgument).
+// The floor is the offset of the latest reset_offset(), raised by every offset accepted,
+// committed or restored since; clear() removes floors.
+//
+// Safe for concurrent use by multiple threads. The hot path — update_offset() and
+// update_offset_with_watermark() of a known partition, and PartitionHandle::update() — takes no
+// lock and allocates nothing unless the update triggers a commit. Commits are serialized; a
+// commit holds up updaters of known partitions not at all, and registration of new partitions
+// only while it snapshots the pending offsets. The store is called without blocking updaters;
+// do not call back into the manager from the store (it would deadlock).
+//
+// Neither copyable nor movable: handles point into it.
+class OffsetManager {
+ public:
+  OffsetManager(std::string consumer_group, std::shared_ptr<state::StateBackend> backend,
+                std::shared_ptr<OffsetStore> store, OffsetCommitStrategy strategy);
+  // Throws StateError(InvalidArgument) for an empty group or a null store.
+  OffsetManager(std::string consumer_group, std::shared_ptr<state::StateBackend> backend,
+                std::shared_ptr<OffsetStore> store, OffsetCommitStrategy strategy, OffsetManagerOptions options);
+  ~OffsetManager();
+
+  OffsetManager(const OffsetManager&) = delete;
+  OffsetManager& operator=(const OffsetManager&) = delete;
+
+  // Resolves (topic, partition) once, registering it if new. Throws StateError(InvalidArgument)
+  // for an invalid topic or partition.
+  PartitionHandle partition(std::string_view topic, std::int32_t partition);
+
+  // Records `offset` as the partition's pending offset. Throws StateError(InvalidArgument) for
+  // an invalid topic, partition or offset, or an offset below the floor (nothing changes);
+  // StateError(CommitFailed) when it triggers a commit that fails (the update stays recorded).
+  void update_offset(std::string_view topic, std::int32_t partition, std::int64_t offset);
+  // Also records the partition's high watermark.
+  void update_offset_with_watermark(std::string_view topic, std::int32_t partition, std::int64_t offset,
+                                    std::int64_t high_watermark);
+  // Records an offset that becomes committable only once a watermark at or past `event_time`
+  // (and past every earlier tracked event time of the partition) has been recorded by
+  // notify_watermark(). A later update_offset() at or above it supersedes it.
+  void update_offset_with_event_time(std::string_view topic, std::int32_t partition, std::int64_t offset,
+                                     Watermark event_time);
+
+  // The committed offset, else the store's (nullopt when neither has one).
+  // Throws StateError(Storage) when the store fails.
+  std::optional<std::int64_t> get_offset(std::string_view topic, std::int32_t partition);
+  std::optional<OffsetInfo> get_offset_info(std::string_view topic, std::int32_t partition);
+
+  // Commits every committable pending offset; returns how many partitions were written (0 when
+  // nothing was pending: then nothing is counted). Throws StateError(CommitFailed), or the
+  // store's StateError, when the store fails: the offsets stay pending and the failure counts in
+  // stats().
+  std::size_t commit();
+
+  // high_watermark - committed offset (get_offset()); high_watermark when there is no offset.
+  // Not clamped: an offset past the watermark gives a negative lag.
+  std::int64_t lag(std::string_view topic, std::int32_t partition, std::int64_t high_watermark);
+  // The sum of lag over committed offsets whose high watermark is known.
+  std::int64_t total_lag();
+
+  // Loads the group's offsets from the store into the committed view (raising floors).
+  // Returns how many. Throws StateError(Storage or Corruption) and changes nothing on failure.
+  std::size_t restore();
+
+  // Moves the partition to a new committed offset, at once, in the store and the committed view,
+  // dropping any pending offset. Returns the new offset. See OffsetResetStrategy for where each
+  // strategy goes; `partition_high_watermark` is the end of the range when given.
+  // Throws StateError(Unavailable) when the strategy needs a high watermark or a broker that is
+  // not known; StateError(NotFound) for shift_by without a committed offset; StateError(Storage)
+  // when the store fails (nothing changes).
+  std::int64_t reset_offset(std::string_view topic, std::int32_t partition, OffsetResetStrategy strategy,
+                            std::optional<std::int64_t> partition_high_watermark = std::nullopt);
+
+  // Records `watermark` if it is the highest seen. Under on_watermark() commits and returns true
+  // when it is greater than the last watermark seen; otherwise returns false.
+  bool notify_watermark(Watermark watermark);
+
+  // Drives time-based strategies: under periodic() commits when the interval has passed since
+  // the last successful commit. Returns how many partitions were committed. Call it from the
+  // consumer loop, so that trailing offsets are committed after traffic stops.
+  std::size_t poll();
+
+  OffsetStats stats() const;
+  std::unordered_map<TopicPartition, OffsetInfo> get_all_committed() const;
+  std::unordered_map<TopicPartition, OffsetInfo> get_all_pending() const;
+
+  // Deletes the group's offsets from the store, empties the pending and committed views and
+  // removes every floor. Throws StateError(Storage) when the store fails (nothing changes).
+  void clear();
+
+  const std::string& consumer_group() const noexcept;
+  const OffsetCommitStrategy& strategy() const noexcept;
+  std::optional<Watermark> current_watermark() const noexcept;
+  const std::shared_ptr<state::StateBackend>& state_backend() const noexcept;
+  const std::shared_ptr<OffsetStore>& offset_store() const noexcept;
+
+ private:
+  friend class PartitionHandle;
+  struct Impl;
+
+  detail::PartitionSlot& slot_for(std::string_view topic, std::int32_t partition);
+  void record_update(detail::PartitionSlot& slot, std::int64_t offset);
+  [[noreturn]] void reject_offset(const detail::PartitionSlot& slot, std::int64_t offset) const;
+  void auto_commit();
+
+  detail::CommitTrigger trigger_;
+  std::unique_ptr<Impl> impl_;
+};
+
+inline void PartitionHandle::update(std::int64_t offset) {
+  if (!slot_->try_advance(offset)) [[unlikely]] owner_->reject_offset(*slot_, offset);
+  if (trigger_->on_update()) [[unlikely]] owner_->auto_commit();
+}
+
+}  // namespace processor::kafka

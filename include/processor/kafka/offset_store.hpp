@@ -1,0 +1,69 @@
+#pragma once
+
+#include <optional>
+#include <shared_mutex>
+#include <span>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <utility>
+
+#include "processor/kafka/offset_info.hpp"
+#include "processor/kafka/topic_partition.hpp"
+
+namespace processor::kafka {
+
+// One partition's offset in a multi-partition store.
+using PartitionOffset = std::pair<TopicPartition, OffsetInfo>;
+
+// OffsetStore persists committed offsets per consumer group. The OffsetManager calls it on
+// commit, reset, restore and clear.
+//
+// Implementations must be safe for concurrent use by multiple threads. A failing call throws
+// (preferably StateError) and must leave the stored offsets as they were.
+class OffsetStore {
+ public:
+  virtual ~OffsetStore() = default;
+
+  virtual void store_offset(std::string_view group, const TopicPartition& tp, const OffsetInfo& info) = 0;
+  virtual std::optional<OffsetInfo> get_offset(std::string_view group, const TopicPartition& tp) = 0;
+  virtual std::unordered_map<TopicPartition, OffsetInfo> get_all_offsets(std::string_view group) = 0;
+  virtual void delete_offset(std::string_view group, const TopicPartition& tp) = 0;
+  virtual void clear_offsets(std::string_view group) = 0;
+
+  // Stores every entry of `offsets`. Stores that can do so override this to be atomic: after
+  // it returns or throws, either all entries are stored or none. The default calls
+  // store_offset() per entry and is NOT atomic.
+  virtual void store_offsets(std::string_view group, std::span<const PartitionOffset> offsets);
+};
+
+// InMemoryOffsetStore keeps offsets in process memory. store_offsets() is atomic.
+// Throws StateError(InvalidArgument) for an empty group, an invalid topic or partition, or a
+// negative offset.
+//
+// Safe for concurrent use by multiple threads.
+class InMemoryOffsetStore : public OffsetStore {
+ public:
+  InMemoryOffsetStore() = default;
+
+  void store_offset(std::string_view group, const TopicPartition& tp, const OffsetInfo& info) override;
+  std::optional<OffsetInfo> get_offset(std::string_view group, const TopicPartition& tp) override;
+  std::unordered_map<TopicPartition, OffsetInfo> get_all_offsets(std::string_view group) override;
+  void delete_offset(std::string_view group, const TopicPartition& tp) override;
+  void clear_offsets(std::string_view group) override;
+  void store_offsets(std::string_view group, std::span<const PartitionOffset> offsets) override;
+
+ private:
+  using GroupOffsets = std::unordered_map<TopicPartition, OffsetInfo>;
+  mutable std::shared_mutex mutex_;
+  std::unordered_map<std::string, GroupOffsets> groups_;  // GUARDED_BY(mutex_)
+};
+
+// Throws StateError(InvalidArgument) when `group` is empty.
+void validate_group(std::string_view group);
+
+// Throws StateError(InvalidArgument) when the entry cannot be stored: invalid topic or
+// partition, negative offset or high watermark.
+void validate_offset_entry(const TopicPartition& tp, const OffsetInfo& info);
+
+}  // namespace processor::kafka

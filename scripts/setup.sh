@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# Installs everything needed to build, test and run processor on Debian 12 (bookworm).
+#
+# Idempotent: packages that are already installed are detected with dpkg-query, and apt-get
+# runs only when something is missing, so a second run takes well under a second.
+#
+# Usage: bash scripts/setup.sh
+set -euo pipefail
+
+# Build toolchain, test and benchmark frameworks, the libraries the code links against, and
+# the tooling of the integration tier (a Kafka broker needs a Java runtime; Maven fetches it).
+packages=(
+  build-essential
+  cmake
+  ninja-build
+  pkg-config
+  git
+  python3
+  libgtest-dev
+  googletest
+  libbenchmark-dev
+  librdkafka-dev
+  librocksdb-dev
+  libabsl-dev
+  libcli11-dev
+  libspdlog-dev
+  libfmt-dev
+  nlohmann-json3-dev
+  libcpp-httplib-dev
+  maven
+)
+# Any Java runtime will do; install one only when there is none.
+if ! command -v java >/dev/null 2>&1; then
+  packages+=(openjdk-17-jre-headless)
+fi
+
+is_installed() {
+  [[ "$(dpkg-query -W -f='${db:Status-Status}' "$1" 2>/dev/null || true)" == "installed" ]]
+}
+
+missing=()
+for package in "${packages[@]}"; do
+  if ! is_installed "${package}"; then
+    missing+=("${package}")
+  fi
+done
+
+if ((${#missing[@]} == 0)); then
+  echo "setup: all ${#packages[@]} dependencies are installed"
+  exit 0
+fi
+
+as_root=()
+if [[ "$(id -u)" -ne 0 ]]; then
+  if command -v sudo >/dev/null 2>&1; then
+    as_root=(sudo)
+  else
+    echo "setup: missing packages (${missing[*]}) and not root, with no sudo to install them" >&2
+    exit 1
+  fi
+fi
+
+echo "setup: installing ${missing[*]}"
+"${as_root[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update
+"${as_root[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${missing[@]}"
+echo "setup: installed ${missing[*]}"

@@ -1,0 +1,45 @@
+#pragma once
+// One process-wide thread that raises the `due` flag of Periodic managers when their interval
+// runs out, so that the update hot path reads a flag instead of the clock.
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <mutex>
+#include <thread>
+#include <unordered_map>
+
+namespace processor::kafka::internal {
+
+class CommitTimer {
+ public:
+  using Clock = std::chrono::steady_clock;
+
+  // The process-wide timer; its thread starts on first use and lives until the process exits.
+  static CommitTimer& instance();
+
+  // Registers a flag to raise; it is not armed yet. Returns the registration's id.
+  std::uint64_t add(std::atomic<bool>* flag);
+  // Raises the flag at `deadline` (replacing any earlier arming).
+  void arm(std::uint64_t id, Clock::time_point deadline);
+  // After it returns the timer never touches the flag again.
+  void remove(std::uint64_t id);
+
+ private:
+  struct Entry {
+    std::atomic<bool>* flag;
+    Clock::time_point deadline;
+  };
+
+  CommitTimer();
+  void run();
+
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  std::unordered_map<std::uint64_t, Entry> entries_;  // GUARDED_BY(mutex_)
+  std::uint64_t next_id_ = 1;                         // GUARDED_BY(mutex_)
+  std::thread thread_;
+};
+
+}  // namespace processor::kafka::internal

@@ -1,0 +1,32 @@
+#pragma once
+// The stored form of an OffsetInfo: versioned, checksummed, little-endian.
+//
+//   u8  version (1)
+//   u8  flags: bit 0 high watermark, bit 1 metadata, bit 2 leader epoch
+//   i64 offset
+//   i64 last_updated, microseconds since the Unix epoch
+//   i64 high watermark            (when flag 0)
+//   i32 leader epoch              (when flag 2)
+//   u32 metadata length + bytes   (when flag 1)
+//   u32 CRC32C of everything above
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "processor/kafka/offset_info.hpp"
+
+namespace processor::kafka::internal {
+
+inline constexpr std::uint8_t kOffsetCodecVersion = 1;
+
+std::string encode_offset(const OffsetInfo& info);
+
+// Throws StateError(Corruption) naming `key` when `bytes` fails its checksum, has an unknown
+// version, or is truncated or over-long.
+OffsetInfo decode_offset(std::string_view bytes, std::string_view key);
+
+// CRC32C (Castagnoli), as used by Kafka record batches.
+std::uint32_t crc32c(std::string_view bytes) noexcept;
+
+}  // namespace processor::kafka::internal

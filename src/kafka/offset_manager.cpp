@@ -1,0 +1,362 @@
+#include "processor/kafka/offset_manager.hpp"
+
+#include <vector>
+
+#include "kafka/commit_timer.hpp"
+#include "kafka/offset_manager_impl.hpp"
+#include "kafka/wrap_errors.hpp"
+#include "processor/error.hpp"
+
+namespace processor::kafka {
+
+using detail::kNoOffset;
+using detail::PartitionSlot;
+
+namespace {
+
+// Raises an atomic to at least `value`.
+void raise_to(std::atomic<std::int64_t>& target, std::int64_t value) noexcept {
+  std::int64_t current = target.load(std::memory_order_relaxed);
+  while (current < value && !target.compare_exchange_weak(current, value, std::memory_order_release,
+                                                          std::memory_order_relaxed)) {
+  }
+}
+
+std::string key_of(const PartitionSlot& slot) { return *slot.topic + ":" + std::to_string(slot.partition); }
+
+std::optional<std::int64_t> known(std::int64_t value) {
+  return value == kNoOffset ? std::nullopt : std::optional<std::int64_t>(value);
+}
+
+}  // namespace
+
+OffsetManager::OffsetManager(std::string consumer_group, std::shared_ptr<state::StateBackend> backend,
+                             std::shared_ptr<OffsetStore> store, OffsetCommitStrategy strategy)
+    : OffsetManager(std::move(consumer_group), std::move(backend), std::move(store), strategy, {}) {}
+
+OffsetManager::OffsetManager(std::string consumer_group, std::shared_ptr<state::StateBackend> backend,
+                             std::shared_ptr<OffsetStore> store, OffsetCommitStrategy strategy,
+                             OffsetManagerOptions options) {
+  validate_group(consumer_group);
+  if (!store) throw StateError(ErrorKind::InvalidArgument, "OffsetManager needs an offset store, got null");
+  if (options.auto_commit_retry_backoff.count() < 0) {
+    throw StateError(ErrorKind::InvalidArgument, "invalid auto_commit_retry_backoff " +
+                                                     std::to_string(options.auto_commit_retry_backoff.count()) +
+                                                     "ms: it must be >= 0");
+  }
+  impl_ = std::make_unique<Impl>(std::move(consumer_group), std::move(backend), std::move(store), strategy,
+                                 std::move(options));
+  trigger_.kind = strategy.kind();
+  trigger_.every_n = strategy.events();
+  if (strategy.kind() == OffsetCommitStrategy::Kind::Periodic) {
+    auto& timer = internal::CommitTimer::instance();
+    impl_->timer_id = timer.add(&trigger_.due);
+    timer.arm(impl_->timer_id, impl_->last_success + strategy.interval());
+  }
+}
+
+OffsetManager::~OffsetManager() {
+  if (impl_ && impl_->timer_id != 0) internal::CommitTimer::instance().remove(impl_->timer_id);
+}
+
+const std::string& OffsetManager::consumer_group() const noexcept { return impl_->group; }
+const OffsetCommitStrategy& OffsetManager::strategy() const noexcept { return impl_->strategy; }
+const std::shared_ptr<state::StateBackend>& OffsetManager::state_backend() const noexcept { return impl_->backend; }
+const std::shared_ptr<OffsetStore>& OffsetManager::offset_store() const noexcept { return impl_->store; }
+
+std::optional<Watermark> OffsetManager::current_watermark() const noexcept {
+  const std::int64_t watermark = impl_->watermark.load(std::memory_order_acquire);
+  if (watermark == Impl::kNoWatermark) return std::nullopt;
+  return Watermark(watermark);
+}
+
+// ---- Updates: the hot path ----
+
+PartitionSlot& OffsetManager::slot_for(std::string_view topic, std::int32_t partition) {
+  if (PartitionSlot* slot = impl_->partitions.find(topic, partition)) [[likely]] return *slot;
+  return impl_->partitions.find_or_add(topic, partition);
+}
+
+PartitionHandle OffsetManager::partition(std::string_view topic, std::int32_t partition) {
+  return PartitionHandle(this, &slot_for(topic, partition), &trigger_);
+}
+
+void OffsetManager::record_update(PartitionSlot& slot, std::int64_t offset) {
+  if (!slot.try_advance(offset)) [[unlikely]] reject_offset(slot, offset);
+  if (trigger_.on_update()) [[unlikely]] auto_commit();
+}
+
+void OffsetManager::update_offset(std::string_view topic, std::int32_t partition, std::int64_t offset) {
+  record_update(slot_for(topic, partition), offset);
+}
+
+void PartitionHandle::update(std::int64_t offset, std::int64_t high_watermark) {
+  owner_->update_offset_with_watermark(*slot_->topic, slot_->partition, offset, high_watermark);
+}
+
+void OffsetManager::update_offset_with_watermark(std::string_view topic, std::int32_t partition,
+                                                 std::int64_t offset, std::int64_t high_watermark) {
+  PartitionSlot& slot = slot_for(topic, partition);
+  if (offset < slot.min_acceptable()) [[unlikely]] reject_offset(slot, offset);
+  if (high_watermark < 0) [[unlikely]] {
+    throw StateError(ErrorKind::InvalidArgument, "invalid high watermark " + std::to_string(high_watermark) +
+                                                     " for " + key_of(slot) + ": it must be >= 0");
+  }
+  slot.high_watermark.store(high_watermark, std::memory_order_relaxed);
+  slot.latest.store(offset, std::memory_order_release);  // publishes the high watermark with it
+  if (trigger_.on_update()) [[unlikely]] auto_commit();
+}
+
+void OffsetManager::update_offset_with_event_time(std::string_view topic, std::int32_t partition,
+                                                  std::int64_t offset, Watermark event_time) {
+  PartitionSlot& slot = slot_for(topic, partition);
+  {
+    std::lock_guard gate_lock(impl_->gate_mutex);
+    if (offset < slot.min_acceptable()) reject_offset(slot, offset);
+    auto& gate = slot.cold->gate;
+    if (!gate) gate = std::make_unique<detail::EventTimeGate>();
+    gate->add(offset, event_time.millis(), slot.latest.load(std::memory_order_acquire));
+    raise_to(slot.floor, offset);
+  }
+  if (trigger_.on_update()) auto_commit();
+}
+
+void OffsetManager::reject_offset(const PartitionSlot& slot, std::int64_t offset) const {
+  if (offset < 0) {
+    throw StateError(ErrorKind::InvalidArgument, "invalid offset " + std::to_string(offset) + " for " +
+                                                     key_of(slot) + ": offsets must be >= 0");
+  }
+  throw StateError(ErrorKind::InvalidArgument,
+                   "offset " + std::to_string(offset) + " for " + key_of(slot) + " is below the partition's floor " +
+                       std::to_string(slot.min_acceptable()) +
+                       ": an offset moves backwards only through reset_offset()");
+}
+
+// ---- Commits ----
+
+void OffsetManager::auto_commit() {
+  std::unique_lock lock(impl_->commit_mutex, std::try_to_lock);
+  // A commit in progress, or the next trigger, takes this update.
+  if (!lock.owns_lock()) return;
+  if (Impl::SteadyClock::now() < impl_->auto_retry_not_before) return;
+  impl_->commit_locked(trigger_, /*automatic=*/true);
+}
+
+std::size_t OffsetManager::commit() {
+  std::lock_guard lock(impl_->commit_mutex);
+  return impl_->commit_locked(trigger_, /*automatic=*/false);
+}
+
+std::size_t OffsetManager::Impl::commit_locked(detail::CommitTrigger& trigger, bool automatic) {
+  const auto started = SteadyClock::now();
+  const auto wall_now = std::chrono::system_clock::now();
+  const std::int64_t events_seen = trigger.events.load(std::memory_order_relaxed);
+  const std::int64_t current_watermark = watermark.load(std::memory_order_acquire);
+
+  std::vector<PartitionOffset> batch;
+  std::vector<PartitionSlot*> slots;
+  {
+    std::lock_guard registry_lock(partitions.mutex());
+    std::lock_guard gate_lock(gate_mutex);
+    partitions.for_each_locked([&](PartitionSlot& slot) {
+      const std::int64_t committed = slot.committed.load(std::memory_order_relaxed);
+      std::int64_t target = slot.latest.load(std::memory_order_acquire);
+      if (slot.cold->gate) target = std::max(target, slot.cold->gate->committable(current_watermark, target));
+      if (target <= committed) return;
+      OffsetInfo info;
+      info.offset = target;
+      info.high_watermark = known(slot.high_watermark.load(std::memory_order_relaxed));
+      info.last_updated = wall_now;
+      batch.emplace_back(TopicPartition(*slot.topic, slot.partition), std::move(info));
+      slots.push_back(&slot);
+    });
+  }
+  if (batch.empty()) return 0;
+
+  try {
+    internal::call_wrapped(ErrorKind::CommitFailed, "committing " + std::to_string(batch.size()) +
+                                                        " offsets of group '" + group + "'",
+                           [&] { store->store_offsets(group, batch); });
+  } catch (...) {
+    if (automatic) auto_retry_not_before = SteadyClock::now() + options.auto_commit_retry_backoff;
+    std::lock_guard stats_lock(stats_mutex);
+    ++stats.total_commits;
+    ++stats.failed_commits;
+    throw;
+  }
+
+  {
+    std::lock_guard gate_lock(gate_mutex);
+    std::unique_lock view_lock(view_mutex);
+    for (std::size_t i = 0; i < batch.size(); ++i) {
+      set_committed_locked(*slots[i], batch[i].second);
+      if (slots[i]->cold->gate) slots[i]->cold->gate->release_through(batch[i].second.offset);
+    }
+  }
+  trigger.events.fetch_sub(events_seen, std::memory_order_relaxed);
+  const auto finished = SteadyClock::now();
+  last_success = finished;
+  auto_retry_not_before = {};
+  if (timer_id != 0) {
+    trigger.due.store(false, std::memory_order_relaxed);
+    internal::CommitTimer::instance().arm(timer_id, finished + strategy.interval());
+  }
+
+  std::lock_guard stats_lock(stats_mutex);
+  ++stats.total_commits;
+  ++stats.successful_commits;
+  stats.total_offsets_committed += batch.size();
+  stats.last_commit_time = wall_now;
+  total_commit_micros += static_cast<std::uint64_t>(
+      std::chrono::duration_cast<std::chrono::microseconds>(finished - started).count());
+  stats.avg_commit_duration_ms = total_commit_micros / stats.successful_commits / 1000;
+  return batch.size();
+}
+
+void OffsetManager::Impl::set_committed_locked(PartitionSlot& slot, const OffsetInfo& info) {
+  slot.committed.store(info.offset, std::memory_order_release);
+  raise_to(slot.floor, info.offset);
+  detail::SlotCold& cold = *slot.cold;
+  cold.committed_high_watermark = info.high_watermark.value_or(kNoOffset);
+  cold.committed_leader_epoch = info.leader_epoch.value_or(-1);
+  cold.committed_at = info.last_updated;
+  cold.committed_metadata = info.metadata ? std::make_unique<std::string>(*info.metadata) : nullptr;
+}
+
+OffsetInfo OffsetManager::Impl::committed_info_locked(const PartitionSlot& slot) const {
+  const detail::SlotCold& cold = *slot.cold;
+  OffsetInfo info;
+  info.offset = slot.committed.load(std::memory_order_acquire);
+  info.high_watermark = known(cold.committed_high_watermark);
+  info.last_updated = cold.committed_at;
+  if (cold.committed_metadata) info.metadata = *cold.committed_metadata;
+  if (cold.committed_leader_epoch >= 0) info.leader_epoch = cold.committed_leader_epoch;
+  return info;
+}
+
+std::size_t OffsetManager::poll() {
+  if (impl_->strategy.kind() != OffsetCommitStrategy::Kind::Periodic) return 0;
+  std::lock_guard lock(impl_->commit_mutex);
+  const auto now = Impl::SteadyClock::now();
+  if (now - impl_->last_success < impl_->strategy.interval() || now < impl_->auto_retry_not_before) return 0;
+  return impl_->commit_locked(trigger_, /*automatic=*/true);
+}
+
+bool OffsetManager::notify_watermark(Watermark watermark) {
+  std::int64_t previous = impl_->watermark.load(std::memory_order_relaxed);
+  while (previous < watermark.millis() &&
+         !impl_->watermark.compare_exchange_weak(previous, watermark.millis(), std::memory_order_acq_rel,
+                                                 std::memory_order_relaxed)) {
+  }
+  const bool advanced = watermark.millis() > previous;
+  if (!advanced || impl_->strategy.kind() != OffsetCommitStrategy::Kind::OnWatermark) return false;
+  commit();
+  return true;
+}
+
+// ---- Views ----
+
+OffsetStats OffsetManager::stats() const {
+  std::lock_guard lock(impl_->stats_mutex);
+  return impl_->stats;
+}
+
+std::unordered_map<TopicPartition, OffsetInfo> OffsetManager::get_all_committed() const {
+  std::unordered_map<TopicPartition, OffsetInfo> out;
+  std::lock_guard registry_lock(impl_->partitions.mutex());
+  std::shared_lock view_lock(impl_->view_mutex);
+  impl_->partitions.for_each_locked([&](const PartitionSlot& slot) {
+    if (slot.committed.load(std::memory_order_acquire) == kNoOffset) return;
+    out.emplace(TopicPartition(*slot.topic, slot.partition), impl_->committed_info_locked(slot));
+  });
+  return out;
+}
+
+std::unordered_map<TopicPartition, OffsetInfo> OffsetManager::get_all_pending() const {
+  std::unordered_map<TopicPartition, OffsetInfo> out;
+  const auto now = std::chrono::system_clock::now();
+  std::lock_guard registry_lock(impl_->partitions.mutex());
+  std::lock_guard gate_lock(impl_->gate_mutex);
+  impl_->partitions.for_each_locked([&](const PartitionSlot& slot) {
+    const std::int64_t committed = slot.committed.load(std::memory_order_acquire);
+    std::int64_t pending = slot.latest.load(std::memory_order_acquire);
+    if (slot.cold->gate) pending = std::max(pending, slot.cold->gate->highest());
+    if (pending <= committed) return;
+    OffsetInfo info;
+    info.offset = pending;
+    info.high_watermark = known(slot.high_watermark.load(std::memory_order_relaxed));
+    info.last_updated = now;
+    out.emplace(TopicPartition(*slot.topic, slot.partition), std::move(info));
+  });
+  return out;
+}
+
+std::optional<OffsetInfo> OffsetManager::get_offset_info(std::string_view topic, std::int32_t partition) {
+  validate_topic(topic);
+  validate_partition(topic, partition);
+  if (const PartitionSlot* slot = impl_->partitions.find(topic, partition)) {
+    std::shared_lock view_lock(impl_->view_mutex);
+    if (slot->committed.load(std::memory_order_acquire) != kNoOffset) return impl_->committed_info_locked(*slot);
+  }
+  const TopicPartition tp{std::string(topic), partition};
+  return internal::call_backend("reading the stored offset of " + tp.to_key(),
+                                [&] { return impl_->store->get_offset(impl_->group, tp); });
+}
+
+std::optional<std::int64_t> OffsetManager::get_offset(std::string_view topic, std::int32_t partition) {
+  auto info = get_offset_info(topic, partition);
+  if (!info) return std::nullopt;
+  return info->offset;
+}
+
+std::int64_t OffsetManager::total_lag() {
+  std::int64_t total = 0;
+  std::lock_guard registry_lock(impl_->partitions.mutex());
+  std::shared_lock view_lock(impl_->view_mutex);
+  impl_->partitions.for_each_locked([&](const PartitionSlot& slot) {
+    const std::int64_t committed = slot.committed.load(std::memory_order_acquire);
+    const std::int64_t high_watermark = slot.cold->committed_high_watermark;
+    if (committed != kNoOffset && high_watermark != kNoOffset) total += high_watermark - committed;
+  });
+  return total;
+}
+
+// ---- Restore and clear ----
+
+std::size_t OffsetManager::restore() {
+  std::lock_guard lock(impl_->commit_mutex);
+  auto stored = internal::call_backend("restoring the offsets of group '" + impl_->group + "'",
+                                       [&] { return impl_->store->get_all_offsets(impl_->group); });
+  for (const auto& [tp, info] : stored) validate_offset_entry(tp, info);
+
+  std::vector<PartitionSlot*> slots;
+  slots.reserve(stored.size());
+  for (const auto& [tp, info] : stored) slots.push_back(&slot_for(tp.topic, tp.partition));
+  std::unique_lock view_lock(impl_->view_mutex);
+  std::size_t index = 0;
+  for (const auto& [tp, info] : stored) {
+    PartitionSlot& slot = *slots[index++];
+    impl_->set_committed_locked(slot, info);
+    if (info.high_watermark) slot.high_watermark.store(*info.high_watermark, std::memory_order_relaxed);
+  }
+  return stored.size();
+}
+
+void OffsetManager::clear() {
+  std::lock_guard lock(impl_->commit_mutex);
+  internal::call_backend("clearing the offsets of group '" + impl_->group + "'",
+                         [&] { impl_->store->clear_offsets(impl_->group); });
+  std::lock_guard registry_lock(impl_->partitions.mutex());
+  std::lock_guard gate_lock(impl_->gate_mutex);
+  std::unique_lock view_lock(impl_->view_mutex);
+  impl_->partitions.for_each_locked([](PartitionSlot& slot) {
+    slot.latest.store(kNoOffset, std::memory_order_relaxed);
+    slot.high_watermark.store(kNoOffset, std::memory_order_relaxed);
+    slot.floor.store(kNoOffset, std::memory_order_relaxed);
+    slot.committed.store(kNoOffset, std::memory_order_release);
+    *slot.cold = detail::SlotCold{};
+  });
+  trigger_.events.store(0, std::memory_order_relaxed);
+}
+
+}  // namespace processor::kafka

@@ -1,0 +1,65 @@
+#pragma once
+// OffsetManager's private state, shared by the files that implement it.
+
+#include <atomic>
+#include <chrono>
+#include <limits>
+#include <memory>
+#include <mutex>
+#include <shared_mutex>
+#include <string>
+
+#include "kafka/partition_table.hpp"
+#include "processor/kafka/offset_manager.hpp"
+
+namespace processor::kafka {
+
+struct OffsetManager::Impl {
+  using SteadyClock = std::chrono::steady_clock;
+  static constexpr std::int64_t kNoWatermark = std::numeric_limits<std::int64_t>::min();
+
+  Impl(std::string consumer_group, std::shared_ptr<state::StateBackend> state_backend,
+       std::shared_ptr<OffsetStore> offset_store, OffsetCommitStrategy commit_strategy,
+       OffsetManagerOptions manager_options)
+      : group(std::move(consumer_group)),
+        backend(std::move(state_backend)),
+        store(std::move(offset_store)),
+        strategy(commit_strategy),
+        options(std::move(manager_options)) {}
+
+  const std::string group;
+  const std::shared_ptr<state::StateBackend> backend;
+  const std::shared_ptr<OffsetStore> store;
+  const OffsetCommitStrategy strategy;
+  const OffsetManagerOptions options;
+
+  internal::PartitionTable partitions;
+
+  // Lock order: commit_mutex, partitions.mutex(), gate_mutex, view_mutex, stats_mutex.
+  std::mutex commit_mutex;  // serializes commit, reset, restore and clear
+  std::mutex gate_mutex;    // every SlotCold::gate
+  mutable std::shared_mutex view_mutex;  // the committed view in every SlotCold
+  mutable std::mutex stats_mutex;
+
+  // Highest watermark recorded. Acquire/release so that a commit sees the watermark
+  // notify_watermark() recorded before triggering it.
+  std::atomic<std::int64_t> watermark{kNoWatermark};
+
+  SteadyClock::time_point last_success = SteadyClock::now();  // GUARDED_BY(commit_mutex)
+  SteadyClock::time_point auto_retry_not_before{};            // GUARDED_BY(commit_mutex)
+  std::uint64_t timer_id = 0;                                 // set once in the constructor
+
+  OffsetStats stats;                       // GUARDED_BY(stats_mutex)
+  std::uint64_t total_commit_micros = 0;   // GUARDED_BY(stats_mutex)
+
+  // REQUIRES: commit_mutex held.
+  std::size_t commit_locked(detail::CommitTrigger& trigger, bool automatic);
+
+  // The committed view of a slot. REQUIRES: view_mutex held (shared is enough).
+  OffsetInfo committed_info_locked(const detail::PartitionSlot& slot) const;
+
+  // Sets a slot's committed view. REQUIRES: commit_mutex and exclusive view_mutex held.
+  void set_committed_locked(detail::PartitionSlot& slot, const OffsetInfo& info);
+};
+
+}  // namespace processor::kafka

@@ -1,0 +1,118 @@
+#include "kafka/partition_table.hpp"
+
+#include <algorithm>
+#include <functional>
+
+#include "processor/kafka/topic_partition.hpp"
+
+namespace processor::kafka::detail {
+
+void EventTimeGate::add(std::int64_t offset, std::int64_t event_time, std::int64_t plain_offset) {
+  while (!runs.empty() && runs.front().offset <= plain_offset) runs.pop_front();
+  const std::int64_t max_event_time = runs.empty() ? event_time : std::max(runs.back().max_event_time, event_time);
+  if (!runs.empty() && runs.back().max_event_time == max_event_time) {
+    runs.back().offset = offset;  // committable exactly when the run before it is
+  } else {
+    runs.push_back({offset, max_event_time});
+  }
+}
+
+std::int64_t EventTimeGate::committable(std::int64_t watermark, std::int64_t plain_offset) {
+  while (!runs.empty() && runs.front().offset <= plain_offset) runs.pop_front();
+  std::int64_t result = kNoOffset;
+  for (const Run& run : runs) {
+    if (run.max_event_time > watermark) break;
+    result = run.offset;
+  }
+  return result;
+}
+
+void EventTimeGate::release_through(std::int64_t committed_offset) {
+  while (!runs.empty() && runs.front().offset <= committed_offset) runs.pop_front();
+}
+
+}  // namespace processor::kafka::detail
+
+namespace processor::kafka::internal {
+
+namespace {
+constexpr std::size_t kInitialBuckets = 16;
+
+std::unique_ptr<std::atomic<detail::PartitionSlot*>[]> empty_buckets(std::size_t count) {
+  auto buckets = std::make_unique<std::atomic<detail::PartitionSlot*>[]>(count);
+  for (std::size_t i = 0; i < count; ++i) buckets[i].store(nullptr, std::memory_order_relaxed);
+  return buckets;
+}
+}  // namespace
+
+PartitionTable::PartitionTable() {
+  indexes_.push_back(std::make_unique<Index>(Index{kInitialBuckets - 1, empty_buckets(kInitialBuckets)}));
+  index_.store(indexes_.back().get(), std::memory_order_release);
+}
+
+PartitionTable::~PartitionTable() = default;
+
+std::uint64_t PartitionTable::hash(std::string_view topic, std::int32_t partition) noexcept {
+  std::uint64_t h = std::hash<std::string_view>{}(topic);
+  h ^= static_cast<std::uint64_t>(static_cast<std::uint32_t>(partition)) * 0x9E3779B97F4A7C15ULL;
+  // splitmix64 finalizer: spreads consecutive partitions of a topic over the buckets.
+  h = (h ^ (h >> 30)) * 0xBF58476D1CE4E5B9ULL;
+  h = (h ^ (h >> 27)) * 0x94D049BB133111EBULL;
+  return h ^ (h >> 31);
+}
+
+detail::PartitionSlot* PartitionTable::find(std::string_view topic, std::int32_t partition) const noexcept {
+  const std::uint64_t h = hash(topic, partition);
+  const Index* index = index_.load(std::memory_order_acquire);
+  for (std::size_t i = h & index->mask;; i = (i + 1) & index->mask) {
+    detail::PartitionSlot* slot = index->buckets[i].load(std::memory_order_acquire);
+    if (slot == nullptr) return nullptr;
+    if (slot->hash == h && slot->partition == partition && *slot->topic == topic) return slot;
+  }
+}
+
+void PartitionTable::insert_into(Index& index, detail::PartitionSlot* slot) noexcept {
+  std::size_t i = slot->hash & index.mask;
+  while (index.buckets[i].load(std::memory_order_relaxed) != nullptr) i = (i + 1) & index.mask;
+  index.buckets[i].store(slot, std::memory_order_release);
+}
+
+void PartitionTable::grow_index_locked() {
+  const Index& old_index = *indexes_.back();
+  const std::size_t buckets = (old_index.mask + 1) * 2;
+  auto grown = std::make_unique<Index>(Index{buckets - 1, empty_buckets(buckets)});
+  for_each_locked([&](detail::PartitionSlot& slot) { insert_into(*grown, &slot); });
+  indexes_.push_back(std::move(grown));
+  index_.store(indexes_.back().get(), std::memory_order_release);
+}
+
+detail::PartitionSlot& PartitionTable::find_or_add(std::string_view topic, std::int32_t partition) {
+  validate_topic(topic);
+  validate_partition(topic, partition);
+  std::lock_guard lock(mutex_);
+  if (detail::PartitionSlot* existing = find(topic, partition)) return *existing;
+
+  if (size_ % kChunkSize == 0) {
+    chunks_.push_back(Chunk{std::make_unique<detail::PartitionSlot[]>(kChunkSize),
+                            std::make_unique<detail::SlotCold[]>(kChunkSize)});
+  }
+  Chunk& chunk = chunks_.back();
+  detail::PartitionSlot& slot = chunk.hot[size_ % kChunkSize];
+  auto topic_it = topics_.find(topic);
+  if (topic_it == topics_.end()) topic_it = topics_.emplace(topic).first;
+  slot.topic = &*topic_it;
+  slot.partition = partition;
+  slot.hash = hash(topic, partition);
+  slot.cold = &chunk.cold[size_ % kChunkSize];
+  ++size_;
+
+  // Keep the load factor at most 1/2 so that probes stay short.
+  if (size_ * 2 > indexes_.back()->mask + 1) {
+    grow_index_locked();  // inserts the new slot too
+  } else {
+    insert_into(*indexes_.back(), &slot);
+  }
+  return slot;
+}
+
+}  // namespace processor::kafka::internal

@@ -1,0 +1,108 @@
+#pragma once
+// The OffsetManager's registry of partitions: stable slots, found without a lock.
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "processor/kafka/detail/partition_slot.hpp"
+
+namespace processor::kafka::detail {
+
+// Offsets tracked with an event time, held back until the watermark passes. Consecutive
+// offsets that become committable at the same watermark are merged into one run, so memory
+// grows with the number of distinct prefix-maximum event times, not with the offsets.
+struct EventTimeGate {
+  struct Run {
+    std::int64_t offset;          // the highest offset of the run
+    std::int64_t max_event_time;  // max event time of this run and every earlier held offset
+  };
+  std::deque<Run> runs;
+
+  // REQUIRES: offset >= every held offset. Drops runs superseded by `plain_offset` first.
+  void add(std::int64_t offset, std::int64_t event_time, std::int64_t plain_offset);
+  // The highest held offset whose run is at or below `watermark` (kNoOffset when none);
+  // drops runs superseded by `plain_offset`.
+  std::int64_t committable(std::int64_t watermark, std::int64_t plain_offset);
+  // Forgets runs at or below a committed offset.
+  void release_through(std::int64_t committed_offset);
+  std::int64_t highest() const noexcept { return runs.empty() ? kNoOffset : runs.back().offset; }
+};
+
+// The committed view and event-time gate of one partition.
+struct SlotCold {
+  // GUARDED_BY(the manager's view mutex)
+  std::int64_t committed_high_watermark = kNoOffset;
+  std::int32_t committed_leader_epoch = -1;
+  std::chrono::system_clock::time_point committed_at{};
+  std::unique_ptr<std::string> committed_metadata;
+  // GUARDED_BY(the manager's gate mutex); allocated on the first event-time offset.
+  std::unique_ptr<EventTimeGate> gate;
+};
+
+}  // namespace processor::kafka::detail
+
+namespace processor::kafka::internal {
+
+// PartitionTable owns one slot per (topic, partition) ever tracked. Slots never move and are
+// never freed before the table, so PartitionHandles and the hot path hold plain pointers.
+//
+// find() is lock-free: an open-addressing index published through an atomic pointer. Growing
+// the index publishes a new one; retired indexes are kept until destruction because a reader
+// may still be probing them (they sum to less than the live one: sizes double).
+// Everything else requires mutex().
+class PartitionTable {
+ public:
+  PartitionTable();
+  ~PartitionTable();
+  PartitionTable(const PartitionTable&) = delete;
+  PartitionTable& operator=(const PartitionTable&) = delete;
+
+  static std::uint64_t hash(std::string_view topic, std::int32_t partition) noexcept;
+
+  // Lock-free. nullptr when the partition was never registered.
+  detail::PartitionSlot* find(std::string_view topic, std::int32_t partition) const noexcept;
+
+  // Takes mutex(). Validates topic and partition (StateError(InvalidArgument)) before adding.
+  detail::PartitionSlot& find_or_add(std::string_view topic, std::int32_t partition);
+
+  std::mutex& mutex() noexcept { return mutex_; }
+
+  // REQUIRES: mutex() held. Calls fn(slot) for every slot in registration order.
+  template <class Fn>
+  void for_each_locked(Fn&& fn) {
+    for (std::size_t i = 0; i < size_; ++i) fn(chunks_[i / kChunkSize].hot[i % kChunkSize]);
+  }
+  std::size_t size_locked() const noexcept { return size_; }
+
+ private:
+  static constexpr std::size_t kChunkSize = 256;
+  struct Chunk {
+    std::unique_ptr<detail::PartitionSlot[]> hot;
+    std::unique_ptr<detail::SlotCold[]> cold;
+  };
+  struct Index {
+    std::size_t mask;
+    std::unique_ptr<std::atomic<detail::PartitionSlot*>[]> buckets;
+  };
+
+  static void insert_into(Index& index, detail::PartitionSlot* slot) noexcept;
+  void grow_index_locked();
+
+  std::mutex mutex_;
+  std::vector<Chunk> chunks_;                       // GUARDED_BY(mutex_)
+  std::size_t size_ = 0;                            // GUARDED_BY(mutex_)
+  std::set<std::string, std::less<>> topics_;       // GUARDED_BY(mutex_); interned names
+  std::vector<std::unique_ptr<Index>> indexes_;     // GUARDED_BY(mutex_); live one last
+  // Acquire/release: a reader that sees an index (or a slot in it) sees it fully built.
+  std::atomic<Index*> index_{nullptr};
+};
+
+}  // namespace processor::kafka::internal

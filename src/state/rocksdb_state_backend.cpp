@@ -1,0 +1,309 @@
+#include "processor/state/rocksdb_state_backend.hpp"
+
+#include <rocksdb/db.h>
+#include <rocksdb/options.h>
+#include <rocksdb/slice.h>
+#include <rocksdb/utilities/checkpoint.h>
+#include <rocksdb/write_batch.h>
+
+#include <cstdio>
+#include <iostream>
+#include <system_error>
+#include <utility>
+
+#include "processor/error.hpp"
+
+namespace processor::state {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+rocksdb::Slice to_slice(std::string_view bytes) { return {bytes.data(), bytes.size()}; }
+
+// Keys are arbitrary bytes: quote them printable and bounded so that an error message stays
+// one readable line.
+std::string printable_key(std::string_view key) {
+  constexpr std::size_t kMaxShown = 128;
+  std::string shown = "'";
+  for (std::size_t i = 0; i < key.size() && i < kMaxShown; ++i) {
+    const auto byte = static_cast<unsigned char>(key[i]);
+    if (byte >= 0x20 && byte < 0x7f && byte != '\\') {
+      shown += static_cast<char>(byte);
+    } else {
+      char escaped[5];
+      std::snprintf(escaped, sizeof escaped, "\\x%02x", byte);
+      shown += escaped;
+    }
+  }
+  shown += key.size() > kMaxShown ? "'..." : "'";
+  return shown;
+}
+
+[[noreturn]] void throw_status(const rocksdb::Status& status, const std::string& context) {
+  const auto kind = status.IsCorruption() ? ErrorKind::Corruption : ErrorKind::Storage;
+  throw StateError(kind, context + ": " + status.ToString());
+}
+
+// RocksDB reports a held LOCK file as a plain IOError, told apart only by its text (see
+// PosixFileSystem::LockFile): "While lock file: <dir>/LOCK: Resource temporarily unavailable"
+// when another process holds it, "lock hold by current process, ..." when this one does.
+bool is_lock_error(const rocksdb::Status& status) {
+  if (!status.IsIOError()) return false;
+  const auto text = status.ToString();
+  return text.find("While lock file") != std::string::npos ||
+         text.find("lock hold by current process") != std::string::npos;
+}
+
+// The smallest key above every key that starts with `prefix`, or nothing when no such key
+// exists (an empty prefix, or one made only of 0xff bytes). Bounding the iterator lets RocksDB
+// stop at the end of the prefix instead of reading the next block past it.
+std::optional<std::string> prefix_successor(std::string_view prefix) {
+  std::string bound(prefix);
+  while (!bound.empty() && static_cast<unsigned char>(bound.back()) == 0xff) bound.pop_back();
+  if (bound.empty()) return std::nullopt;
+  bound.back() = static_cast<char>(static_cast<unsigned char>(bound.back()) + 1);
+  return bound;
+}
+
+void prepare_directory(const fs::path& dir, const RocksDbOptions& options) {
+  std::error_code error;
+  const auto status = fs::status(dir, error);
+  if (status.type() == fs::file_type::not_found) {
+    if (!options.create_if_missing) {
+      throw StateError(ErrorKind::Storage,
+                       "RocksDB directory '" + dir.string() + "' does not exist (create_if_missing is false)");
+    }
+    if (fs::create_directories(dir, error); error) {
+      throw StateError(ErrorKind::Storage,
+                       "cannot create RocksDB directory '" + dir.string() + "': " + error.message());
+    }
+  } else if (error) {
+    throw StateError(ErrorKind::Storage, "cannot access RocksDB directory '" + dir.string() + "': " + error.message());
+  } else if (!fs::is_directory(status)) {
+    throw StateError(ErrorKind::Storage, "RocksDB path '" + dir.string() + "' exists but is not a directory");
+  }
+}
+
+// One open RocksDB database. Shared by the backend and its snapshots, so that a snapshot
+// stays readable after the backend is gone; the last owner closes the database.
+class Database {
+ public:
+  Database(fs::path dir, const RocksDbOptions& options) : path_(std::move(dir)) {
+    prepare_directory(path_, options);
+    rocksdb::Options db_options;
+    db_options.create_if_missing = options.create_if_missing;
+    rocksdb::DB* opened = nullptr;
+    const auto status = rocksdb::DB::Open(db_options, path_.string(), &opened);
+    if (is_lock_error(status)) {
+      throw StateError(ErrorKind::Storage, "RocksDB directory '" + path_.string() +
+                                               "' is locked by another process (or by another "
+                                               "RocksDbStateBackend in this one): " + status.ToString());
+    }
+    if (!status.ok()) throw_status(status, "cannot open RocksDB directory '" + path_.string() + "'");
+    db_.reset(opened);
+    write_options_.sync = options.sync_writes;
+  }
+
+  ~Database() {
+    // Close() rather than just delete: it reports a failed final flush, which delete hides.
+    const auto status = db_->Close();
+    if (!status.ok()) {
+      try {
+        std::cerr << "processor: closing RocksDB directory '" << path_.string() << "' failed: " << status.ToString()
+                  << '\n';
+      } catch (...) {
+        // Nothing left to report with: a destructor must not throw.
+      }
+    }
+  }
+
+  Database(const Database&) = delete;
+  Database& operator=(const Database&) = delete;
+
+  const fs::path& path() const noexcept { return path_; }
+  rocksdb::DB& db() const noexcept { return *db_; }
+
+  // Throws the StateError for a failed `operation`, naming the directory and, when given, the key.
+  void check(const rocksdb::Status& status, std::string_view operation, std::optional<std::string_view> key = {}) const {
+    if (status.ok()) return;
+    std::string context = "RocksDB " + std::string(operation);
+    if (key) context += " of key " + printable_key(*key);
+    throw_status(status, context + " in '" + path_.string() + "' failed");
+  }
+
+  std::optional<std::string> get(std::string_view key, const rocksdb::Snapshot* snapshot) const {
+    rocksdb::ReadOptions read_options;
+    read_options.snapshot = snapshot;
+    std::string value;
+    const auto status = db_->Get(read_options, to_slice(key), &value);
+    if (status.IsNotFound()) return std::nullopt;
+    check(status, "get", key);
+    return value;
+  }
+
+  void put(std::string_view key, std::string_view value) const {
+    check(db_->Put(write_options_, to_slice(key), to_slice(value)), "put", key);
+  }
+
+  void remove(std::string_view key) const { check(db_->Delete(write_options_, to_slice(key)), "remove", key); }
+
+  void apply(rocksdb::WriteBatch& batch, std::string_view operation) const {
+    check(db_->Write(write_options_, &batch), operation);
+  }
+
+  // Calls visit(key, value) for every key that starts with `prefix`, in ascending order.
+  template <class Visitor>
+  void for_each_with_prefix(std::string_view prefix, const rocksdb::Snapshot* snapshot, Visitor&& visit) const {
+    rocksdb::ReadOptions read_options;
+    read_options.snapshot = snapshot;
+    read_options.total_order_seek = true;
+    const auto upper_bound = prefix_successor(prefix);
+    rocksdb::Slice upper_bound_slice;  // must outlive the iterator
+    if (upper_bound) {
+      upper_bound_slice = *upper_bound;
+      read_options.iterate_upper_bound = &upper_bound_slice;
+    }
+    const auto prefix_slice = to_slice(prefix);
+    std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(read_options));
+    for (it->Seek(prefix_slice); it->Valid() && it->key().starts_with(prefix_slice); it->Next()) {
+      visit(it->key(), it->value());
+    }
+    check(it->status(), "scan of prefix", prefix);
+  }
+
+  std::vector<std::pair<std::string, std::string>> scan(std::string_view prefix,
+                                                        const rocksdb::Snapshot* snapshot) const {
+    std::vector<std::pair<std::string, std::string>> rows;
+    for_each_with_prefix(prefix, snapshot, [&rows](const rocksdb::Slice& key, const rocksdb::Slice& value) {
+      rows.emplace_back(key.ToString(), value.ToString());
+    });
+    return rows;
+  }
+
+ private:
+  fs::path path_;
+  std::unique_ptr<rocksdb::DB> db_;
+  rocksdb::WriteOptions write_options_;
+};
+
+// A RocksDB snapshot: reads through it see the database as of its creation. It owns a share
+// of the Database, which therefore outlives it.
+class RocksDbSnapshot final : public StateSnapshot {
+ public:
+  explicit RocksDbSnapshot(std::shared_ptr<const Database> database)
+      : database_(std::move(database)), snapshot_(database_->db().GetSnapshot()) {}
+  ~RocksDbSnapshot() override { database_->db().ReleaseSnapshot(snapshot_); }
+
+  RocksDbSnapshot(const RocksDbSnapshot&) = delete;
+  RocksDbSnapshot& operator=(const RocksDbSnapshot&) = delete;
+
+  std::optional<std::string> get(std::string_view key) const override { return database_->get(key, snapshot_); }
+  std::vector<std::pair<std::string, std::string>> scan(std::string_view prefix) const override {
+    return database_->scan(prefix, snapshot_);
+  }
+
+ private:
+  std::shared_ptr<const Database> database_;
+  const rocksdb::Snapshot* snapshot_;
+};
+
+}  // namespace
+
+struct RocksDbStateBackend::Impl {
+  std::shared_ptr<const Database> database;
+};
+
+RocksDbStateBackend::RocksDbStateBackend(std::filesystem::path dir, RocksDbOptions options)
+    : impl_(std::make_unique<Impl>(Impl{std::make_shared<const Database>(std::move(dir), options)})) {}
+
+RocksDbStateBackend::~RocksDbStateBackend() = default;
+
+const std::filesystem::path& RocksDbStateBackend::path() const noexcept { return impl_->database->path(); }
+
+std::optional<std::string> RocksDbStateBackend::get(std::string_view key) {
+  return impl_->database->get(key, nullptr);
+}
+
+bool RocksDbStateBackend::contains(std::string_view key) {
+  const auto& database = *impl_->database;
+  // A PinnableSlice avoids copying a value nobody reads.
+  rocksdb::PinnableSlice value;
+  const auto status =
+      database.db().Get(rocksdb::ReadOptions(), database.db().DefaultColumnFamily(), to_slice(key), &value);
+  if (status.IsNotFound()) return false;
+  database.check(status, "contains", key);
+  return true;
+}
+
+void RocksDbStateBackend::put(std::string_view key, std::string_view value) { impl_->database->put(key, value); }
+
+void RocksDbStateBackend::remove(std::string_view key) { impl_->database->remove(key); }
+
+void RocksDbStateBackend::write(const WriteBatch& batch) {
+  const auto& database = *impl_->database;
+  rocksdb::WriteBatch rocks_batch;
+  for (const auto& operation : batch.operations()) {
+    if (operation.type == WriteBatch::OpType::Put) {
+      database.check(rocks_batch.Put(to_slice(operation.key), to_slice(operation.value)), "write batch put", operation.key);
+    } else {
+      database.check(rocks_batch.Delete(to_slice(operation.key)), "write batch remove", operation.key);
+    }
+  }
+  database.apply(rocks_batch, "write batch");
+}
+
+std::vector<std::string> RocksDbStateBackend::list_keys(std::string_view prefix) {
+  std::vector<std::string> keys;
+  impl_->database->for_each_with_prefix(prefix, nullptr, [&keys](const rocksdb::Slice& key, const rocksdb::Slice&) {
+    keys.push_back(key.ToString());
+  });
+  return keys;
+}
+
+std::vector<std::pair<std::string, std::string>> RocksDbStateBackend::scan(std::string_view prefix) {
+  return impl_->database->scan(prefix, nullptr);
+}
+
+std::size_t RocksDbStateBackend::count() {
+  // RocksDB only estimates its key count ("rocksdb.estimate-num-keys"); iterating is exact.
+  std::size_t keys = 0;
+  impl_->database->for_each_with_prefix("", nullptr, [&keys](const rocksdb::Slice&, const rocksdb::Slice&) { ++keys; });
+  return keys;
+}
+
+void RocksDbStateBackend::clear() {
+  const auto& database = *impl_->database;
+  std::string last_key;
+  {
+    std::unique_ptr<rocksdb::Iterator> it(database.db().NewIterator(rocksdb::ReadOptions()));
+    it->SeekToLast();
+    database.check(it->status(), "clear");
+    if (!it->Valid()) return;
+    last_key = it->key().ToString();
+  }
+  // One range tombstone instead of a delete per key: O(1) whatever the size. Its end is
+  // exclusive, hence the separate delete of the last key.
+  rocksdb::WriteBatch batch;
+  if (!last_key.empty()) database.check(batch.DeleteRange(rocksdb::Slice(), to_slice(last_key)), "clear");
+  database.check(batch.Delete(to_slice(last_key)), "clear");
+  database.apply(batch, "clear");
+}
+
+std::unique_ptr<StateSnapshot> RocksDbStateBackend::snapshot() {
+  return std::make_unique<RocksDbSnapshot>(impl_->database);
+}
+
+void RocksDbStateBackend::create_checkpoint(const std::filesystem::path& target_dir) {
+  const auto& database = *impl_->database;
+  rocksdb::Checkpoint* created = nullptr;
+  database.check(rocksdb::Checkpoint::Create(&database.db(), &created), "checkpoint");
+  std::unique_ptr<rocksdb::Checkpoint> checkpoint(created);
+  const auto status = checkpoint->CreateCheckpoint(target_dir.string());
+  if (!status.ok()) {
+    throw_status(status, "RocksDB checkpoint of '" + database.path().string() + "' into '" + target_dir.string() +
+                             "' failed");
+  }
+}
+
+}  // namespace processor::state

@@ -1,0 +1,53 @@
+#include "processor/state/state_backend.hpp"
+
+#include "state/copied_snapshot.hpp"
+
+namespace processor::state {
+
+namespace internal {
+
+CopiedSnapshot::CopiedSnapshot(SortedEntries entries) : entries_(std::move(entries)) {}
+
+std::optional<std::string> CopiedSnapshot::get(std::string_view key) const {
+  auto it = entries_.find(key);
+  if (it == entries_.end()) return std::nullopt;
+  return it->second;
+}
+
+std::vector<std::pair<std::string, std::string>> CopiedSnapshot::scan(std::string_view prefix) const {
+  std::vector<std::pair<std::string, std::string>> rows;
+  for_each_with_prefix(entries_, prefix, [&rows](const auto& entry) { rows.emplace_back(entry.first, entry.second); });
+  return rows;
+}
+
+}  // namespace internal
+
+void StateBackend::write(const WriteBatch& batch) {
+  for (const auto& operation : batch.operations()) {
+    switch (operation.type) {
+      case WriteBatch::OpType::Put:
+        put(operation.key, operation.value);
+        break;
+      case WriteBatch::OpType::Remove:
+        remove(operation.key);
+        break;
+    }
+  }
+}
+
+std::vector<std::pair<std::string, std::string>> StateBackend::scan(std::string_view prefix) {
+  std::vector<std::pair<std::string, std::string>> rows;
+  for (auto& key : list_keys(prefix)) {
+    // A key listed a moment ago may be gone by now; a vanished key is not an error.
+    if (auto value = get(key)) rows.emplace_back(std::move(key), std::move(*value));
+  }
+  return rows;
+}
+
+std::unique_ptr<StateSnapshot> StateBackend::snapshot() {
+  internal::SortedEntries entries;
+  for (auto& [key, value] : scan("")) entries.insert_or_assign(std::move(key), std::move(value));
+  return std::make_unique<internal::CopiedSnapshot>(std::move(entries));
+}
+
+}  // namespace processor::state

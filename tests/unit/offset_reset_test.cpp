@@ -1,0 +1,208 @@
+#include <gtest/gtest.h>
+
+#include "processor/kafka.hpp"
+#include "processor/state.hpp"
+#include "test_support.hpp"
+
+namespace processor::kafka {
+namespace {
+
+using testing::FakeBroker;
+using testing::FlakyOffsetStore;
+using Reset = OffsetResetStrategy;
+
+struct Fixture {
+  explicit Fixture(std::shared_ptr<BrokerMetadata> broker = nullptr)
+      : manager("group", std::make_shared<state::MemoryStateBackend>(), store, OffsetCommitStrategy::manual(),
+                OffsetManagerOptions{std::move(broker), std::chrono::milliseconds(100)}) {}
+  std::shared_ptr<FlakyOffsetStore> store = std::make_shared<FlakyOffsetStore>();
+  OffsetManager manager;
+};
+
+TEST(ResetOffset, EarliestIsZeroWithoutABroker) {
+  Fixture f;
+  f.manager.update_offset("t", 0, 50);
+  f.manager.commit();
+  EXPECT_EQ(f.manager.reset_offset("t", 0, Reset::earliest()), 0);
+  EXPECT_EQ(f.manager.get_offset("t", 0), 0);
+  EXPECT_EQ(f.store->get_offset("group", {"t", 0})->offset, 0);
+}
+
+TEST(ResetOffset, EarliestIsTheBrokersLogStart) {
+  auto broker = std::make_shared<FakeBroker>();
+  broker->set_range({"t", 0}, 1200, 5000);
+  Fixture f(broker);
+  EXPECT_EQ(f.manager.reset_offset("t", 0, Reset::earliest()), 1200);
+}
+
+TEST(ResetOffset, LatestPrefersGivenThenRecordedThenBrokerHighWatermark) {
+  auto broker = std::make_shared<FakeBroker>();
+  broker->set_range({"t", 0}, 0, 900);
+  broker->set_range({"t", 1}, 0, 900);
+  Fixture f(broker);
+  EXPECT_EQ(f.manager.reset_offset("t", 0, Reset::latest(), 300), 300);
+  f.manager.update_offset_with_watermark("t", 0, 310, 400);
+  EXPECT_EQ(f.manager.reset_offset("t", 0, Reset::latest()), 400);
+  EXPECT_EQ(f.manager.reset_offset("t", 1, Reset::latest()), 900);
+}
+
+TEST(ResetOffset, LatestWithoutAnyHighWatermarkIsUnavailableAndChangesNothing) {
+  Fixture f;
+  f.manager.update_offset("t", 0, 5);
+  EXPECT_STATE_ERROR(f.manager.reset_offset("t", 0, Reset::latest()), ErrorKind::Unavailable, "t:0");
+  EXPECT_EQ(f.manager.get_all_pending().at(TopicPartition("t", 0)).offset, 5);
+  EXPECT_FALSE(f.store->get_offset("group", {"t", 0}));
+}
+
+TEST(ResetOffset, SpecificIsClampedToTheKnownRange) {
+  auto broker = std::make_shared<FakeBroker>();
+  broker->set_range({"t", 0}, 100, 500);
+  Fixture with_broker(broker);
+  EXPECT_EQ(with_broker.manager.reset_offset("t", 0, Reset::specific(50)), 100);
+  EXPECT_EQ(with_broker.manager.reset_offset("t", 0, Reset::specific(800)), 500);
+  EXPECT_EQ(with_broker.manager.reset_offset("t", 0, Reset::specific(250)), 250);
+
+  Fixture without_broker;
+  EXPECT_EQ(without_broker.manager.reset_offset("t", 0, Reset::specific(800)), 800);  // range unknown
+  EXPECT_EQ(without_broker.manager.reset_offset("t", 0, Reset::specific(800), 600), 600);
+}
+
+TEST(ResetOffset, TimestampAsksTheBrokerAndFallsBackToLatest) {
+  auto broker = std::make_shared<FakeBroker>();
+  broker->set_range({"t", 0}, 0, 30);
+  broker->add_record_time({"t", 0}, 10, 1000);
+  broker->add_record_time({"t", 0}, 20, 2000);
+  Fixture f(broker);
+  EXPECT_EQ(f.manager.reset_offset("t", 0, Reset::timestamp(1500)), 20);
+  EXPECT_EQ(f.manager.reset_offset("t", 0, Reset::timestamp(500)), 10);
+  EXPECT_EQ(f.manager.reset_offset("t", 0, Reset::timestamp(9999)), 30);  // no record that new
+}
+
+TEST(ResetOffset, TimestampAndDurationWithoutABrokerAreUnavailable) {
+  Fixture f;
+  EXPECT_STATE_ERROR(f.manager.reset_offset("t", 0, Reset::timestamp(1000)), ErrorKind::Unavailable, "broker");
+  EXPECT_STATE_ERROR(f.manager.reset_offset("t", 0, Reset::by_duration(std::chrono::minutes(5))),
+                     ErrorKind::Unavailable, "broker");
+}
+
+TEST(ResetOffset, ByDurationLooksUpNowMinusTheAge) {
+  const auto now_ms =
+      std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+          .count();
+  auto broker = std::make_shared<FakeBroker>();
+  broker->set_range({"t", 0}, 0, 100);
+  broker->add_record_time({"t", 0}, 40, now_ms - 3'600'000);  // an hour ago
+  broker->add_record_time({"t", 0}, 90, now_ms - 60'000);     // a minute ago
+  Fixture f(broker);
+  EXPECT_EQ(f.manager.reset_offset("t", 0, Reset::by_duration(std::chrono::minutes(10))), 90);
+  EXPECT_EQ(f.manager.reset_offset("t", 0, Reset::by_duration(std::chrono::hours(2))), 40);
+}
+
+TEST(ResetOffset, ShiftByMovesFromTheCommittedOffsetWithinTheRange) {
+  auto broker = std::make_shared<FakeBroker>();
+  broker->set_range({"t", 0}, 20, 200);
+  Fixture f(broker);
+  f.manager.update_offset("t", 0, 100);
+  f.manager.commit();
+  EXPECT_EQ(f.manager.reset_offset("t", 0, Reset::shift_by(-30)), 70);
+  EXPECT_EQ(f.manager.reset_offset("t", 0, Reset::shift_by(-500)), 20);
+  EXPECT_EQ(f.manager.reset_offset("t", 0, Reset::shift_by(1000)), 200);
+}
+
+TEST(ResetOffset, ShiftByWithoutACommittedOffsetIsNotFound) {
+  Fixture f;
+  EXPECT_STATE_ERROR(f.manager.reset_offset("t", 0, Reset::shift_by(5)), ErrorKind::NotFound, "no committed offset");
+}
+
+TEST(ResetOffset, DropsThePendingOffsetAndSetsTheFloor) {
+  Fixture f;
+  f.manager.update_offset("t", 0, 500);
+  EXPECT_EQ(f.manager.reset_offset("t", 0, Reset::specific(100)), 100);
+  EXPECT_TRUE(f.manager.get_all_pending().empty());
+  EXPECT_EQ(f.manager.commit(), 0u);
+  EXPECT_EQ(f.manager.get_offset("t", 0), 100);
+  EXPECT_STATE_ERROR(f.manager.update_offset("t", 0, 99), ErrorKind::InvalidArgument, "floor 100");
+  f.manager.update_offset("t", 0, 100);
+  f.manager.update_offset("t", 0, 101);
+  EXPECT_EQ(f.manager.commit(), 1u);
+  EXPECT_EQ(f.manager.get_offset("t", 0), 101);
+}
+
+TEST(ResetOffset, StoreFailureIsStorageErrorAndChangesNothing) {
+  Fixture f;
+  f.manager.update_offset("t", 0, 50);
+  f.manager.commit();
+  f.store->fail_writes(1);
+  EXPECT_STATE_ERROR(f.manager.reset_offset("t", 0, Reset::specific(10)), ErrorKind::Storage, "disk on fire");
+  EXPECT_EQ(f.manager.get_offset("t", 0), 50);
+  EXPECT_STATE_ERROR(f.manager.update_offset("t", 0, 10), ErrorKind::InvalidArgument, "floor 50");
+}
+
+TEST(ResetOffset, RejectsNegativeHighWatermark) {
+  Fixture f;
+  EXPECT_STATE_ERROR(f.manager.reset_offset("t", 0, Reset::latest(), -4), ErrorKind::InvalidArgument, "-4");
+}
+
+TEST(Restore, NewManagerOverTheSameStoreBringsBackEveryCommittedOffset) {
+  auto backend = std::make_shared<state::MemoryStateBackend>();
+  auto store = std::make_shared<StateBackendOffsetStore>(backend);
+  {
+    OffsetManager first("group", backend, store, OffsetCommitStrategy::manual());
+    first.update_offset_with_watermark("t", 0, 100, 180);
+    first.update_offset("t", 1, 200);
+    first.update_offset("u", 0, 7);
+    first.commit();
+    first.update_offset("t", 0, 150);  // pending, never committed
+  }
+  OffsetManager second("group", backend, store, OffsetCommitStrategy::manual());
+  EXPECT_EQ(second.restore(), 3u);
+  EXPECT_EQ(second.get_offset("t", 0), 100);
+  EXPECT_EQ(second.get_offset("t", 1), 200);
+  EXPECT_EQ(second.get_offset("u", 0), 7);
+  EXPECT_EQ(second.get_all_committed().size(), 3u);
+  EXPECT_EQ(second.total_lag(), 80);
+  EXPECT_STATE_ERROR(second.update_offset("t", 1, 199), ErrorKind::InvalidArgument, "floor 200");
+  EXPECT_EQ(second.reset_offset("t", 0, Reset::latest()), 180);  // the restored high watermark
+}
+
+TEST(Restore, CorruptStoredOffsetFailsAndRestoresNothing) {
+  auto backend = std::make_shared<state::MemoryStateBackend>();
+  auto store = std::make_shared<StateBackendOffsetStore>(backend);
+  store->store_offset("group", {"t", 0}, OffsetInfo(10));
+  store->store_offset("group", {"t", 1}, OffsetInfo(20));
+  backend->put("kafka_offset:group:t:1", "garbage!");
+  OffsetManager manager("group", backend, store, OffsetCommitStrategy::manual());
+  EXPECT_STATE_ERROR(manager.restore(), ErrorKind::Corruption, "kafka_offset:group:t:1");
+  EXPECT_TRUE(manager.get_all_committed().empty());
+}
+
+TEST(Clear, DeletesTheGroupsOffsetsEmptiesViewsAndRemovesFloors) {
+  Fixture f;
+  f.store->store_offset("other", {"t", 0}, OffsetInfo(1));
+  f.manager.update_offset("t", 0, 100);
+  f.manager.commit();
+  f.manager.update_offset("t", 0, 120);
+  f.manager.update_offset("t", 1, 5);
+  f.manager.clear();
+  EXPECT_TRUE(f.manager.get_all_committed().empty());
+  EXPECT_TRUE(f.manager.get_all_pending().empty());
+  EXPECT_TRUE(f.store->get_all_offsets("group").empty());
+  EXPECT_EQ(f.store->get_all_offsets("other").size(), 1u);
+  EXPECT_FALSE(f.manager.get_offset("t", 0));
+  f.manager.update_offset("t", 0, 3);  // no floor any more
+  EXPECT_EQ(f.manager.commit(), 1u);
+  EXPECT_EQ(f.manager.get_offset("t", 0), 3);
+}
+
+TEST(Clear, StoreFailureChangesNothing) {
+  Fixture f;
+  f.manager.update_offset("t", 0, 100);
+  f.manager.commit();
+  f.store->fail_writes(1);
+  EXPECT_STATE_ERROR(f.manager.clear(), ErrorKind::Storage, "disk on fire");
+  EXPECT_EQ(f.manager.get_offset("t", 0), 100);
+  EXPECT_EQ(f.store->get_offset("group", {"t", 0})->offset, 100);
+}
+
+}  // namespace
+}  // namespace processor::kafka

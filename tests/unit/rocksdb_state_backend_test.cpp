@@ -1,0 +1,350 @@
+#include "processor/state/rocksdb_state_backend.hpp"
+
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "processor/error.hpp"
+
+namespace processor::state {
+namespace {
+
+namespace fs = std::filesystem;
+using Rows = std::vector<std::pair<std::string, std::string>>;
+
+// Runs `call` and returns the StateError it throws; fails the test when it throws nothing.
+template <class Call>
+StateError error_of(Call&& call) {
+  try {
+    call();
+  } catch (const StateError& error) {
+    return error;
+  }
+  ADD_FAILURE() << "expected a StateError";
+  return StateError(ErrorKind::NotFound, "no error thrown");
+}
+
+#if defined(__SANITIZE_THREAD__)
+constexpr bool kThreadSanitizer = true;
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+constexpr bool kThreadSanitizer = true;
+#else
+constexpr bool kThreadSanitizer = false;
+#endif
+#else
+constexpr bool kThreadSanitizer = false;
+#endif
+
+std::size_t threads_in_this_process() {
+  std::ifstream status("/proc/self/status");
+  std::string line;
+  while (std::getline(status, line)) {
+    if (line.starts_with("Threads:")) return std::stoul(line.substr(8));
+  }
+  return 0;
+}
+
+class RocksDbStateBackendTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const auto* test = ::testing::UnitTest::GetInstance()->current_test_info();
+    dir_ = fs::temp_directory_path() /
+           ("processor-rocksdb-" + std::to_string(::getpid()) + "-" + test->name());
+    fs::remove_all(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  fs::path db_path() const { return dir_ / "db"; }
+
+  fs::path dir_;
+};
+
+TEST_F(RocksDbStateBackendTest, PutGetAndRemoveRoundTrip) {
+  RocksDbStateBackend backend(db_path());
+  EXPECT_EQ(backend.path(), db_path());
+  backend.put("offset:orders:0", "41");
+  backend.put("offset:orders:0", "42");
+  EXPECT_EQ(backend.get("offset:orders:0"), "42");
+  EXPECT_TRUE(backend.contains("offset:orders:0"));
+  backend.remove("offset:orders:0");
+  EXPECT_NO_THROW(backend.remove("offset:orders:0"));
+  EXPECT_EQ(backend.get("offset:orders:0"), std::nullopt);
+  EXPECT_FALSE(backend.contains("offset:orders:0"));
+}
+
+TEST_F(RocksDbStateBackendTest, KeysAndValuesAreArbitraryBytes) {
+  RocksDbStateBackend backend(db_path());
+  const std::string key("k\0\xff:", 4);
+  const std::string value("\0\x01\xfe", 3);
+  backend.put(key, value);
+  backend.put("", "");
+  EXPECT_EQ(backend.get(key), value);
+  EXPECT_EQ(backend.get(""), "");
+  EXPECT_EQ(backend.count(), 2u);
+}
+
+TEST_F(RocksDbStateBackendTest, CreatesMissingParentDirectories) {
+  const auto nested = dir_ / "a" / "b" / "db";
+  RocksDbStateBackend backend(nested);
+  backend.put("k", "v");
+  EXPECT_TRUE(fs::is_directory(nested));
+}
+
+TEST_F(RocksDbStateBackendTest, MissingDirectoryWithoutCreateIfMissingThrowsStorageNamingThePath) {
+  const auto error = error_of([&] { RocksDbStateBackend backend(db_path(), RocksDbOptions{.create_if_missing = false}); });
+  EXPECT_EQ(error.kind(), ErrorKind::Storage);
+  EXPECT_NE(std::string(error.what()).find(db_path().string()), std::string::npos) << error.what();
+  EXPECT_FALSE(fs::exists(db_path()));
+}
+
+TEST_F(RocksDbStateBackendTest, DataSurvivesReopeningTheDirectory) {
+  {
+    RocksDbStateBackend backend(db_path(), RocksDbOptions{.sync_writes = true});
+    backend.put("a", "1");
+    backend.put("b", "2");
+    backend.remove("b");
+  }
+  RocksDbStateBackend reopened(db_path(), RocksDbOptions{.create_if_missing = false});
+  EXPECT_EQ(reopened.scan(""), (Rows{{"a", "1"}}));
+}
+
+TEST_F(RocksDbStateBackendTest, OpeningTheSameDirectoryTwiceInOneProcessThrowsLocked) {
+  RocksDbStateBackend first(db_path());
+  const auto error = error_of([&] { RocksDbStateBackend second(db_path()); });
+  EXPECT_EQ(error.kind(), ErrorKind::Storage);
+  EXPECT_NE(std::string(error.what()).find("is locked"), std::string::npos) << error.what();
+  EXPECT_NE(std::string(error.what()).find(db_path().string()), std::string::npos) << error.what();
+  first.put("still", "usable");
+  EXPECT_EQ(first.get("still"), "usable");
+}
+
+TEST_F(RocksDbStateBackendTest, OpeningADirectoryHeldByAnotherProcessThrowsLockedUntilItExits) {
+  // TSan kills a child that starts threads (RocksDB does) after a multi-threaded fork. ctest
+  // runs each test in a fresh, single-threaded process, where this test does run under TSan.
+  if (kThreadSanitizer && threads_in_this_process() > 1) {
+    GTEST_SKIP() << "fork from a multi-threaded process under ThreadSanitizer; run this test alone";
+  }
+  int opened_pipe[2];
+  int release_pipe[2];
+  ASSERT_EQ(::pipe(opened_pipe), 0);
+  ASSERT_EQ(::pipe(release_pipe), 0);
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    // The child reports whether it opened the database, then holds it until released. It
+    // leaves with _exit: the OS drops its lock, and no parent state is torn down twice.
+    char status = 'F';
+    try {
+      RocksDbStateBackend holder(db_path());
+      holder.put("owner", "child");
+      status = 'O';
+      (void)!::write(opened_pipe[1], &status, 1);
+      char release = 0;
+      (void)!::read(release_pipe[0], &release, 1);
+    } catch (...) {
+      (void)!::write(opened_pipe[1], &status, 1);
+    }
+    ::_exit(0);
+  }
+  ::close(opened_pipe[1]);
+  ::close(release_pipe[0]);
+  char child_status = 0;
+  ASSERT_EQ(::read(opened_pipe[0], &child_status, 1), 1);
+  ASSERT_EQ(child_status, 'O') << "the child could not open the database";
+
+  const auto error = error_of([&] { RocksDbStateBackend contender(db_path()); });
+  EXPECT_EQ(error.kind(), ErrorKind::Storage);
+  EXPECT_NE(std::string(error.what()).find("is locked by another process"), std::string::npos) << error.what();
+
+  const char release = 'R';
+  ASSERT_EQ(::write(release_pipe[1], &release, 1), 1);
+  int wait_status = 0;
+  ASSERT_EQ(::waitpid(child, &wait_status, 0), child);
+  ::close(opened_pipe[0]);
+  ::close(release_pipe[1]);
+
+  RocksDbStateBackend after_exit(db_path());
+  EXPECT_EQ(after_exit.get("owner"), "child");
+}
+
+TEST_F(RocksDbStateBackendTest, ARegularFileAsThePathThrowsStorageNamingThePath) {
+  fs::create_directories(dir_);
+  const auto file = dir_ / "not-a-directory";
+  std::ofstream(file) << "plain file";
+  const auto error = error_of([&] { RocksDbStateBackend backend(file); });
+  EXPECT_EQ(error.kind(), ErrorKind::Storage);
+  EXPECT_NE(std::string(error.what()).find(file.string()), std::string::npos) << error.what();
+}
+
+TEST_F(RocksDbStateBackendTest, ListKeysAndScanReturnOnlyTheKeysWithThePrefixInOrder) {
+  RocksDbStateBackend backend(db_path());
+  const std::string with_nul("g:1\0x", 5);
+  for (const auto& key : {std::string("g"), std::string("g:"), std::string("g:1"), std::string("g:10"),
+                          std::string("g:2"), with_nul, std::string("g;"), std::string("f:9"), std::string("gx")}) {
+    backend.put(key, "v" + key);
+  }
+  EXPECT_EQ(backend.list_keys("g:1"), (std::vector<std::string>{"g:1", with_nul, "g:10"}));
+  EXPECT_EQ(backend.list_keys("g:"), (std::vector<std::string>{"g:", "g:1", with_nul, "g:10", "g:2"}));
+  EXPECT_EQ(backend.list_keys("g").size(), 8u);
+  EXPECT_EQ(backend.list_keys("").size(), 9u);
+  EXPECT_TRUE(backend.list_keys("h").empty());
+  EXPECT_EQ(backend.scan("g:1"), (Rows{{"g:1", "vg:1"}, {with_nul, "v" + with_nul}, {"g:10", "vg:10"}}));
+}
+
+TEST_F(RocksDbStateBackendTest, PrefixesEndingIn0xFFBytesFindTheirKeys) {
+  RocksDbStateBackend backend(db_path());
+  const std::string high("\xff\xff", 2);
+  backend.put(high, "a");
+  backend.put(high + "\x01", "b");
+  backend.put(std::string("\xff\xfe", 2), "not matched");
+  backend.put("a\xff", "c");
+  backend.put("b", "not matched");
+  EXPECT_EQ(backend.list_keys(high), (std::vector<std::string>{high, high + "\x01"}));
+  EXPECT_EQ(backend.list_keys("a\xff"), std::vector<std::string>{"a\xff"});
+}
+
+TEST_F(RocksDbStateBackendTest, WriteBatchAppliesPutsAndRemovesInOrderAndSurvivesReopen) {
+  {
+    RocksDbStateBackend backend(db_path());
+    backend.put("stale", "x");
+    WriteBatch batch;
+    batch.put("k", "first");
+    batch.remove("stale");
+    batch.put("k", "second");
+    batch.put("gone", "y");
+    batch.remove("gone");
+    backend.write(batch);
+    EXPECT_EQ(backend.scan(""), (Rows{{"k", "second"}}));
+  }
+  RocksDbStateBackend reopened(db_path());
+  EXPECT_EQ(reopened.scan(""), (Rows{{"k", "second"}}));
+}
+
+TEST_F(RocksDbStateBackendTest, ConcurrentSnapshotsNeverSeeHalfABatch) {
+  RocksDbStateBackend backend(db_path());
+  backend.put("left", "token");
+  std::atomic<bool> done{false};
+  std::atomic<int> reads{0};
+  std::atomic<int> torn_reads{0};
+  std::thread reader([&] {
+    while (!done.load()) {
+      reads.fetch_add(1);
+      if (backend.snapshot()->scan("").size() != 1) torn_reads.fetch_add(1);
+    }
+  });
+  // Keep writing until the reader has overlapped many batches, however the threads are scheduled.
+  for (int i = 0; i < 2000 || reads.load() < 2000; ++i) {
+    const bool to_right = i % 2 == 0;
+    WriteBatch batch;
+    batch.put(to_right ? "right" : "left", "token");
+    batch.remove(to_right ? "left" : "right");
+    backend.write(batch);
+  }
+  done.store(true);
+  reader.join();
+  EXPECT_EQ(torn_reads.load(), 0);
+}
+
+TEST_F(RocksDbStateBackendTest, SnapshotDoesNotSeeLaterWrites) {
+  RocksDbStateBackend backend(db_path());
+  backend.put("a", "1");
+  backend.put("b", "2");
+  const auto snapshot = backend.snapshot();
+  backend.put("a", "changed");
+  backend.remove("b");
+  backend.put("c", "new");
+  backend.clear();
+  EXPECT_EQ(snapshot->get("a"), "1");
+  EXPECT_EQ(snapshot->get("c"), std::nullopt);
+  EXPECT_EQ(snapshot->scan(""), (Rows{{"a", "1"}, {"b", "2"}}));
+  EXPECT_EQ(snapshot->scan("b"), (Rows{{"b", "2"}}));
+}
+
+TEST_F(RocksDbStateBackendTest, SnapshotStaysReadableAfterTheBackendIsDestroyed) {
+  std::unique_ptr<StateSnapshot> snapshot;
+  {
+    RocksDbStateBackend backend(db_path());
+    backend.put("a", "1");
+    snapshot = backend.snapshot();
+  }
+  EXPECT_EQ(snapshot->get("a"), "1");
+  snapshot.reset();
+  RocksDbStateBackend reopened(db_path());
+  EXPECT_EQ(reopened.get("a"), "1");
+}
+
+TEST_F(RocksDbStateBackendTest, CheckpointOpensAsABackendWithTheSameData) {
+  const auto checkpoint_dir = dir_ / "checkpoint";
+  RocksDbStateBackend backend(db_path());
+  backend.put("a", "1");
+  backend.put("b", "2");
+  backend.create_checkpoint(checkpoint_dir);
+  backend.put("after", "checkpoint");
+
+  RocksDbStateBackend restored(checkpoint_dir, RocksDbOptions{.create_if_missing = false});
+  EXPECT_EQ(restored.scan(""), (Rows{{"a", "1"}, {"b", "2"}}));
+}
+
+TEST_F(RocksDbStateBackendTest, CheckpointIntoAnExistingDirectoryThrowsStorageNamingIt) {
+  const auto checkpoint_dir = dir_ / "checkpoint";
+  fs::create_directories(checkpoint_dir);
+  RocksDbStateBackend backend(db_path());
+  backend.put("a", "1");
+  const auto error = error_of([&] { backend.create_checkpoint(checkpoint_dir); });
+  EXPECT_EQ(error.kind(), ErrorKind::Storage);
+  EXPECT_NE(std::string(error.what()).find(checkpoint_dir.string()), std::string::npos) << error.what();
+}
+
+TEST_F(RocksDbStateBackendTest, CountIsExactThroughOverwritesRemovesAndClear) {
+  RocksDbStateBackend backend(db_path());
+  for (int i = 0; i < 100; ++i) backend.put("k" + std::to_string(i), "v");
+  for (int i = 0; i < 10; ++i) backend.put("k" + std::to_string(i), "overwritten");
+  for (int i = 90; i < 100; ++i) backend.remove("k" + std::to_string(i));
+  EXPECT_EQ(backend.count(), 90u);
+
+  backend.put("", "empty key");
+  backend.put(std::string("\xff\xff", 2), "highest key");
+  backend.clear();
+  EXPECT_EQ(backend.count(), 0u);
+  EXPECT_TRUE(backend.list_keys("").empty());
+  EXPECT_FALSE(backend.contains(""));
+
+  backend.put("k1", "after clear");
+  EXPECT_EQ(backend.count(), 1u);
+  EXPECT_EQ(backend.get("k1"), "after clear");
+}
+
+TEST_F(RocksDbStateBackendTest, ClearOfAnEmptyDatabaseIsANoOp) {
+  RocksDbStateBackend backend(db_path());
+  EXPECT_NO_THROW(backend.clear());
+  EXPECT_EQ(backend.count(), 0u);
+}
+
+TEST_F(RocksDbStateBackendTest, ConcurrentWritersLoseNoUpdate) {
+  RocksDbStateBackend backend(db_path());
+  std::vector<std::thread> writers;
+  for (int writer = 0; writer < 4; ++writer) {
+    writers.emplace_back([&backend, writer] {
+      for (int i = 0; i < 250; ++i) {
+        WriteBatch batch;
+        batch.put("w" + std::to_string(writer) + ":" + std::to_string(i), std::to_string(i));
+        backend.write(batch);
+        (void)backend.list_keys("w" + std::to_string(writer));
+      }
+    });
+  }
+  for (auto& writer : writers) writer.join();
+  EXPECT_EQ(backend.count(), 1000u);
+  EXPECT_EQ(backend.get("w3:249"), "249");
+}
+
+}  // namespace
+}  // namespace processor::state
