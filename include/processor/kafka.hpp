@@ -3,6 +3,9 @@
 
 #include "processor/error.hpp"
 #include "processor/kafka/broker_metadata.hpp"
+#include "processor/kafka/kafka_client.hpp"
+#include "processor/kafka/kafka_consumer.hpp"
+#include "processor/kafka/kafka_offset_store.hpp"
 #include "processor/kafka/offset_info.hpp"
 #include "processor/kafka/offset_manager.hpp"
 #include "processor/kafka/offset_store.hpp"

@@ -28,6 +28,15 @@ std::optional<std::int64_t> known(std::int64_t value) {
   return value == kNoOffset ? std::nullopt : std::optional<std::int64_t>(value);
 }
 
+// Empties a slot's offsets, floor and views. REQUIRES: the manager's gate and view locks.
+void reset_slot_locked(PartitionSlot& slot) {
+  slot.latest.store(kNoOffset, std::memory_order_relaxed);
+  slot.high_watermark.store(kNoOffset, std::memory_order_relaxed);
+  slot.floor.store(kNoOffset, std::memory_order_relaxed);
+  slot.committed.store(kNoOffset, std::memory_order_release);
+  *slot.cold = detail::SlotCold{};
+}
+
 }  // namespace
 
 OffsetManager::OffsetManager(std::string consumer_group, std::shared_ptr<state::StateBackend> backend,
@@ -315,10 +324,21 @@ std::int64_t OffsetManager::total_lag() {
   std::shared_lock view_lock(impl_->view_mutex);
   impl_->partitions.for_each_locked([&](const PartitionSlot& slot) {
     const std::int64_t committed = slot.committed.load(std::memory_order_acquire);
-    const std::int64_t high_watermark = slot.cold->committed_high_watermark;
+    std::int64_t high_watermark = slot.high_watermark.load(std::memory_order_relaxed);
+    if (high_watermark == kNoOffset) high_watermark = slot.cold->committed_high_watermark;
     if (committed != kNoOffset && high_watermark != kNoOffset) total += high_watermark - committed;
   });
   return total;
+}
+
+void OffsetManager::update_high_watermark(std::string_view topic, std::int32_t partition,
+                                          std::int64_t high_watermark) {
+  PartitionSlot& slot = slot_for(topic, partition);
+  if (high_watermark < 0) {
+    throw StateError(ErrorKind::InvalidArgument, "invalid high watermark " + std::to_string(high_watermark) +
+                                                     " for " + key_of(slot) + ": it must be >= 0");
+  }
+  slot.high_watermark.store(high_watermark, std::memory_order_relaxed);
 }
 
 // ---- Restore and clear ----
@@ -349,14 +369,32 @@ void OffsetManager::clear() {
   std::lock_guard registry_lock(impl_->partitions.mutex());
   std::lock_guard gate_lock(impl_->gate_mutex);
   std::unique_lock view_lock(impl_->view_mutex);
-  impl_->partitions.for_each_locked([](PartitionSlot& slot) {
-    slot.latest.store(kNoOffset, std::memory_order_relaxed);
-    slot.high_watermark.store(kNoOffset, std::memory_order_relaxed);
-    slot.floor.store(kNoOffset, std::memory_order_relaxed);
-    slot.committed.store(kNoOffset, std::memory_order_release);
-    *slot.cold = detail::SlotCold{};
-  });
+  impl_->partitions.for_each_locked([](PartitionSlot& slot) { reset_slot_locked(slot); });
   trigger_.events.store(0, std::memory_order_relaxed);
+}
+
+void OffsetManager::adopt_committed_offset(std::string_view topic, std::int32_t partition, std::int64_t offset) {
+  PartitionSlot& slot = slot_for(topic, partition);
+  if (offset < 0) reject_offset(slot, offset);
+  std::lock_guard lock(impl_->commit_mutex);
+  std::lock_guard gate_lock(impl_->gate_mutex);
+  std::unique_lock view_lock(impl_->view_mutex);
+  const std::int64_t high_watermark = slot.high_watermark.load(std::memory_order_relaxed);
+  OffsetInfo info(offset);
+  info.high_watermark = known(high_watermark);
+  impl_->set_committed_locked(slot, info);
+  slot.floor.store(offset, std::memory_order_relaxed);
+  slot.latest.store(offset, std::memory_order_release);
+  slot.cold->gate.reset();
+}
+
+void OffsetManager::forget_partitions(const std::vector<TopicPartition>& partitions) {
+  std::lock_guard lock(impl_->commit_mutex);
+  std::lock_guard gate_lock(impl_->gate_mutex);
+  std::unique_lock view_lock(impl_->view_mutex);
+  for (const auto& tp : partitions) {
+    if (PartitionSlot* slot = impl_->partitions.find(tp.topic, tp.partition)) reset_slot_locked(*slot);
+  }
 }
 
 }  // namespace processor::kafka

@@ -50,9 +50,10 @@ class LogKnowledge {
     return std::nullopt;
   }
 
-  std::int64_t require_high_watermark(const char* strategy) {
+  // `purpose` completes "cannot <purpose> <partition>".
+  std::int64_t require_high_watermark(const char* purpose) {
     if (auto known = high_watermark()) return *known;
-    throw StateError(ErrorKind::Unavailable, std::string("cannot reset ") + tp_.to_key() + " to " + strategy +
+    throw StateError(ErrorKind::Unavailable, std::string("cannot ") + purpose + " " + tp_.to_key() +
                                                  ": no high watermark was given or recorded and no broker is known");
   }
 
@@ -71,7 +72,7 @@ class LogKnowledge {
                                                               std::to_string(epoch_ms) + " of " + tp_.to_key(),
                                         [&] { return broker_->offset_for_timestamp(tp_, epoch_ms); });
     // No record that new: the log end, as Kafka does.
-    return found ? *found : require_high_watermark("latest");
+    return found ? *found : require_high_watermark("reset to latest");
   }
 
  private:
@@ -112,7 +113,7 @@ std::int64_t OffsetManager::reset_offset(std::string_view topic, std::int32_t pa
       target = log.log_start();
       break;
     case OffsetResetStrategy::Kind::Latest:
-      target = log.require_high_watermark("latest");
+      target = log.require_high_watermark("reset to latest");
       break;
     case OffsetResetStrategy::Kind::Specific:
       target = log.clamp(strategy.value());
@@ -165,6 +166,16 @@ std::int64_t OffsetManager::lag(std::string_view topic, std::int32_t partition, 
   validate_topic(topic);
   validate_partition(topic, partition);
   require_non_negative_high_watermark(TopicPartition(std::string(topic), partition), high_watermark);
+  const auto offset = get_offset(topic, partition);
+  return offset ? high_watermark - *offset : high_watermark;
+}
+
+std::int64_t OffsetManager::lag(std::string_view topic, std::int32_t partition) {
+  validate_topic(topic);
+  validate_partition(topic, partition);
+  const TopicPartition tp{std::string(topic), partition};
+  LogKnowledge log(tp, impl_->options.broker.get(), std::nullopt, impl_->partitions.find(topic, partition));
+  const std::int64_t high_watermark = log.require_high_watermark("compute the lag of");
   const auto offset = get_offset(topic, partition);
   return offset ? high_watermark - *offset : high_watermark;
 }

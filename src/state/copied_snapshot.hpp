@@ -4,8 +4,11 @@
 
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "processor/state/state_backend.hpp"
 

@@ -11,8 +11,8 @@ namespace processor::state {
 
 MemoryStateBackend::MemoryStateBackend(std::optional<std::chrono::milliseconds> ttl) : ttl_(ttl) {
   if (ttl_ && ttl_->count() <= 0) {
-    throw StateError(ErrorKind::InvalidArgument,
-                     "MemoryStateBackend: ttl must be positive, got " + std::to_string(ttl_->count()) + "ms");
+    throw StateError(ErrorKind::InvalidArgument, "MemoryStateBackend: ttl must be positive, got " +
+                                                     std::to_string(ttl_->count()) + "ms");
   }
 }
 
@@ -20,17 +20,18 @@ bool MemoryStateBackend::live(const Entry& entry, Clock::time_point now) const n
   return entry.expires_at > now;
 }
 
-MemoryStateBackend::Clock::time_point MemoryStateBackend::expiry(Clock::time_point now) const noexcept {
+MemoryStateBackend::Clock::time_point MemoryStateBackend::expiry(
+    Clock::time_point now) const noexcept {
   // A TTL too long to represent means "never": saturate instead of overflowing the clock.
-  if (!ttl_ || *ttl_ >= std::chrono::duration_cast<std::chrono::milliseconds>(Clock::time_point::max() - now)) {
-    return Clock::time_point::max();
-  }
+  const auto representable =
+      std::chrono::duration_cast<std::chrono::milliseconds>(Clock::time_point::max() - now);
+  if (!ttl_ || *ttl_ >= representable) return Clock::time_point::max();
   return now + *ttl_;
 }
 
 void MemoryStateBackend::purge_expired_locked(Clock::time_point now) {
-  // Sweeping once per TTL keeps puts amortized O(log n) while bounding the memory held by
-  // expired entries that nobody reads again to roughly two TTLs' worth of puts.
+  // A sweep is O(n), so it runs at most once per TTL: its cost is spread over that TTL's puts,
+  // and expired entries that nobody reads again hold memory for at most about two TTLs.
   if (!ttl_ || now < next_purge_at_) return;
   next_purge_at_ = expiry(now);
   std::uint64_t dropped = 0;
@@ -132,8 +133,9 @@ std::size_t MemoryStateBackend::count() {
   std::shared_lock lock(mutex_);
   if (!ttl_) return entries_.size();
   const auto now = Clock::now();
-  return static_cast<std::size_t>(
-      std::count_if(entries_.begin(), entries_.end(), [&](const Map::value_type& entry) { return live(entry.second, now); }));
+  return static_cast<std::size_t>(std::count_if(
+      entries_.begin(), entries_.end(),
+      [&](const Map::value_type& entry) { return live(entry.second, now); }));
 }
 
 void MemoryStateBackend::write(const WriteBatch& batch) {
@@ -180,7 +182,8 @@ void MemoryStateBackend::write(const WriteBatch& batch) {
   stats_.removes += removes;
 }
 
-std::vector<std::pair<std::string, std::string>> MemoryStateBackend::scan(std::string_view prefix) {
+std::vector<std::pair<std::string, std::string>> MemoryStateBackend::scan(
+    std::string_view prefix) {
   const auto now = Clock::now();
   std::vector<std::pair<std::string, std::string>> rows;
   std::shared_lock lock(mutex_);

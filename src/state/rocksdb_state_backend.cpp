@@ -18,6 +18,7 @@ namespace processor::state {
 namespace {
 
 namespace fs = std::filesystem;
+using Rows = std::vector<std::pair<std::string, std::string>>;
 
 rocksdb::Slice to_slice(std::string_view bytes) { return {bytes.data(), bytes.size()}; }
 
@@ -71,22 +72,25 @@ void prepare_directory(const fs::path& dir, const RocksDbOptions& options) {
   const auto status = fs::status(dir, error);
   if (status.type() == fs::file_type::not_found) {
     if (!options.create_if_missing) {
-      throw StateError(ErrorKind::Storage,
-                       "RocksDB directory '" + dir.string() + "' does not exist (create_if_missing is false)");
+      throw StateError(ErrorKind::Storage, "RocksDB directory '" + dir.string() +
+                                               "' does not exist (create_if_missing is false)");
     }
     if (fs::create_directories(dir, error); error) {
-      throw StateError(ErrorKind::Storage,
-                       "cannot create RocksDB directory '" + dir.string() + "': " + error.message());
+      throw StateError(ErrorKind::Storage, "cannot create RocksDB directory '" + dir.string() +
+                                               "': " + error.message());
     }
   } else if (error) {
-    throw StateError(ErrorKind::Storage, "cannot access RocksDB directory '" + dir.string() + "': " + error.message());
+    throw StateError(ErrorKind::Storage,
+                     "cannot access RocksDB directory '" + dir.string() + "': " + error.message());
   } else if (!fs::is_directory(status)) {
-    throw StateError(ErrorKind::Storage, "RocksDB path '" + dir.string() + "' exists but is not a directory");
+    throw StateError(ErrorKind::Storage,
+                     "RocksDB path '" + dir.string() + "' exists but is not a directory");
   }
 }
 
 // One open RocksDB database. Shared by the backend and its snapshots, so that a snapshot
 // stays readable after the backend is gone; the last owner closes the database.
+// Immutable after construction and rocksdb::DB is thread-safe, so safe for concurrent use.
 class Database {
  public:
   Database(fs::path dir, const RocksDbOptions& options) : path_(std::move(dir)) {
@@ -96,11 +100,14 @@ class Database {
     rocksdb::DB* opened = nullptr;
     const auto status = rocksdb::DB::Open(db_options, path_.string(), &opened);
     if (is_lock_error(status)) {
-      throw StateError(ErrorKind::Storage, "RocksDB directory '" + path_.string() +
-                                               "' is locked by another process (or by another "
-                                               "RocksDbStateBackend in this one): " + status.ToString());
+      throw StateError(ErrorKind::Storage,
+                       "RocksDB directory '" + path_.string() +
+                           "' is locked by another process (or by another RocksDbStateBackend "
+                           "in this one): " + status.ToString());
     }
-    if (!status.ok()) throw_status(status, "cannot open RocksDB directory '" + path_.string() + "'");
+    if (!status.ok()) {
+      throw_status(status, "cannot open RocksDB directory '" + path_.string() + "'");
+    }
     db_.reset(opened);
     write_options_.sync = options.sync_writes;
   }
@@ -110,8 +117,8 @@ class Database {
     const auto status = db_->Close();
     if (!status.ok()) {
       try {
-        std::cerr << "processor: closing RocksDB directory '" << path_.string() << "' failed: " << status.ToString()
-                  << '\n';
+        std::cerr << "processor: closing RocksDB directory '" << path_.string()
+                  << "' failed: " << status.ToString() << '\n';
       } catch (...) {
         // Nothing left to report with: a destructor must not throw.
       }
@@ -124,8 +131,10 @@ class Database {
   const fs::path& path() const noexcept { return path_; }
   rocksdb::DB& db() const noexcept { return *db_; }
 
-  // Throws the StateError for a failed `operation`, naming the directory and, when given, the key.
-  void check(const rocksdb::Status& status, std::string_view operation, std::optional<std::string_view> key = {}) const {
+  // Throws the StateError for a failed `operation`, naming the directory and, when given, the
+  // key.
+  void check(const rocksdb::Status& status, std::string_view operation,
+             std::optional<std::string_view> key = {}) const {
     if (status.ok()) return;
     std::string context = "RocksDB " + std::string(operation);
     if (key) context += " of key " + printable_key(*key);
@@ -146,7 +155,9 @@ class Database {
     check(db_->Put(write_options_, to_slice(key), to_slice(value)), "put", key);
   }
 
-  void remove(std::string_view key) const { check(db_->Delete(write_options_, to_slice(key)), "remove", key); }
+  void remove(std::string_view key) const {
+    check(db_->Delete(write_options_, to_slice(key)), "remove", key);
+  }
 
   void apply(rocksdb::WriteBatch& batch, std::string_view operation) const {
     check(db_->Write(write_options_, &batch), operation);
@@ -154,7 +165,8 @@ class Database {
 
   // Calls visit(key, value) for every key that starts with `prefix`, in ascending order.
   template <class Visitor>
-  void for_each_with_prefix(std::string_view prefix, const rocksdb::Snapshot* snapshot, Visitor&& visit) const {
+  void for_each_with_prefix(std::string_view prefix, const rocksdb::Snapshot* snapshot,
+                            Visitor&& visit) const {
     rocksdb::ReadOptions read_options;
     read_options.snapshot = snapshot;
     read_options.total_order_seek = true;
@@ -172,12 +184,12 @@ class Database {
     check(it->status(), "scan of prefix", prefix);
   }
 
-  std::vector<std::pair<std::string, std::string>> scan(std::string_view prefix,
-                                                        const rocksdb::Snapshot* snapshot) const {
-    std::vector<std::pair<std::string, std::string>> rows;
-    for_each_with_prefix(prefix, snapshot, [&rows](const rocksdb::Slice& key, const rocksdb::Slice& value) {
-      rows.emplace_back(key.ToString(), value.ToString());
-    });
+  Rows scan(std::string_view prefix, const rocksdb::Snapshot* snapshot) const {
+    Rows rows;
+    for_each_with_prefix(prefix, snapshot,
+                         [&rows](const rocksdb::Slice& key, const rocksdb::Slice& value) {
+                           rows.emplace_back(key.ToString(), value.ToString());
+                         });
     return rows;
   }
 
@@ -188,7 +200,7 @@ class Database {
 };
 
 // A RocksDB snapshot: reads through it see the database as of its creation. It owns a share
-// of the Database, which therefore outlives it.
+// of the Database, which therefore outlives it. Safe for concurrent reads.
 class RocksDbSnapshot final : public StateSnapshot {
  public:
   explicit RocksDbSnapshot(std::shared_ptr<const Database> database)
@@ -198,10 +210,10 @@ class RocksDbSnapshot final : public StateSnapshot {
   RocksDbSnapshot(const RocksDbSnapshot&) = delete;
   RocksDbSnapshot& operator=(const RocksDbSnapshot&) = delete;
 
-  std::optional<std::string> get(std::string_view key) const override { return database_->get(key, snapshot_); }
-  std::vector<std::pair<std::string, std::string>> scan(std::string_view prefix) const override {
-    return database_->scan(prefix, snapshot_);
+  std::optional<std::string> get(std::string_view key) const override {
+    return database_->get(key, snapshot_);
   }
+  Rows scan(std::string_view prefix) const override { return database_->scan(prefix, snapshot_); }
 
  private:
   std::shared_ptr<const Database> database_;
@@ -215,11 +227,14 @@ struct RocksDbStateBackend::Impl {
 };
 
 RocksDbStateBackend::RocksDbStateBackend(std::filesystem::path dir, RocksDbOptions options)
-    : impl_(std::make_unique<Impl>(Impl{std::make_shared<const Database>(std::move(dir), options)})) {}
+    : impl_(std::make_unique<Impl>(
+          Impl{std::make_shared<const Database>(std::move(dir), options)})) {}
 
 RocksDbStateBackend::~RocksDbStateBackend() = default;
 
-const std::filesystem::path& RocksDbStateBackend::path() const noexcept { return impl_->database->path(); }
+const std::filesystem::path& RocksDbStateBackend::path() const noexcept {
+  return impl_->database->path();
+}
 
 std::optional<std::string> RocksDbStateBackend::get(std::string_view key) {
   return impl_->database->get(key, nullptr);
@@ -229,14 +244,16 @@ bool RocksDbStateBackend::contains(std::string_view key) {
   const auto& database = *impl_->database;
   // A PinnableSlice avoids copying a value nobody reads.
   rocksdb::PinnableSlice value;
-  const auto status =
-      database.db().Get(rocksdb::ReadOptions(), database.db().DefaultColumnFamily(), to_slice(key), &value);
+  const auto status = database.db().Get(rocksdb::ReadOptions(), database.db().DefaultColumnFamily(),
+                                        to_slice(key), &value);
   if (status.IsNotFound()) return false;
   database.check(status, "contains", key);
   return true;
 }
 
-void RocksDbStateBackend::put(std::string_view key, std::string_view value) { impl_->database->put(key, value); }
+void RocksDbStateBackend::put(std::string_view key, std::string_view value) {
+  impl_->database->put(key, value);
+}
 
 void RocksDbStateBackend::remove(std::string_view key) { impl_->database->remove(key); }
 
@@ -245,9 +262,11 @@ void RocksDbStateBackend::write(const WriteBatch& batch) {
   rocksdb::WriteBatch rocks_batch;
   for (const auto& operation : batch.operations()) {
     if (operation.type == WriteBatch::OpType::Put) {
-      database.check(rocks_batch.Put(to_slice(operation.key), to_slice(operation.value)), "write batch put", operation.key);
+      database.check(rocks_batch.Put(to_slice(operation.key), to_slice(operation.value)),
+                     "write batch put", operation.key);
     } else {
-      database.check(rocks_batch.Delete(to_slice(operation.key)), "write batch remove", operation.key);
+      database.check(rocks_batch.Delete(to_slice(operation.key)), "write batch remove",
+                     operation.key);
     }
   }
   database.apply(rocks_batch, "write batch");
@@ -255,20 +274,22 @@ void RocksDbStateBackend::write(const WriteBatch& batch) {
 
 std::vector<std::string> RocksDbStateBackend::list_keys(std::string_view prefix) {
   std::vector<std::string> keys;
-  impl_->database->for_each_with_prefix(prefix, nullptr, [&keys](const rocksdb::Slice& key, const rocksdb::Slice&) {
-    keys.push_back(key.ToString());
-  });
+  impl_->database->for_each_with_prefix(
+      prefix, nullptr, [&keys](const rocksdb::Slice& key, const rocksdb::Slice&) {
+        keys.push_back(key.ToString());
+      });
   return keys;
 }
 
-std::vector<std::pair<std::string, std::string>> RocksDbStateBackend::scan(std::string_view prefix) {
+Rows RocksDbStateBackend::scan(std::string_view prefix) {
   return impl_->database->scan(prefix, nullptr);
 }
 
 std::size_t RocksDbStateBackend::count() {
   // RocksDB only estimates its key count ("rocksdb.estimate-num-keys"); iterating is exact.
   std::size_t keys = 0;
-  impl_->database->for_each_with_prefix("", nullptr, [&keys](const rocksdb::Slice&, const rocksdb::Slice&) { ++keys; });
+  impl_->database->for_each_with_prefix(
+      "", nullptr, [&keys](const rocksdb::Slice&, const rocksdb::Slice&) { ++keys; });
   return keys;
 }
 
@@ -285,7 +306,9 @@ void RocksDbStateBackend::clear() {
   // One range tombstone instead of a delete per key: O(1) whatever the size. Its end is
   // exclusive, hence the separate delete of the last key.
   rocksdb::WriteBatch batch;
-  if (!last_key.empty()) database.check(batch.DeleteRange(rocksdb::Slice(), to_slice(last_key)), "clear");
+  if (!last_key.empty()) {
+    database.check(batch.DeleteRange(rocksdb::Slice(), to_slice(last_key)), "clear");
+  }
   database.check(batch.Delete(to_slice(last_key)), "clear");
   database.apply(batch, "clear");
 }
@@ -301,8 +324,8 @@ void RocksDbStateBackend::create_checkpoint(const std::filesystem::path& target_
   std::unique_ptr<rocksdb::Checkpoint> checkpoint(created);
   const auto status = checkpoint->CreateCheckpoint(target_dir.string());
   if (!status.ok()) {
-    throw_status(status, "RocksDB checkpoint of '" + database.path().string() + "' into '" + target_dir.string() +
-                             "' failed");
+    throw_status(status, "RocksDB checkpoint of '" + database.path().string() + "' into '" +
+                             target_dir.string() + "' failed");
   }
 }
 

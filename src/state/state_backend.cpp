@@ -1,5 +1,7 @@
 #include "processor/state/state_backend.hpp"
 
+#include <utility>
+
 #include "state/copied_snapshot.hpp"
 
 namespace processor::state {
@@ -14,9 +16,12 @@ std::optional<std::string> CopiedSnapshot::get(std::string_view key) const {
   return it->second;
 }
 
-std::vector<std::pair<std::string, std::string>> CopiedSnapshot::scan(std::string_view prefix) const {
+std::vector<std::pair<std::string, std::string>> CopiedSnapshot::scan(
+    std::string_view prefix) const {
   std::vector<std::pair<std::string, std::string>> rows;
-  for_each_with_prefix(entries_, prefix, [&rows](const auto& entry) { rows.emplace_back(entry.first, entry.second); });
+  for_each_with_prefix(entries_, prefix, [&rows](const auto& entry) {
+    rows.emplace_back(entry.first, entry.second);
+  });
   return rows;
 }
 
@@ -35,7 +40,8 @@ void StateBackend::write(const WriteBatch& batch) {
   }
 }
 
-std::vector<std::pair<std::string, std::string>> StateBackend::scan(std::string_view prefix) {
+std::vector<std::pair<std::string, std::string>> StateBackend::scan(
+    std::string_view prefix) {
   std::vector<std::pair<std::string, std::string>> rows;
   for (auto& key : list_keys(prefix)) {
     // A key listed a moment ago may be gone by now; a vanished key is not an error.
@@ -46,7 +52,9 @@ std::vector<std::pair<std::string, std::string>> StateBackend::scan(std::string_
 
 std::unique_ptr<StateSnapshot> StateBackend::snapshot() {
   internal::SortedEntries entries;
-  for (auto& [key, value] : scan("")) entries.insert_or_assign(std::move(key), std::move(value));
+  for (auto& [key, value] : scan("")) {
+    entries.insert_or_assign(std::move(key), std::move(value));
+  }
   return std::make_unique<internal::CopiedSnapshot>(std::move(entries));
 }
 

@@ -52,7 +52,8 @@ TEST(MemoryStateBackend, ListKeysReturnsOnlyKeysWithThePrefixInAscendingOrder) {
   for (const auto* key : {"b:2", "a:1", "b:10", "b", "b:1", "c:1", "ab"}) backend.put(key, "v");
   EXPECT_EQ(backend.list_keys("b:"), (std::vector<std::string>{"b:1", "b:10", "b:2"}));
   EXPECT_EQ(backend.list_keys("b"), (std::vector<std::string>{"b", "b:1", "b:10", "b:2"}));
-  EXPECT_EQ(backend.list_keys(""), (std::vector<std::string>{"a:1", "ab", "b", "b:1", "b:10", "b:2", "c:1"}));
+  EXPECT_EQ(backend.list_keys(""),
+            (std::vector<std::string>{"a:1", "ab", "b", "b:1", "b:10", "b:2", "c:1"}));
   EXPECT_TRUE(backend.list_keys("d").empty());
 }
 
@@ -164,7 +165,8 @@ TEST(MemoryStateBackend, ResetStatsZeroesEveryCounterButKeepsTheData) {
   (void)backend.get("a");
   backend.reset_stats();
   const auto stats = backend.stats();
-  EXPECT_EQ(stats.reads + stats.hits + stats.misses + stats.writes + stats.removes + stats.expired, 0u);
+  EXPECT_EQ(stats.reads + stats.hits + stats.misses, 0u);
+  EXPECT_EQ(stats.writes + stats.removes + stats.expired, 0u);
   EXPECT_EQ(backend.get("a"), "1");
 }
 

@@ -107,6 +107,9 @@ TEST_P(OffsetStoreContract, RejectsBadInputAndKeepsWhatWasStored) {
 }
 
 TEST_P(OffsetStoreContract, ConcurrentWritersAndReadersSeeWholeValues) {
+  if (testing::kThreadSanitizer && GetParam() == StoreKind::RocksDbBackend) {
+    GTEST_SKIP() << "RocksDB's write groups are invisible to TSan without an instrumented RocksDB";
+  }
   std::vector<std::thread> threads;
   for (int w = 0; w < 4; ++w) {
     threads.emplace_back([this, w] {

@@ -1,6 +1,8 @@
 #include "processor/state/rocksdb_state_backend.hpp"
 
 #include <gtest/gtest.h>
+
+#include "test_support.hpp"
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -8,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -31,17 +34,15 @@ StateError error_of(Call&& call) {
   return StateError(ErrorKind::NotFound, "no error thrown");
 }
 
-#if defined(__SANITIZE_THREAD__)
-constexpr bool kThreadSanitizer = true;
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-constexpr bool kThreadSanitizer = true;
-#else
-constexpr bool kThreadSanitizer = false;
-#endif
-#else
-constexpr bool kThreadSanitizer = false;
-#endif
+::testing::AssertionResult mentions(const StateError& error, const std::string& text) {
+  if (std::string_view(error.what()).find(text) != std::string_view::npos) {
+    return ::testing::AssertionSuccess();
+  }
+  return ::testing::AssertionFailure() << "'" << error.what() << "' does not mention '" << text
+                                       << "'";
+}
+
+using processor::testing::kThreadSanitizer;
 
 std::size_t threads_in_this_process() {
   std::ifstream status("/proc/self/status");
@@ -99,9 +100,11 @@ TEST_F(RocksDbStateBackendTest, CreatesMissingParentDirectories) {
 }
 
 TEST_F(RocksDbStateBackendTest, MissingDirectoryWithoutCreateIfMissingThrowsStorageNamingThePath) {
-  const auto error = error_of([&] { RocksDbStateBackend backend(db_path(), RocksDbOptions{.create_if_missing = false}); });
+  const auto error = error_of([&] {
+    RocksDbStateBackend backend(db_path(), RocksDbOptions{.create_if_missing = false});
+  });
   EXPECT_EQ(error.kind(), ErrorKind::Storage);
-  EXPECT_NE(std::string(error.what()).find(db_path().string()), std::string::npos) << error.what();
+  EXPECT_TRUE(mentions(error, db_path().string()));
   EXPECT_FALSE(fs::exists(db_path()));
 }
 
@@ -120,8 +123,8 @@ TEST_F(RocksDbStateBackendTest, OpeningTheSameDirectoryTwiceInOneProcessThrowsLo
   RocksDbStateBackend first(db_path());
   const auto error = error_of([&] { RocksDbStateBackend second(db_path()); });
   EXPECT_EQ(error.kind(), ErrorKind::Storage);
-  EXPECT_NE(std::string(error.what()).find("is locked"), std::string::npos) << error.what();
-  EXPECT_NE(std::string(error.what()).find(db_path().string()), std::string::npos) << error.what();
+  EXPECT_TRUE(mentions(error, "is locked"));
+  EXPECT_TRUE(mentions(error, db_path().string()));
   first.put("still", "usable");
   EXPECT_EQ(first.get("still"), "usable");
 }
@@ -162,7 +165,7 @@ TEST_F(RocksDbStateBackendTest, OpeningADirectoryHeldByAnotherProcessThrowsLocke
 
   const auto error = error_of([&] { RocksDbStateBackend contender(db_path()); });
   EXPECT_EQ(error.kind(), ErrorKind::Storage);
-  EXPECT_NE(std::string(error.what()).find("is locked by another process"), std::string::npos) << error.what();
+  EXPECT_TRUE(mentions(error, "is locked by another process"));
 
   const char release = 'R';
   ASSERT_EQ(::write(release_pipe[1], &release, 1), 1);
@@ -181,22 +184,22 @@ TEST_F(RocksDbStateBackendTest, ARegularFileAsThePathThrowsStorageNamingThePath)
   std::ofstream(file) << "plain file";
   const auto error = error_of([&] { RocksDbStateBackend backend(file); });
   EXPECT_EQ(error.kind(), ErrorKind::Storage);
-  EXPECT_NE(std::string(error.what()).find(file.string()), std::string::npos) << error.what();
+  EXPECT_TRUE(mentions(error, file.string()));
 }
 
 TEST_F(RocksDbStateBackendTest, ListKeysAndScanReturnOnlyTheKeysWithThePrefixInOrder) {
   RocksDbStateBackend backend(db_path());
   const std::string with_nul("g:1\0x", 5);
-  for (const auto& key : {std::string("g"), std::string("g:"), std::string("g:1"), std::string("g:10"),
-                          std::string("g:2"), with_nul, std::string("g;"), std::string("f:9"), std::string("gx")}) {
-    backend.put(key, "v" + key);
-  }
+  const std::vector<std::string> keys{"g", "g:", "g:1", "g:10", "g:2", with_nul, "g;", "f:9", "gx"};
+  for (const auto& key : keys) backend.put(key, "v" + key);
   EXPECT_EQ(backend.list_keys("g:1"), (std::vector<std::string>{"g:1", with_nul, "g:10"}));
-  EXPECT_EQ(backend.list_keys("g:"), (std::vector<std::string>{"g:", "g:1", with_nul, "g:10", "g:2"}));
+  EXPECT_EQ(backend.list_keys("g:"),
+            (std::vector<std::string>{"g:", "g:1", with_nul, "g:10", "g:2"}));
   EXPECT_EQ(backend.list_keys("g").size(), 8u);
   EXPECT_EQ(backend.list_keys("").size(), 9u);
   EXPECT_TRUE(backend.list_keys("h").empty());
-  EXPECT_EQ(backend.scan("g:1"), (Rows{{"g:1", "vg:1"}, {with_nul, "v" + with_nul}, {"g:10", "vg:10"}}));
+  EXPECT_EQ(backend.scan("g:1"),
+            (Rows{{"g:1", "vg:1"}, {with_nul, "v" + with_nul}, {"g:10", "vg:10"}}));
 }
 
 TEST_F(RocksDbStateBackendTest, PrefixesEndingIn0xFFBytesFindTheirKeys) {
@@ -300,7 +303,7 @@ TEST_F(RocksDbStateBackendTest, CheckpointIntoAnExistingDirectoryThrowsStorageNa
   backend.put("a", "1");
   const auto error = error_of([&] { backend.create_checkpoint(checkpoint_dir); });
   EXPECT_EQ(error.kind(), ErrorKind::Storage);
-  EXPECT_NE(std::string(error.what()).find(checkpoint_dir.string()), std::string::npos) << error.what();
+  EXPECT_TRUE(mentions(error, checkpoint_dir.string()));
 }
 
 TEST_F(RocksDbStateBackendTest, CountIsExactThroughOverwritesRemovesAndClear) {
@@ -329,6 +332,13 @@ TEST_F(RocksDbStateBackendTest, ClearOfAnEmptyDatabaseIsANoOp) {
 }
 
 TEST_F(RocksDbStateBackendTest, ConcurrentWritersLoseNoUpdate) {
+  // Concurrent writers form RocksDB write groups, whose leader clears a batch buffer that the
+  // previous leader filled. RocksDB orders the two with atomics that TSan cannot see in an
+  // uninstrumented librocksdb, and the clearing runs in libstdc++, so no suppression can name
+  // it without also covering our own code.
+  if (kThreadSanitizer) {
+    GTEST_SKIP() << "RocksDB's write groups are invisible to TSan without an instrumented RocksDB";
+  }
   RocksDbStateBackend backend(db_path());
   std::vector<std::thread> writers;
   for (int writer = 0; writer < 4; ++writer) {

@@ -11,6 +11,21 @@
 
 namespace processor::testing {
 
+// True in a ThreadSanitizer build. RocksDB from Debian is not instrumented: TSan cannot see the
+// atomics that order its write groups, so tests that write to RocksDB from several threads at
+// once cannot be judged under TSan (see tests/tsan.supp).
+#if defined(__SANITIZE_THREAD__)
+inline constexpr bool kThreadSanitizer = true;
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+inline constexpr bool kThreadSanitizer = true;
+#else
+inline constexpr bool kThreadSanitizer = false;
+#endif
+#else
+inline constexpr bool kThreadSanitizer = false;
+#endif
+
 // An in-memory store that can be told to fail, to observe what the manager does then.
 class FlakyOffsetStore : public kafka::InMemoryOffsetStore {
  public:

@@ -8,6 +8,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <vector>
 
 #include "processor/kafka/broker_metadata.hpp"
 #include "processor/kafka/detail/partition_slot.hpp"
@@ -132,8 +133,17 @@ class OffsetManager {
   // high_watermark - committed offset (get_offset()); high_watermark when there is no offset.
   // Not clamped: an offset past the watermark gives a negative lag.
   std::int64_t lag(std::string_view topic, std::int32_t partition, std::int64_t high_watermark);
-  // The sum of lag over committed offsets whose high watermark is known.
+  // The same with the partition's last recorded high watermark, else the broker's.
+  // Throws StateError(Unavailable) when neither is known.
+  std::int64_t lag(std::string_view topic, std::int32_t partition);
+  // The sum of lag over committed offsets whose high watermark is known (the latest recorded
+  // for the partition: by an update, update_high_watermark(), a reset, a commit or restore).
   std::int64_t total_lag();
+
+  // Records the partition's high watermark (log end) without touching its offset: for lag
+  // monitoring of partitions that are caught up or idle. Throws StateError(InvalidArgument) for a
+  // negative value.
+  void update_high_watermark(std::string_view topic, std::int32_t partition, std::int64_t high_watermark);
 
   // Loads the group's offsets from the store into the committed view (raising floors).
   // Returns how many. Throws StateError(Storage or Corruption) and changes nothing on failure.
@@ -164,6 +174,17 @@ class OffsetManager {
   // Deletes the group's offsets from the store, empties the pending and committed views and
   // removes every floor. Throws StateError(Storage) when the store fails (nothing changes).
   void clear();
+
+  // Sets a partition's committed view to `offset` without writing to the store: the position a
+  // consumer resumed from (read from the store or the broker) when the partition was assigned.
+  // Drops any pending offset of the partition; the floor becomes `offset`.
+  // Throws StateError(InvalidArgument) for an invalid topic, partition or offset.
+  void adopt_committed_offset(std::string_view topic, std::int32_t partition, std::int64_t offset);
+
+  // Forgets partitions this member no longer owns (a lost or revoked assignment): their pending
+  // offsets are dropped without a commit, and their committed views and floors are removed, so
+  // that a later assignment starts from what the store says. Unknown partitions are ignored.
+  void forget_partitions(const std::vector<TopicPartition>& partitions);
 
   const std::string& consumer_group() const noexcept;
   const OffsetCommitStrategy& strategy() const noexcept;

@@ -48,6 +48,8 @@ class RocksDbStateBackend : public StateBackend {
 
   void write(const WriteBatch& batch) override;
   std::vector<std::pair<std::string, std::string>> scan(std::string_view prefix) override;
+  // The snapshot shares the open database: the directory stays locked until both the backend
+  // and every snapshot taken from it are destroyed.
   std::unique_ptr<StateSnapshot> snapshot() override;
 
   // Writes a RocksDB checkpoint (a consistent, openable copy made of hard links where

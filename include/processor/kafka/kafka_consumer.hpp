@@ -1,0 +1,132 @@
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "processor/kafka/kafka_client.hpp"
+#include "processor/kafka/offset_manager.hpp"
+
+namespace processor::kafka {
+
+// What to do with a partition whose starting position is missing or outside the log.
+enum class OutOfRangeAction {
+  Earliest,  // start at the log start offset
+  Latest,    // start at the log end (high watermark, or last stable offset)
+  Error,     // throw StateError(Kafka, RD_KAFKA_RESP_ERR__AUTO_OFFSET_RESET) from poll
+};
+
+// One action per cause, because the causes mean different things: a new group, data lost to
+// retention, or a log truncated under the consumer.
+struct OutOfRangePolicy {
+  // No committed offset anywhere. Default: Earliest (a new group reads everything).
+  OutOfRangeAction no_offset = OutOfRangeAction::Earliest;
+  // The position is below the log start: retention deleted records before they were processed.
+  // Default: Earliest (process what is left; the skipped records are counted).
+  OutOfRangeAction below_log_start = OutOfRangeAction::Earliest;
+  // The position is above the log end: the log was truncated (unclean leader election).
+  // Default: Latest.
+  OutOfRangeAction above_log_end = OutOfRangeAction::Latest;
+};
+
+// A consumed record, valid only during the handler call.
+struct ConsumedRecord {
+  std::string_view topic;
+  std::int32_t partition = 0;
+  std::int64_t offset = 0;          // the record's own offset; its committed offset is offset + 1
+  std::int64_t timestamp_ms = -1;   // -1 when the record has none
+  std::string_view key;
+  std::string_view value;
+};
+
+// Counters of a KafkaConsumer.
+struct ConsumerStats {
+  std::uint64_t records = 0;               // records handed to the handler
+  std::uint64_t assignments = 0;           // partitions assigned, summed over rebalances
+  std::uint64_t revocations = 0;           // partitions revoked (committed first)
+  std::uint64_t lost = 0;                  // partitions lost (dropped without a commit)
+  std::uint64_t out_of_range_resets = 0;   // positions moved by the OutOfRangePolicy
+  std::uint64_t records_skipped = 0;       // records jumped over by those moves
+};
+
+// Options of a KafkaConsumer.
+struct KafkaConsumerOptions {
+  std::vector<std::string> topics;
+  OutOfRangePolicy out_of_range;
+  // The longest one poll() waits for a record. Default: 100 ms.
+  std::chrono::milliseconds poll_timeout{100};
+  // How often the high watermarks of assigned partitions are refreshed into the manager, for
+  // lag. Default: 1 s.
+  std::chrono::milliseconds high_watermark_refresh{1'000};
+  // The first source of a partition's starting position, before the offset store and the
+  // broker: e.g. a checkpoint in the state backend. Default: none.
+  std::function<std::optional<std::int64_t>(const TopicPartition&)> checkpoint_position;
+  // Called after partitions are assigned (positions set) and before they are revoked
+  // (offsets committed) or after they are lost. Default: none.
+  std::function<void(const std::vector<TopicPartition>&)> on_assigned;
+  std::function<void(const std::vector<TopicPartition>&)> on_revoked;
+  std::function<void(const std::vector<TopicPartition>&)> on_lost;
+};
+
+// KafkaConsumer owns the consume loop of one group member: it subscribes the KafkaClient, polls
+// records into a handler, records each handled record's offset in the OffsetManager, and drives
+// the manager's commit strategy (OffsetManager::poll()) on every loop, so a periodic strategy
+// commits trailing offsets within one interval after traffic stops.
+//
+// Rebalances, eager (range, roundrobin) and cooperative (cooperative-sticky), set by the
+// client's partition.assignment.strategy:
+// - assigned: each partition starts at, in order of precedence, the checkpoint position, the
+//   OffsetManager's store, the broker's committed offset, then the OutOfRangePolicy; the
+//   position is checked against the log and moved by the policy when outside it.
+// - revoked: pending offsets are committed synchronously before the partitions go.
+// - lost: the partitions are dropped without a commit.
+//
+// The committed position steps over transaction markers and compaction gaps: at the end of a
+// partition the position is the broker's end offset, so a drained partition shows lag 0.
+//
+// Not safe for concurrent use: one thread runs poll()/run(); stop() may be called from any
+// thread. Neither copyable nor movable.
+class KafkaConsumer {
+ public:
+  using RecordHandler = std::function<void(const ConsumedRecord&)>;
+
+  // Subscribes `client` to options.topics. The manager must belong to the client's group.
+  // Throws StateError(InvalidArgument) for no topics, an invalid topic or a group mismatch.
+  KafkaConsumer(std::shared_ptr<KafkaClient> client, OffsetManager& manager, KafkaConsumerOptions options);
+  // Closes (see close()) and logs, never throws.
+  ~KafkaConsumer();
+
+  KafkaConsumer(const KafkaConsumer&) = delete;
+  KafkaConsumer& operator=(const KafkaConsumer&) = delete;
+
+  // Polls once: serves rebalances, hands at most one batch of records to `handler` (recording
+  // offset + 1 after each returns), refreshes high watermarks when due and calls
+  // OffsetManager::poll(). Returns how many records were handled. An exception from the handler
+  // propagates; that record's offset is not recorded.
+  std::size_t poll(const RecordHandler& handler);
+
+  // Polls until stop() is called.
+  void run(const RecordHandler& handler);
+  // Makes run() return after the current poll. Safe from any thread and from the handler.
+  void stop() noexcept;
+
+  // Commits pending offsets, leaves the group (revoking every partition) and stops consuming.
+  // Idempotent.
+  void close();
+
+  std::vector<TopicPartition> assignment() const;
+  ConsumerStats stats() const;
+
+  struct Impl;
+
+ private:
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace processor::kafka

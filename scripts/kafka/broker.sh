@@ -1,0 +1,434 @@
+#!/usr/bin/env bash
+# A real, single-node Apache Kafka broker for the integration tests: KRaft mode (one process that
+# is both broker and controller), listening on 127.0.0.1 only, from the Maven artifacts
+# org.apache.kafka:kafka_2.13 and org.apache.kafka:kafka-tools (see pom.xml beside this file).
+#
+# Usage: scripts/kafka/broker.sh COMMAND [options]
+#   fetch                   fetch the broker's jars into the cache (idempotent; fast when done)
+#   start [--dir DIR]       start a fresh broker (DIR's old data is wiped), wait until it serves,
+#                           write DIR/broker.env and print its bootstrap address (127.0.0.1:PORT).
+#                           If the broker of DIR already runs, just print its address.
+#   stop  [--dir DIR]       stop the broker of DIR (SIGTERM, SIGKILL after 30 s); never fails
+#   status [--dir DIR]      print the bootstrap address and exit 0 if the broker of DIR runs, else 1
+#   tool NAME [ARGS...]     run a Kafka command-line tool with the cached classpath. NAME is an
+#                           alias (consumer-groups, topics, get-offsets, console-producer,
+#                           console-consumer, broker-api-versions, configs, delete-records,
+#                           transactions, metadata-quorum, storage) or a fully qualified class.
+#                           Example: broker.sh tool consumer-groups --bootstrap-server
+#                                    "$KAFKA_BOOTSTRAP" --describe --group g
+#
+# DIR/broker.env (written by start, removed by stop) holds, one KEY=value a line (shell-quoted):
+#   KAFKA_BOOTSTRAP=127.0.0.1:PORT  KAFKA_LIBS=<jar dir>  KAFKA_VERSION=X.Y.Z
+#   KAFKA_CONTROLLER=127.0.0.1:PORT KAFKA_PID=<pid>       KAFKA_DIR=<DIR>
+#
+# Environment:
+#   PROCESSOR_KAFKA_VERSION        Kafka version. Default: the kafka.version of pom.xml
+#   PROCESSOR_KAFKA_CACHE          jar cache. Default: $HOME/.cache/processor/kafka-<version>
+#   PROCESSOR_KAFKA_DIR            default DIR. Default: <repo>/build/kafka
+#   PROCESSOR_KAFKA_PORT           broker port. Default: a free port
+#   PROCESSOR_KAFKA_CONTROLLER_PORT  controller port. Default: a free port
+#   PROCESSOR_KAFKA_START_TIMEOUT  seconds start waits for readiness. Default: 120
+#   PROCESSOR_KAFKA_HEAP           broker heap flags. Default: -Xms256m -Xmx512m
+#   PROCESSOR_KAFKA_JVM_OPTS       extra JVM flags for the broker
+#   PROCESSOR_KAFKA_MVN_ARGS       extra Maven arguments for fetch (e.g. -o, -Dmaven.repo.local=...)
+#   PROCESSOR_KAFKA_JAVA           java executable. Default: $JAVA_HOME/bin/java, else java
+set -euo pipefail
+
+script_dir="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+repo_root="$(cd "${script_dir}/../.." && pwd)"
+pom="${script_dir}/pom.xml"
+
+log() { echo "broker.sh: $*" >&2; }
+die() {
+  echo "broker.sh: error: $*" >&2
+  exit 1
+}
+
+pom_version() { sed -n 's|.*<kafka.version>\(.*\)</kafka.version>.*|\1|p' "${pom}" | head -n 1; }
+
+version="${PROCESSOR_KAFKA_VERSION:-$(pom_version)}"
+[[ -n "${version}" ]] || die "cannot read kafka.version from ${pom}"
+cache="${PROCESSOR_KAFKA_CACHE:-${HOME}/.cache/processor/kafka-${version}}"
+libs="${cache}/libs"
+marker="${cache}/.complete"
+
+# ---- Java ---------------------------------------------------------------------------------------
+java_bin() {
+  if [[ -n "${PROCESSOR_KAFKA_JAVA:-}" ]]; then
+    echo "${PROCESSOR_KAFKA_JAVA}"
+  elif [[ -n "${JAVA_HOME:-}" && -x "${JAVA_HOME}/bin/java" ]]; then
+    echo "${JAVA_HOME}/bin/java"
+  else
+    command -v java || die "no java found: run scripts/setup.sh (Kafka ${version} needs Java 17+)"
+  fi
+}
+
+# The broker of Kafka 4.x is built for Java 17 (class file 61); 3.x runs on 11+.
+check_java() {
+  local java="$1" line major need=17
+  [[ "${version}" == 3.* ]] && need=11
+  line="$("${java}" -version 2>&1 | head -n 1)"
+  major="$(sed -n 's/.*version "\([0-9][0-9]*\)[."].*/\1/p' <<<"${line}")"
+  [[ "${major}" == 1 ]] && major="$(sed -n 's/.*version "1\.\([0-9]*\).*/\1/p' <<<"${line}")"
+  [[ -n "${major}" ]] || die "cannot tell the version of ${java}: ${line}"
+  ((major >= need)) || die "${java} is Java ${major}; Kafka ${version} needs Java ${need}+ (run scripts/setup.sh)"
+}
+
+# ---- fetch --------------------------------------------------------------------------------------
+pom_digest() { sha256sum "${pom}" | cut -d' ' -f1; }
+
+fetched() {
+  [[ -f "${marker}" ]] && grep -qx "kafka.version=${version}" "${marker}" &&
+    grep -qx "pom.sha256=$(pom_digest)" "${marker}" && [[ -f "${libs}/kafka_2.13-${version}.jar" ]]
+}
+
+cmd_fetch() {
+  fetched && return 0
+  command -v mvn >/dev/null 2>&1 || die "mvn not found: run scripts/setup.sh"
+  mkdir -p "${cache}"
+  # One fetch at a time per cache (parallel test runs may race here).
+  exec 8>"${cache}/.lock"
+  flock 8
+  if fetched; then
+    exec 8>&-
+    return 0
+  fi
+  local tmp="${cache}/libs.tmp.$$" started=${SECONDS}
+  rm -rf "${tmp}"
+  log "fetching Kafka ${version} jars into ${libs} (Maven)"
+  # Maven's output is kept and shown only when it fails (even -q prints colour resets).
+  # shellcheck disable=SC2086 # PROCESSOR_KAFKA_MVN_ARGS is a list of words
+  if ! mvn -B -q -Dstyle.color=never -f "${pom}" -Dkafka.version="${version}" \
+    ${PROCESSOR_KAFKA_MVN_ARGS:-} dependency:copy-dependencies -DoutputDirectory="${tmp}" \
+    >"${cache}/mvn.log" 2>&1; then
+    cat "${cache}/mvn.log" >&2
+    rm -rf "${tmp}"
+    die "Maven could not fetch Kafka ${version} (its output is above and in ${cache}/mvn.log)"
+  fi
+  [[ -f "${tmp}/kafka_2.13-${version}.jar" ]] || die "Maven finished but ${tmp} has no kafka_2.13-${version}.jar"
+  rm -rf "${libs}"
+  mv "${tmp}" "${libs}"
+  printf 'kafka.version=%s\npom.sha256=%s\n' "${version}" "$(pom_digest)" >"${marker}"
+  log "fetched $(find "${libs}" -name '*.jar' | wc -l) jars ($(du -sh "${libs}" | cut -f1)) in $((SECONDS - started)) s"
+  exec 8>&-
+}
+
+# ---- broker directory ---------------------------------------------------------------------------
+broker_dir=""
+parse_dir() {
+  broker_dir="${PROCESSOR_KAFKA_DIR:-${repo_root}/build/kafka}"
+  while (($#)); do
+    case "$1" in
+      --dir) (($# >= 2)) || die "--dir needs a value"; broker_dir="$2"; shift 2 ;;
+      --dir=*) broker_dir="${1#--dir=}"; shift ;;
+      *) die "unknown option: $1" ;;
+    esac
+  done
+  mkdir -p "${broker_dir}"
+  broker_dir="$(cd "${broker_dir}" && pwd)"
+}
+
+# Pids of java processes running the broker of ${broker_dir}: the pid file's, if it is one,
+# plus any whose command line names this directory's server.properties (a lost pid file).
+broker_pids() {
+  local props="${broker_dir}/server.properties" pid cmdline p
+  local -a found=()
+  if [[ -f "${broker_dir}/broker.pid" ]]; then
+    pid="$(cat "${broker_dir}/broker.pid" 2>/dev/null || true)"
+    [[ "${pid}" =~ ^[0-9]+$ ]] && found+=("${pid}")
+  fi
+  for p in /proc/[0-9]*; do
+    cmdline="$(tr '\0' ' ' <"${p}/cmdline" 2>/dev/null || true)"
+    [[ "${cmdline}" == *kafka.Kafka*"${props}"* ]] && found+=("${p#/proc/}")
+  done
+  for pid in $(printf '%s\n' "${found[@]}" | sort -un); do
+    cmdline="$(tr '\0' ' ' <"/proc/${pid}/cmdline" 2>/dev/null || true)"
+    [[ "${cmdline}" == *kafka.Kafka*"${props}"* ]] && echo "${pid}"
+  done
+  return 0
+}
+
+lock_dir() {
+  exec 9>"${broker_dir}/.lock"
+  flock 9
+}
+
+# Two distinct free TCP ports on 127.0.0.1 (bound at once, so they differ, then released).
+free_ports() {
+  if command -v python3 >/dev/null 2>&1; then
+    python3 -c '
+import socket
+socks = [socket.socket(socket.AF_INET, socket.SOCK_STREAM) for _ in range(2)]
+for s in socks:
+    s.bind(("127.0.0.1", 0))
+print(" ".join(str(s.getsockname()[1]) for s in socks))
+for s in socks:
+    s.close()'
+  else
+    # No python: probe random ports below the ephemeral range until nothing answers on them.
+    local -a ports=()
+    local port
+    while ((${#ports[@]} < 2)); do
+      port=$((20000 + RANDOM % 12000))
+      [[ " ${ports[*]} " == *" ${port} "* ]] && continue
+      if ! (exec 3<>"/dev/tcp/127.0.0.1/${port}") 2>/dev/null; then ports+=("${port}"); fi
+    done
+    echo "${ports[*]}"
+  fi
+}
+
+port_open() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+
+# A Kafka cluster id: 16 random bytes, URL-safe base64 without padding (what
+# `kafka-storage random-uuid` prints; like Kafka, avoid ids that start with '-').
+cluster_id() {
+  local id
+  while :; do
+    id="$(head -c 16 /dev/urandom | base64 | tr '+/' '-_' | tr -d '=\n')"
+    [[ "${id}" != -* && ${#id} -eq 22 ]] && break
+  done
+  echo "${id}"
+}
+
+write_properties() {
+  local port="$1" controller_port="$2"
+  cat >"${broker_dir}/server.properties" <<EOF
+# Written by scripts/kafka/broker.sh for Kafka ${version}: a single-node KRaft test broker.
+process.roles=broker,controller
+node.id=1
+controller.quorum.voters=1@127.0.0.1:${controller_port}
+listeners=PLAINTEXT://127.0.0.1:${port},CONTROLLER://127.0.0.1:${controller_port}
+advertised.listeners=PLAINTEXT://127.0.0.1:${port}
+inter.broker.listener.name=PLAINTEXT
+controller.listener.names=CONTROLLER
+listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT
+log.dirs=${broker_dir}/data
+
+# One node: every internal topic has one replica.
+num.partitions=1
+default.replication.factor=1
+min.insync.replicas=1
+offsets.topic.replication.factor=1
+transaction.state.log.replication.factor=1
+transaction.state.log.min.isr=1
+share.coordinator.state.topic.replication.factor=1
+share.coordinator.state.topic.min.isr=1
+auto.create.topics.enable=true
+delete.topic.enable=true
+
+# Fast tests: no wait for more members before the first rebalance, few coordinator partitions
+# (the first group or transaction creates __consumer_offsets / __transaction_state, 50 partitions
+# each by default), short session timeouts allowed.
+group.initial.rebalance.delay.ms=0
+offsets.topic.num.partitions=1
+transaction.state.log.num.partitions=1
+group.min.session.timeout.ms=1000
+
+# A small footprint on a 2-core machine.
+num.network.threads=2
+num.io.threads=4
+num.recovery.threads.per.data.dir=1
+background.threads=4
+log.cleaner.threads=1
+log.cleaner.dedupe.buffer.size=33554432
+EOF
+}
+
+wait_ready() {
+  local pid="$1" port="$2" timeout="${PROCESSOR_KAFKA_START_TIMEOUT:-120}"
+  local deadline=$((SECONDS + timeout))
+  while ((SECONDS < deadline)); do
+    if ! kill -0 "${pid}" 2>/dev/null; then
+      start_failed "the broker exited during startup"
+    fi
+    if grep -q "Kafka Server started" "${broker_dir}/broker.log" 2>/dev/null && port_open "${port}"; then
+      return 0
+    fi
+    sleep 0.2
+  done
+  kill -KILL "${pid}" 2>/dev/null || true
+  start_failed "the broker was not ready within ${timeout} s (PROCESSOR_KAFKA_START_TIMEOUT)"
+}
+
+start_failed() {
+  {
+    echo "broker.sh: error: $1"
+    echo "---- last 50 lines of ${broker_dir}/broker.log ----"
+    tail -n 50 "${broker_dir}/broker.log" 2>/dev/null || echo "(no log)"
+    echo "----"
+  } >&2
+  local pid
+  for pid in $(broker_pids); do kill -KILL "${pid}" 2>/dev/null || true; done
+  rm -f "${broker_dir}/broker.pid" "${broker_dir}/broker.env"
+  exit 1
+}
+
+env_value() { sed -n "s/^$1=//p" "${broker_dir}/broker.env" 2>/dev/null | head -n 1; }
+
+cmd_start() {
+  parse_dir "$@"
+  lock_dir
+  local running
+  running="$(broker_pids)"
+  if [[ -n "${running}" && -f "${broker_dir}/broker.env" ]]; then
+    local bootstrap
+    bootstrap="$(env_value KAFKA_BOOTSTRAP)"
+    if port_open "${bootstrap##*:}"; then
+      log "the broker of ${broker_dir} already runs (pid ${running//$'\n'/ })"
+      echo "${bootstrap}"
+      return 0
+    fi
+  fi
+  # Anything left of an earlier broker of this directory goes: a clean start every time.
+  # shellcheck disable=SC2086 # one pid a word
+  [[ -n "${running}" ]] && stop_pids ${running}
+  rm -rf "${broker_dir}/data"
+  rm -f "${broker_dir}/broker.pid" "${broker_dir}/broker.env" "${broker_dir}/broker.log" \
+    "${broker_dir}/format.log" "${broker_dir}/server.properties"
+
+  cmd_fetch
+  local java started=${SECONDS}
+  java="$(java_bin)"
+  check_java "${java}"
+
+  local port controller_port ports
+  ports="$(free_ports)"
+  port="${PROCESSOR_KAFKA_PORT:-${ports%% *}}"
+  controller_port="${PROCESSOR_KAFKA_CONTROLLER_PORT:-${ports##* }}"
+  [[ "${port}" != "${controller_port}" ]] || die "broker and controller ports are both ${port}"
+  write_properties "${port}" "${controller_port}"
+
+  # Format the metadata log (static quorum: no --standalone needed).
+  if ! "${java}" -Xshare:auto -XX:TieredStopAtLevel=1 -XX:+UseSerialGC -Xmx256m \
+    -Dlog4j2.configurationFile="${script_dir}/log4j2-tools.properties" -cp "${libs}/*" \
+    kafka.tools.StorageTool format -t "$(cluster_id)" -c "${broker_dir}/server.properties" \
+    >"${broker_dir}/format.log" 2>&1 9>&-; then
+    cat "${broker_dir}/format.log" >&2
+    die "formatting the storage of ${broker_dir} failed"
+  fi
+
+  log "starting Kafka ${version} on 127.0.0.1:${port} (controller ${controller_port}), dir ${broker_dir}"
+  # setsid: the broker is not in the caller's process group (no Ctrl-C from a terminal, no kill
+  # of a test runner's group); stdin/stdout/stderr and the lock fd are not shared with the caller.
+  # shellcheck disable=SC2086 # heap and extra options are lists of words
+  setsid "${java}" ${PROCESSOR_KAFKA_HEAP:--Xms256m -Xmx512m} -server -XX:+UseG1GC \
+    -XX:MaxGCPauseMillis=20 -XX:InitiatingHeapOccupancyPercent=35 -XX:+ExplicitGCInvokesConcurrent \
+    -Djava.awt.headless=true -Dkafka.logs.dir="${broker_dir}" \
+    -Dlog4j2.configurationFile="${script_dir}/log4j2-broker.properties" \
+    ${PROCESSOR_KAFKA_JVM_OPTS:-} -cp "${libs}/*" kafka.Kafka "${broker_dir}/server.properties" \
+    </dev/null >"${broker_dir}/broker.log" 2>&1 9>&- &
+  local pid=$!
+  echo "${pid}" >"${broker_dir}/broker.pid"
+  wait_ready "${pid}" "${port}"
+  # setsid execs java in place (this shell has no job control), so $! is the JVM; make sure.
+  pid="$(broker_pids | head -n 1)"
+  [[ -n "${pid}" ]] || start_failed "the broker is ready but its process cannot be found"
+  echo "${pid}" >"${broker_dir}/broker.pid"
+
+  {
+    printf 'KAFKA_BOOTSTRAP=%q\n' "127.0.0.1:${port}"
+    printf 'KAFKA_CONTROLLER=%q\n' "127.0.0.1:${controller_port}"
+    printf 'KAFKA_LIBS=%q\n' "${libs}"
+    printf 'KAFKA_VERSION=%q\n' "${version}"
+    printf 'KAFKA_PID=%q\n' "${pid}"
+    printf 'KAFKA_DIR=%q\n' "${broker_dir}"
+  } >"${broker_dir}/broker.env.tmp"
+  mv "${broker_dir}/broker.env.tmp" "${broker_dir}/broker.env"
+  log "ready in $((SECONDS - started)) s (pid ${pid}); log ${broker_dir}/broker.log"
+  echo "127.0.0.1:${port}"
+}
+
+# SIGTERM (a controlled shutdown), up to 30 s, then SIGKILL.
+stop_pids() {
+  local pid deadline
+  for pid in "$@"; do kill -TERM "${pid}" 2>/dev/null || true; done
+  deadline=$((SECONDS + 30))
+  for pid in "$@"; do
+    while kill -0 "${pid}" 2>/dev/null && ((SECONDS < deadline)); do sleep 0.1; done
+    if kill -0 "${pid}" 2>/dev/null; then
+      log "pid ${pid} did not stop within 30 s: SIGKILL"
+      kill -KILL "${pid}" 2>/dev/null || true
+      while kill -0 "${pid}" 2>/dev/null; do sleep 0.1; done
+    fi
+  done
+}
+
+cmd_stop() {
+  parse_dir "$@"
+  lock_dir
+  local pids
+  pids="$(broker_pids)"
+  if [[ -n "${pids}" ]]; then
+    local started=${SECONDS}
+    # shellcheck disable=SC2086
+    stop_pids ${pids}
+    log "stopped the broker of ${broker_dir} (pid ${pids//$'\n'/ }) in $((SECONDS - started)) s"
+  else
+    log "no broker of ${broker_dir} runs"
+  fi
+  rm -f "${broker_dir}/broker.pid" "${broker_dir}/broker.env"
+  return 0
+}
+
+cmd_status() {
+  parse_dir "$@"
+  local pids bootstrap
+  pids="$(broker_pids)"
+  bootstrap="$(env_value KAFKA_BOOTSTRAP)"
+  if [[ -n "${pids}" && -n "${bootstrap}" ]] && port_open "${bootstrap##*:}"; then
+    echo "${bootstrap}"
+    return 0
+  fi
+  log "no broker of ${broker_dir} runs"
+  return 1
+}
+
+# ---- tool ---------------------------------------------------------------------------------------
+# Alias -> main class. Kafka 4.x names; the 3.x ones differ for a few (kafka.admin.*, kafka.tools.*).
+tool_class() {
+  local v3=0
+  [[ "${version}" == 3.* ]] && v3=1
+  case "$1" in
+    consumer-groups) echo org.apache.kafka.tools.consumer.group.ConsumerGroupCommand ;;
+    topics) echo org.apache.kafka.tools.TopicCommand ;;
+    get-offsets) echo org.apache.kafka.tools.GetOffsetShell ;;
+    console-producer) ((v3)) && echo kafka.tools.ConsoleProducer || echo org.apache.kafka.tools.ConsoleProducer ;;
+    console-consumer) ((v3)) && echo kafka.tools.ConsoleConsumer || echo org.apache.kafka.tools.consumer.ConsoleConsumer ;;
+    broker-api-versions) ((v3)) && echo kafka.admin.BrokerApiVersionsCommand || echo org.apache.kafka.tools.BrokerApiVersionsCommand ;;
+    configs) ((v3)) && echo kafka.admin.ConfigCommand || echo org.apache.kafka.tools.ConfigCommand ;;
+    delete-records) echo org.apache.kafka.tools.DeleteRecordsCommand ;;
+    transactions) echo org.apache.kafka.tools.TransactionsCommand ;;
+    metadata-quorum) echo org.apache.kafka.tools.MetadataQuorumCommand ;;
+    storage) echo kafka.tools.StorageTool ;;
+    *.*) echo "$1" ;;
+    *) die "unknown tool '$1' (an alias from the usage, or a fully qualified class name)" ;;
+  esac
+}
+
+cmd_tool() {
+  (($#)) || die "usage: broker.sh tool NAME [ARGS...]"
+  local class java
+  class="$(tool_class "$1")"
+  shift
+  cmd_fetch
+  java="$(java_bin)"
+  # Quick JVM start for short-lived tools: C1 only, serial GC, small heap, shared class data.
+  exec "${java}" -Xshare:auto -XX:TieredStopAtLevel=1 -XX:+UseSerialGC -Xms32m -Xmx256m \
+    -Djava.awt.headless=true -Dlog4j2.configurationFile="${script_dir}/log4j2-tools.properties" \
+    -cp "${libs}/*" "${class}" "$@"
+}
+
+usage() { sed -n '2,/^set -euo/p' "${BASH_SOURCE[0]}" | sed '$d; s/^# \{0,1\}//' >&2; }
+
+(($#)) || { usage; exit 2; }
+command="$1"
+shift
+case "${command}" in
+  fetch) (($# == 0)) || die "fetch takes no arguments"; cmd_fetch ;;
+  start) cmd_start "$@" ;;
+  stop) cmd_stop "$@" ;;
+  status) cmd_status "$@" ;;
+  tool) cmd_tool "$@" ;;
+  -h | --help | help) usage ;;
+  *) usage; die "unknown command: ${command}" ;;
+esac

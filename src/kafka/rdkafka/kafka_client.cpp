@@ -1,0 +1,130 @@
+#include "processor/kafka/kafka_client.hpp"
+
+#include <cstring>
+#include <iostream>
+
+#include "kafka/rdkafka/kafka_client_impl.hpp"
+
+namespace processor::kafka {
+
+using internal::RdPtr;
+
+KafkaFeatures kafka_features() {
+  return KafkaFeatures{rd_kafka_version_str(), PROCESSOR_RDKAFKA_HAS_LEADER_EPOCH};
+}
+
+namespace {
+
+// librdkafka calls this from inside rd_kafka_consumer_poll(): no exception may cross it.
+void rebalance_callback(rd_kafka_t* rk, rd_kafka_resp_err_t event, rd_kafka_topic_partition_list_t* partitions,
+                        void* opaque) {
+  auto* impl = static_cast<KafkaClient::Impl*>(opaque);
+  KafkaClient::Impl::RebalanceHandler handler;
+  {
+    std::lock_guard lock(impl->rebalance_mutex);
+    handler = impl->rebalance_handler;
+  }
+  try {
+    if (handler) {
+      handler(event, partitions);
+      return;
+    }
+  } catch (const std::exception& error) {
+    std::cerr << "processor: rebalance handler failed: " << error.what() << "\n";
+  } catch (...) {
+    std::cerr << "processor: rebalance handler failed\n";
+  }
+  KafkaClient::Impl::apply_default_rebalance(rk, event, partitions);
+}
+
+void error_callback(rd_kafka_t*, int error, const char* reason, void*) {
+  // Transport errors are retried by librdkafka; only fatal ones need the user's attention,
+  // and those surface through the calls that hit them.
+  if (error == RD_KAFKA_RESP_ERR__FATAL) std::cerr << "processor: librdkafka fatal error: " << reason << "\n";
+}
+
+}  // namespace
+
+void KafkaClient::Impl::apply_default_rebalance(rd_kafka_t* rk, rd_kafka_resp_err_t event,
+                                                rd_kafka_topic_partition_list_t* partitions) {
+  const bool cooperative = std::strcmp(rd_kafka_rebalance_protocol(rk), "COOPERATIVE") == 0;
+  if (event == RD_KAFKA_RESP_ERR__ASSIGN_PARTITIONS) {
+    if (cooperative) {
+      RdPtr<rd_kafka_error_t>(rd_kafka_incremental_assign(rk, partitions));
+    } else {
+      rd_kafka_assign(rk, partitions);
+    }
+  } else if (cooperative) {
+    RdPtr<rd_kafka_error_t>(rd_kafka_incremental_unassign(rk, partitions));
+  } else {
+    rd_kafka_assign(rk, nullptr);
+  }
+}
+
+KafkaClient::KafkaClient(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+
+std::shared_ptr<KafkaClient> KafkaClient::create(KafkaProperties properties) {
+  for (const char* required : {"bootstrap.servers", "group.id"}) {
+    const auto it = properties.find(required);
+    if (it == properties.end() || it->second.empty()) {
+      throw StateError(ErrorKind::InvalidArgument, std::string("KafkaClient needs the property '") + required + "'");
+    }
+  }
+  // The OffsetManager owns commits: librdkafka must never commit or store offsets by itself.
+  properties["enable.auto.commit"] = "false";
+  properties["enable.auto.offset.store"] = "false";
+  // KafkaConsumer decides out-of-range positions by cause (OutOfRangePolicy), and learns the
+  // end position of a drained partition from its end-of-partition event.
+  properties["auto.offset.reset"] = "error";
+  properties["enable.partition.eof"] = "true";
+
+  auto impl = std::make_unique<Impl>();
+  RdPtr<rd_kafka_conf_t> conf(rd_kafka_conf_new());
+  char error[512];
+  for (const auto& [name, value] : properties) {
+    if (rd_kafka_conf_set(conf.get(), name.c_str(), value.c_str(), error, sizeof error) != RD_KAFKA_CONF_OK) {
+      throw StateError(ErrorKind::InvalidArgument,
+                       "invalid Kafka property '" + name + "' = '" + value + "': " + error);
+    }
+  }
+  rd_kafka_conf_set_opaque(conf.get(), impl.get());
+  rd_kafka_conf_set_rebalance_cb(conf.get(), rebalance_callback);
+  rd_kafka_conf_set_error_cb(conf.get(), error_callback);
+
+  rd_kafka_t* rk = rd_kafka_new(RD_KAFKA_CONSUMER, conf.get(), error, sizeof error);
+  if (rk == nullptr) throw StateError(ErrorKind::Kafka, std::string("cannot create the Kafka client: ") + error);
+  conf.release();  // rd_kafka_new() took it
+  impl->handle.reset(rk);
+  impl->group = properties.at("group.id");
+  impl->properties = std::move(properties);
+  return std::shared_ptr<KafkaClient>(new KafkaClient(std::move(impl)));
+}
+
+KafkaClient::~KafkaClient() {
+  if (impl_->subscribed && !impl_->closed.exchange(true)) {
+    // Leaves the group; the default handler unassigns.
+    {
+      std::lock_guard lock(impl_->rebalance_mutex);
+      impl_->rebalance_handler = nullptr;
+    }
+    rd_kafka_consumer_close(impl_->rk());
+  }
+}
+
+const std::string& KafkaClient::group_id() const noexcept { return impl_->group; }
+const KafkaProperties& KafkaClient::properties() const noexcept { return impl_->properties; }
+
+std::vector<TopicPartition> KafkaClient::assignment() const {
+  rd_kafka_topic_partition_list_t* raw = nullptr;
+  const rd_kafka_resp_err_t error = rd_kafka_assignment(impl_->rk(), &raw);
+  internal::PartitionListPtr list(raw);
+  if (error != RD_KAFKA_RESP_ERR_NO_ERROR) throw internal::kafka_error(error, "reading the assignment");
+  return internal::from_partition_list(list.get());
+}
+
+void KafkaClient::poll(std::chrono::milliseconds timeout) {
+  // Once subscribed the consumer's loop serves the queue.
+  if (!impl_->subscribed) rd_kafka_poll(impl_->rk(), internal::to_timeout_ms(timeout));
+}
+
+}  // namespace processor::kafka

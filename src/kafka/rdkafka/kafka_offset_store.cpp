@@ -1,0 +1,282 @@
+#include "processor/kafka/kafka_offset_store.hpp"
+
+#include <algorithm>
+#include <iostream>
+#include <set>
+#include <thread>
+
+#include "kafka/rdkafka/kafka_client_impl.hpp"
+
+namespace processor::kafka {
+
+using internal::PartitionListPtr;
+using internal::RdPtr;
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// Runs `attempt` (which returns an error code and may name the failing partition) until it
+// succeeds, fails with a non-retriable error, or the deadline passes.
+template <class Attempt>
+void with_retries(const KafkaOffsetStoreOptions& options, const std::string& what, Attempt&& attempt) {
+  const auto deadline = Clock::now() + options.retry_deadline;
+  auto backoff = options.retry_backoff;
+  for (;;) {
+    std::string partition;
+    const rd_kafka_resp_err_t error = attempt(&partition);
+    if (error == RD_KAFKA_RESP_ERR_NO_ERROR) return;
+    const std::string where = partition.empty() ? what : what + " (" + partition + ")";
+    if (!internal::is_retriable(error) || Clock::now() + backoff > deadline) throw internal::kafka_error(error, where);
+    std::this_thread::sleep_for(backoff);
+    backoff = std::min(backoff * 2, options.retry_backoff_max);
+  }
+}
+
+// Waits for the single event an asynchronous request posts on `queue`.
+RdPtr<rd_kafka_event_t> wait_for_event(rd_kafka_queue_t* queue, std::chrono::milliseconds timeout) {
+  return RdPtr<rd_kafka_event_t>(rd_kafka_queue_poll(queue, internal::to_timeout_ms(timeout)));
+}
+
+void commit_result_callback(rd_kafka_t*, rd_kafka_resp_err_t error, rd_kafka_topic_partition_list_t* offsets,
+                            void* opaque) {
+  std::unique_ptr<CommitCallback> done(static_cast<CommitCallback*>(opaque));
+  std::string partition;
+  const rd_kafka_resp_err_t first = internal::first_error(error, offsets, &partition);
+  try {
+    if (first == RD_KAFKA_RESP_ERR_NO_ERROR) {
+      (*done)(std::nullopt);
+    } else {
+      (*done)(internal::kafka_error(first, "asynchronous offset commit" + (partition.empty() ? "" : " (" + partition + ")")));
+    }
+  } catch (...) {
+    std::cerr << "processor: an asynchronous commit callback threw; ignored\n";
+  }
+}
+
+}  // namespace
+
+KafkaOffsetStore::KafkaOffsetStore(std::shared_ptr<KafkaClient> client, KafkaOffsetStoreOptions options)
+    : client_(std::move(client)), options_(options) {
+  if (!client_) throw StateError(ErrorKind::InvalidArgument, "KafkaOffsetStore needs a KafkaClient, got null");
+}
+
+namespace {
+
+void require_group(const KafkaClient& client, std::string_view group) {
+  if (group != client.group_id()) {
+    throw StateError(ErrorKind::InvalidArgument, "this KafkaOffsetStore commits for group '" + client.group_id() +
+                                                     "', not '" + std::string(group) + "'");
+  }
+}
+
+// A member commits only the partitions it owns; a client that never subscribed is not a member
+// and commits as a standalone (the broker accepts that only for a group without members).
+void require_ownership(const KafkaClient& client, const KafkaClient::Impl& impl,
+                       std::span<const PartitionOffset> offsets) {
+  if (!impl.subscribed) return;
+  const auto assigned = client.assignment();
+  const std::set<TopicPartition, bool (*)(const TopicPartition&, const TopicPartition&)> owned(
+      assigned.begin(), assigned.end(), [](const TopicPartition& a, const TopicPartition& b) {
+        return std::tie(a.topic, a.partition) < std::tie(b.topic, b.partition);
+      });
+  for (const auto& [tp, info] : offsets) {
+    if (!owned.contains(tp)) {
+      throw StateError(ErrorKind::Kafka,
+                       "refusing to commit offset " + std::to_string(info.offset) + " for " + tp.to_key() +
+                           ": the partition is not assigned to this member of group '" + client.group_id() + "'",
+                       RD_KAFKA_RESP_ERR__ASSIGNMENT_LOST, false);
+    }
+  }
+}
+
+}  // namespace
+
+void KafkaOffsetStore::store_offset(std::string_view group, const TopicPartition& tp, const OffsetInfo& info) {
+  const PartitionOffset entry{tp, info};
+  store_offsets(group, std::span<const PartitionOffset>(&entry, 1));
+}
+
+void KafkaOffsetStore::store_offsets(std::string_view group, std::span<const PartitionOffset> offsets) {
+  require_group(*client_, group);
+  for (const auto& [tp, info] : offsets) validate_offset_entry(tp, info);
+  if (offsets.empty()) return;
+  KafkaClient::Impl& impl = client_->impl();
+  require_ownership(*client_, impl, offsets);
+
+  const std::string what = "committing " + std::to_string(offsets.size()) + " offsets of group '" + impl.group + "'";
+  with_retries(options_, what, [&](std::string* partition) {
+    auto list = internal::to_partition_list(offsets);
+    RdPtr<rd_kafka_queue_t> queue(rd_kafka_queue_new(impl.rk()));
+    const rd_kafka_resp_err_t sent = rd_kafka_commit_queue(impl.rk(), list.get(), queue.get(), nullptr, nullptr);
+    if (sent != RD_KAFKA_RESP_ERR_NO_ERROR) return sent;
+    auto event = wait_for_event(queue.get(), options_.request_timeout);
+    if (!event) return RD_KAFKA_RESP_ERR__TIMED_OUT;
+    return internal::first_error(rd_kafka_event_error(event.get()), rd_kafka_event_topic_partition_list(event.get()),
+                                 partition);
+  });
+}
+
+void KafkaOffsetStore::store_offsets_async(std::string_view group, std::span<const PartitionOffset> offsets,
+                                           CommitCallback done) {
+  require_group(*client_, group);
+  for (const auto& [tp, info] : offsets) validate_offset_entry(tp, info);
+  KafkaClient::Impl& impl = client_->impl();
+  require_ownership(*client_, impl, offsets);
+  auto list = internal::to_partition_list(offsets);
+  auto callback = std::make_unique<CommitCallback>(std::move(done));
+  RdPtr<rd_kafka_queue_t> main_queue(rd_kafka_queue_get_main(impl.rk()));
+  const rd_kafka_resp_err_t sent =
+      rd_kafka_commit_queue(impl.rk(), list.get(), main_queue.get(), commit_result_callback, callback.get());
+  if (sent != RD_KAFKA_RESP_ERR_NO_ERROR) throw internal::kafka_error(sent, "sending an asynchronous commit");
+  callback.release();  // owned by commit_result_callback from now on
+}
+
+std::unordered_map<TopicPartition, OffsetInfo> KafkaOffsetStore::committed(
+    const std::vector<TopicPartition>& partitions) {
+  for (const auto& tp : partitions) validate_topic_partition(tp);
+  std::unordered_map<TopicPartition, OffsetInfo> out;
+  if (partitions.empty()) return out;
+  KafkaClient::Impl& impl = client_->impl();
+  PartitionListPtr list;
+  with_retries(options_, "reading committed offsets of group '" + impl.group + "'", [&](std::string* partition) {
+    list = internal::to_partition_list(partitions);
+    const rd_kafka_resp_err_t error =
+        rd_kafka_committed(impl.rk(), list.get(), internal::to_timeout_ms(options_.request_timeout));
+    return internal::first_error(error, list.get(), partition);
+  });
+  for (int i = 0; i < list->cnt; ++i) {
+    if (auto info = internal::offset_info_of(list->elems[i])) {
+      out.emplace(TopicPartition(list->elems[i].topic, list->elems[i].partition), std::move(*info));
+    }
+  }
+  return out;
+}
+
+std::optional<OffsetInfo> KafkaOffsetStore::get_offset(std::string_view group, const TopicPartition& tp) {
+  require_group(*client_, group);
+  auto found = committed({tp});
+  if (found.empty()) return std::nullopt;
+  return found.begin()->second;
+}
+
+std::unordered_map<TopicPartition, OffsetInfo> KafkaOffsetStore::get_all_offsets(std::string_view group) {
+  require_group(*client_, group);
+  KafkaClient::Impl& impl = client_->impl();
+  std::unordered_map<TopicPartition, OffsetInfo> out;
+  with_retries(options_, "listing the offsets of group '" + impl.group + "'", [&](std::string* partition) {
+    out.clear();
+    RdPtr<rd_kafka_queue_t> queue(rd_kafka_queue_new(impl.rk()));
+    RdPtr<rd_kafka_AdminOptions_t> admin(
+        rd_kafka_AdminOptions_new(impl.rk(), RD_KAFKA_ADMIN_OP_LISTCONSUMERGROUPOFFSETS));
+    char error_text[256];
+    rd_kafka_AdminOptions_set_request_timeout(admin.get(), internal::to_timeout_ms(options_.request_timeout),
+                                              error_text, sizeof error_text);
+    rd_kafka_ListConsumerGroupOffsets_t* request = rd_kafka_ListConsumerGroupOffsets_new(impl.group.c_str(), nullptr);
+    rd_kafka_ListConsumerGroupOffsets(impl.rk(), &request, 1, admin.get(), queue.get());
+    rd_kafka_ListConsumerGroupOffsets_destroy(request);
+    auto event = wait_for_event(queue.get(), options_.request_timeout + std::chrono::seconds(1));
+    if (!event) return RD_KAFKA_RESP_ERR__TIMED_OUT;
+    if (rd_kafka_event_error(event.get()) != RD_KAFKA_RESP_ERR_NO_ERROR) return rd_kafka_event_error(event.get());
+    const auto* result = rd_kafka_event_ListConsumerGroupOffsets_result(event.get());
+    std::size_t count = 0;
+    const rd_kafka_group_result_t** groups = rd_kafka_ListConsumerGroupOffsets_result_groups(result, &count);
+    for (std::size_t g = 0; g < count; ++g) {
+      if (const rd_kafka_error_t* group_error = rd_kafka_group_result_error(groups[g])) {
+        return rd_kafka_error_code(group_error);
+      }
+      const auto* list = rd_kafka_group_result_partitions(groups[g]);
+      for (int i = 0; list != nullptr && i < list->cnt; ++i) {
+        if (list->elems[i].err != RD_KAFKA_RESP_ERR_NO_ERROR) {
+          return internal::first_error(RD_KAFKA_RESP_ERR_NO_ERROR, list, partition);
+        }
+        if (auto info = internal::offset_info_of(list->elems[i])) {
+          out.emplace(TopicPartition(list->elems[i].topic, list->elems[i].partition), std::move(*info));
+        }
+      }
+    }
+    return RD_KAFKA_RESP_ERR_NO_ERROR;
+  });
+  return out;
+}
+
+namespace {
+
+void delete_group_offsets(KafkaClient::Impl& impl, const KafkaOffsetStoreOptions& options,
+                          const std::vector<TopicPartition>& partitions) {
+  if (partitions.empty()) return;
+  with_retries(options, "deleting offsets of group '" + impl.group + "'", [&](std::string* partition) {
+    RdPtr<rd_kafka_queue_t> queue(rd_kafka_queue_new(impl.rk()));
+    RdPtr<rd_kafka_AdminOptions_t> admin(
+        rd_kafka_AdminOptions_new(impl.rk(), RD_KAFKA_ADMIN_OP_DELETECONSUMERGROUPOFFSETS));
+    auto list = internal::to_partition_list(partitions);
+    rd_kafka_DeleteConsumerGroupOffsets_t* request =
+        rd_kafka_DeleteConsumerGroupOffsets_new(impl.group.c_str(), list.get());
+    rd_kafka_DeleteConsumerGroupOffsets(impl.rk(), &request, 1, admin.get(), queue.get());
+    rd_kafka_DeleteConsumerGroupOffsets_destroy(request);
+    auto event = wait_for_event(queue.get(), options.request_timeout + std::chrono::seconds(1));
+    if (!event) return RD_KAFKA_RESP_ERR__TIMED_OUT;
+    if (rd_kafka_event_error(event.get()) != RD_KAFKA_RESP_ERR_NO_ERROR) return rd_kafka_event_error(event.get());
+    const auto* result = rd_kafka_event_DeleteConsumerGroupOffsets_result(event.get());
+    std::size_t count = 0;
+    const rd_kafka_group_result_t** groups = rd_kafka_DeleteConsumerGroupOffsets_result_groups(result, &count);
+    for (std::size_t g = 0; g < count; ++g) {
+      if (const rd_kafka_error_t* group_error = rd_kafka_group_result_error(groups[g])) {
+        return rd_kafka_error_code(group_error);
+      }
+      const rd_kafka_resp_err_t error =
+          internal::first_error(RD_KAFKA_RESP_ERR_NO_ERROR, rd_kafka_group_result_partitions(groups[g]), partition);
+      if (error != RD_KAFKA_RESP_ERR_NO_ERROR) return error;
+    }
+    return RD_KAFKA_RESP_ERR_NO_ERROR;
+  });
+}
+
+}  // namespace
+
+void KafkaOffsetStore::delete_offset(std::string_view group, const TopicPartition& tp) {
+  require_group(*client_, group);
+  validate_topic_partition(tp);
+  delete_group_offsets(client_->impl(), options_, {tp});
+}
+
+void KafkaOffsetStore::clear_offsets(std::string_view group) {
+  std::vector<TopicPartition> partitions;
+  for (const auto& [tp, info] : get_all_offsets(group)) partitions.push_back(tp);
+  delete_group_offsets(client_->impl(), options_, partitions);
+}
+
+// ---- KafkaBrokerMetadata ----
+
+KafkaBrokerMetadata::KafkaBrokerMetadata(std::shared_ptr<KafkaClient> client, std::chrono::milliseconds timeout)
+    : client_(std::move(client)), timeout_(timeout) {
+  if (!client_) throw StateError(ErrorKind::InvalidArgument, "KafkaBrokerMetadata needs a KafkaClient, got null");
+}
+
+LogRange KafkaBrokerMetadata::log_range(const TopicPartition& tp) {
+  validate_topic_partition(tp);
+  std::int64_t low = 0;
+  std::int64_t high = 0;
+  const rd_kafka_resp_err_t error = rd_kafka_query_watermark_offsets(
+      client_->impl().rk(), tp.topic.c_str(), tp.partition, &low, &high, internal::to_timeout_ms(timeout_));
+  if (error != RD_KAFKA_RESP_ERR_NO_ERROR) throw internal::kafka_error(error, "reading the log range of " + tp.to_key());
+  return LogRange{low, high};
+}
+
+std::optional<std::int64_t> KafkaBrokerMetadata::offset_for_timestamp(const TopicPartition& tp, std::int64_t epoch_ms) {
+  validate_topic_partition(tp);
+  auto list = internal::to_partition_list(std::vector<TopicPartition>{tp});
+  list->elems[0].offset = epoch_ms;
+  const rd_kafka_resp_err_t error =
+      rd_kafka_offsets_for_times(client_->impl().rk(), list.get(), internal::to_timeout_ms(timeout_));
+  std::string partition;
+  const rd_kafka_resp_err_t first = internal::first_error(error, list.get(), &partition);
+  if (first != RD_KAFKA_RESP_ERR_NO_ERROR) {
+    throw internal::kafka_error(first, "looking up timestamp " + std::to_string(epoch_ms) + " in " + tp.to_key());
+  }
+  const std::int64_t offset = list->elems[0].offset;
+  if (offset < 0) return std::nullopt;  // RD_KAFKA_OFFSET_END: no record that new
+  return offset;
+}
+
+}  // namespace processor::kafka
