@@ -8,7 +8,8 @@
 set -euo pipefail
 
 # Build toolchain, test and benchmark frameworks, the libraries the code links against, and
-# the tooling of the integration tier (a Kafka broker needs a Java runtime; Maven fetches it).
+# the tooling of the integration tier (a Kafka broker needs a Java runtime; Maven fetches its jars:
+# scripts/kafka/broker.sh fetch).
 packages=(
   build-essential
   cmake
@@ -29,8 +30,14 @@ packages=(
   libcpp-httplib-dev
   maven
 )
-# Any Java runtime will do; install one only when there is none.
-if ! command -v java >/dev/null 2>&1; then
+# The integration tier's Kafka broker (scripts/kafka/broker.sh, Kafka 4.x) needs Java 17 or newer.
+# Any such runtime on PATH will do; otherwise install Debian's OpenJDK 17 (a no-op once it is).
+java_major=0
+if command -v java >/dev/null 2>&1; then
+  # 'openjdk version "17.0.15" ...' -> 17; 'java version "1.8.0_392"' -> 8
+  java_major="$(java -version 2>&1 | sed -n '1s/.*version "\(1\.\)\{0,1\}\([0-9][0-9]*\).*/\2/p')"
+fi
+if ((${java_major:-0} < 17)); then
   packages+=(openjdk-17-jre-headless)
 fi
 

@@ -51,6 +51,7 @@ struct ConsumerStats {
   std::uint64_t assignments = 0;           // partitions assigned, summed over rebalances
   std::uint64_t revocations = 0;           // partitions revoked (committed first)
   std::uint64_t lost = 0;                  // partitions lost (dropped without a commit)
+  std::uint64_t failed_revoke_commits = 0; // revocations whose final commit failed (logged)
   std::uint64_t out_of_range_resets = 0;   // positions moved by the OutOfRangePolicy
   std::uint64_t records_skipped = 0;       // records jumped over by those moves
 };
@@ -84,7 +85,9 @@ struct KafkaConsumerOptions {
 // - assigned: each partition starts at, in order of precedence, the checkpoint position, the
 //   OffsetManager's store, the broker's committed offset, then the OutOfRangePolicy; the
 //   position is checked against the log and moved by the policy when outside it.
-// - revoked: pending offsets are committed synchronously before the partitions go.
+// - revoked: pending offsets are committed synchronously before the partitions go. If that
+//   commit fails (e.g. the coordinator already started the next generation) it is logged and
+//   counted: the next owner resumes from the last commit, so records are repeated, never lost.
 // - lost: the partitions are dropped without a commit.
 //
 // The committed position steps over transaction markers and compaction gaps: at the end of a
@@ -113,7 +116,8 @@ class KafkaConsumer {
 
   // Polls until stop() is called.
   void run(const RecordHandler& handler);
-  // Makes run() return after the current poll. Safe from any thread and from the handler.
+  // Makes the current poll() return after the record being handled, and run() return.
+  // Safe from any thread and from the handler.
   void stop() noexcept;
 
   // Commits pending offsets, leaves the group (revoking every partition) and stops consuming.

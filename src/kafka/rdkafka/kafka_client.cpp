@@ -101,14 +101,19 @@ std::shared_ptr<KafkaClient> KafkaClient::create(KafkaProperties properties) {
 }
 
 KafkaClient::~KafkaClient() {
-  if (impl_->subscribed && !impl_->closed.exchange(true)) {
-    // Leaves the group; the default handler unassigns.
-    {
-      std::lock_guard lock(impl_->rebalance_mutex);
-      impl_->rebalance_handler = nullptr;
-    }
-    rd_kafka_consumer_close(impl_->rk());
+  {
+    std::lock_guard lock(impl_->rebalance_mutex);
+    impl_->rebalance_handler = nullptr;  // the default handler unassigns
   }
+  char reason[256];
+  if (rd_kafka_fatal_error(impl_->rk(), reason, sizeof reason) != RD_KAFKA_RESP_ERR_NO_ERROR) {
+    // After a fatal error (e.g. a fenced static member) librdkafka 2.0.2's close never finishes:
+    // leave the group to the session timeout.
+    impl_->closed = true;
+    rd_kafka_destroy_flags(impl_->handle.release(), RD_KAFKA_DESTROY_F_NO_CONSUMER_CLOSE);
+    return;
+  }
+  if (!impl_->closed.exchange(true)) rd_kafka_consumer_close(impl_->rk());
 }
 
 const std::string& KafkaClient::group_id() const noexcept { return impl_->group; }

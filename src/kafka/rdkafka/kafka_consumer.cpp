@@ -22,6 +22,7 @@ struct KafkaConsumer::Impl {
   OffsetManager& manager;
   const KafkaConsumerOptions options;
   std::atomic<bool> stop_requested{false};
+  bool running = false;  // inside run()
   bool closed = false;
   // An error raised inside a librdkafka callback, rethrown on the polling thread.
   std::exception_ptr callback_error;
@@ -188,25 +189,26 @@ void KafkaConsumer::Impl::assign(rd_kafka_topic_partition_list_t* partitions) {
 void KafkaConsumer::Impl::revoke(rd_kafka_topic_partition_list_t* partitions) {
   const auto revoked = internal::from_partition_list(partitions);
   const bool lost = rd_kafka_assignment_lost(rk()) != 0;
-  std::exception_ptr commit_error;
+  bool commit_failed = false;
   if (lost) {
     if (options.on_lost) options.on_lost(revoked);
   } else {
     if (options.on_revoked) options.on_revoked(revoked);
-    // Final offsets go out while this member still owns the partitions.
+    // Final offsets go out while this member still owns the partitions. If that fails the next
+    // owner resumes from the last commit: records since then are processed again, never lost.
     try {
       manager.commit();
-    } catch (...) {
-      commit_error = std::current_exception();
+    } catch (const StateError& error) {
+      commit_failed = true;
+      std::cerr << "processor: commit on revoke failed, the next owner reprocesses from the last commit: "
+                << error.what() << "\n";
     }
   }
   manager.forget_partitions(revoked);
   KafkaClient::Impl::apply_default_rebalance(rk(), RD_KAFKA_RESP_ERR__REVOKE_PARTITIONS, partitions);
-  {
-    std::lock_guard lock(stats_mutex);
-    (lost ? stats.lost : stats.revocations) += revoked.size();
-  }
-  if (commit_error) std::rethrow_exception(commit_error);
+  std::lock_guard lock(stats_mutex);
+  (lost ? stats.lost : stats.revocations) += revoked.size();
+  if (commit_failed) ++stats.failed_revoke_commits;
 }
 
 void KafkaConsumer::Impl::on_partition_end(const rd_kafka_message_t& message) {
@@ -268,6 +270,8 @@ void KafkaConsumer::Impl::rethrow_callback_error() {
 std::size_t KafkaConsumer::poll(const RecordHandler& handler) {
   if (impl_->closed) throw StateError(ErrorKind::InvalidArgument, "poll on a closed KafkaConsumer");
   constexpr std::size_t kMaxBatch = 500;
+  // Outside run(), a stop() ends only the poll() it interrupted.
+  if (!impl_->running) impl_->stop_requested = false;
   std::size_t handled = 0;
   int timeout_ms = internal::to_timeout_ms(impl_->options.poll_timeout);
   while (handled < kMaxBatch && !impl_->stop_requested.load(std::memory_order_relaxed)) {
@@ -300,7 +304,14 @@ std::size_t KafkaConsumer::poll(const RecordHandler& handler) {
 }
 
 void KafkaConsumer::run(const RecordHandler& handler) {
-  while (!impl_->stop_requested.load(std::memory_order_relaxed)) poll(handler);
+  impl_->running = true;
+  try {
+    while (!impl_->stop_requested.load(std::memory_order_relaxed)) poll(handler);
+  } catch (...) {
+    impl_->running = false;
+    throw;
+  }
+  impl_->running = false;
   impl_->stop_requested = false;
 }
 
