@@ -19,10 +19,16 @@ cd "${root}"
 # scripts/ helper) and export where to find it; stop it in stop_services. Both run once per
 # test run; stop_services runs on every exit, also after a failure or Ctrl-C.
 start_services() {
-  :  # Nothing yet: every current test is self-contained.
+  # A real single-node Kafka broker (KRaft) on 127.0.0.1 for the integration tier. The tests
+  # find it through KAFKA_BOOTSTRAP and the Kafka tools through KAFKA_BROKER_SCRIPT.
+  KAFKA_BOOTSTRAP="$(bash scripts/kafka/broker.sh start --dir "${build_dir}/kafka")"
+  export KAFKA_BOOTSTRAP
+  export KAFKA_BROKER_SCRIPT="${root}/scripts/kafka/broker.sh"
+  echo "test: Kafka broker at ${KAFKA_BOOTSTRAP}"
 }
 stop_services() {
-  :  # Must not fail: it runs from the EXIT trap.
+  # Must not fail: it runs from the EXIT trap.
+  bash scripts/kafka/broker.sh stop --dir "${build_dir}/kafka" || true
 }
 # ---------------------------------------------------------------------------------------------
 

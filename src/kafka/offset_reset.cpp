@@ -180,4 +180,21 @@ std::int64_t OffsetManager::lag(std::string_view topic, std::int32_t partition) 
   return offset ? high_watermark - *offset : high_watermark;
 }
 
+std::size_t OffsetManager::refresh_high_watermarks() {
+  BrokerMetadata* broker = impl_->options.broker.get();
+  if (broker == nullptr) throw StateError(ErrorKind::Unavailable, "cannot refresh high watermarks: no broker is known");
+  std::vector<PartitionSlot*> slots;
+  {
+    std::lock_guard registry_lock(impl_->partitions.mutex());
+    impl_->partitions.for_each_locked([&](PartitionSlot& slot) { slots.push_back(&slot); });
+  }
+  for (PartitionSlot* slot : slots) {
+    const TopicPartition tp(*slot->topic, slot->partition);
+    const LogRange range = internal::call_wrapped(ErrorKind::Kafka, "reading the log range of " + tp.to_key(),
+                                                  [&] { return broker->log_range(tp); });
+    slot->high_watermark.store(range.high_watermark, std::memory_order_relaxed);
+  }
+  return slots.size();
+}
+
 }  // namespace processor::kafka

@@ -76,6 +76,47 @@ class Producer {
   rd_kafka_t* rk_ = nullptr;
 };
 
+// Creates `topic` with `partitions` partitions on a real broker (Admin API) and waits for it.
+inline void create_topic(const std::string& bootstrap, const std::string& topic, int partitions) {
+  Producer admin(bootstrap);
+  char error[512];
+  rd_kafka_NewTopic_t* request = rd_kafka_NewTopic_new(topic.c_str(), partitions, 1, error, sizeof error);
+  if (request == nullptr) throw std::runtime_error(error);
+  rd_kafka_queue_t* queue = rd_kafka_queue_new(admin.handle());
+  rd_kafka_CreateTopics(admin.handle(), &request, 1, nullptr, queue);
+  rd_kafka_event_t* event = rd_kafka_queue_poll(queue, 30'000);
+  std::string failure;
+  if (event == nullptr) {
+    failure = "CreateTopics timed out";
+  } else {
+    std::size_t count = 0;
+    const rd_kafka_topic_result_t** results =
+        rd_kafka_CreateTopics_result_topics(rd_kafka_event_CreateTopics_result(event), &count);
+    if (rd_kafka_event_error(event) != RD_KAFKA_RESP_ERR_NO_ERROR) {
+      failure = rd_kafka_event_error_string(event);
+    } else if (count == 1 && rd_kafka_topic_result_error(results[0]) != RD_KAFKA_RESP_ERR_NO_ERROR) {
+      failure = rd_kafka_topic_result_error_string(results[0]);
+    }
+    rd_kafka_event_destroy(event);
+  }
+  rd_kafka_queue_destroy(queue);
+  rd_kafka_NewTopic_destroy(request);
+  if (!failure.empty()) throw std::runtime_error("cannot create topic " + topic + ": " + failure);
+  // Wait until the broker serves metadata for every partition.
+  for (int attempt = 0; attempt < 100; ++attempt) {
+    const rd_kafka_metadata_t* metadata = nullptr;
+    rd_kafka_topic_t* handle = rd_kafka_topic_new(admin.handle(), topic.c_str(), nullptr);
+    const bool ok = rd_kafka_metadata(admin.handle(), 0, handle, &metadata, 5'000) == RD_KAFKA_RESP_ERR_NO_ERROR &&
+                    metadata->topic_cnt == 1 && metadata->topics[0].err == RD_KAFKA_RESP_ERR_NO_ERROR &&
+                    metadata->topics[0].partition_cnt == partitions;
+    if (metadata != nullptr) rd_kafka_metadata_destroy(metadata);
+    rd_kafka_topic_destroy(handle);
+    if (ok) return;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  throw std::runtime_error("topic " + topic + " did not become available");
+}
+
 // librdkafka's in-process mock cluster, reachable on loopback.
 class MockCluster {
  public:

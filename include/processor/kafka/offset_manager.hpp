@@ -140,6 +140,11 @@ class OffsetManager {
   // for the partition: by an update, update_high_watermark(), a reset, a commit or restore).
   std::int64_t total_lag();
 
+  // Asks the broker for the high watermark of every tracked partition and records it, so that
+  // total_lag() is current. Returns how many were refreshed. Throws StateError(Unavailable)
+  // without a broker, or the broker's error.
+  std::size_t refresh_high_watermarks();
+
   // Records the partition's high watermark (log end) without touching its offset: for lag
   // monitoring of partitions that are caught up or idle. Throws StateError(InvalidArgument) for a
   // negative value.
