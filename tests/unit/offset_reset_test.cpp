@@ -206,3 +206,85 @@ TEST(Clear, StoreFailureChangesNothing) {
 
 }  // namespace
 }  // namespace processor::kafka
+
+namespace processor::kafka {
+namespace {
+
+using testing::FakeBroker;
+using Reset = OffsetResetStrategy;
+
+TEST(LagWithoutHighWatermark, UsesTheRecordedHighWatermarkThenTheBroker) {
+  auto broker = std::make_shared<FakeBroker>();
+  broker->set_range({"t", 0}, 0, 500);
+  OffsetManager manager("group", nullptr, std::make_shared<InMemoryOffsetStore>(), OffsetCommitStrategy::manual(),
+                        OffsetManagerOptions{broker, std::chrono::milliseconds(100)});
+  manager.update_offset("t", 0, 100);
+  manager.commit();
+  EXPECT_EQ(manager.lag("t", 0), 400);  // the broker's
+  manager.update_high_watermark("t", 0, 150);
+  EXPECT_EQ(manager.lag("t", 0), 50);   // recorded wins
+  EXPECT_EQ(manager.total_lag(), 50);
+}
+
+TEST(LagWithoutHighWatermark, IsUnavailableWithNeither) {
+  OffsetManager manager("group", nullptr, std::make_shared<InMemoryOffsetStore>(), OffsetCommitStrategy::manual());
+  EXPECT_STATE_ERROR(manager.lag("t", 0), ErrorKind::Unavailable, "t:0");
+  EXPECT_STATE_ERROR(manager.refresh_high_watermarks(), ErrorKind::Unavailable, "broker");
+  EXPECT_STATE_ERROR(manager.update_high_watermark("t", 0, -1), ErrorKind::InvalidArgument, "-1");
+}
+
+TEST(LagWithoutHighWatermark, RefreshRecordsEveryTrackedPartitionForTotalLag) {
+  auto broker = std::make_shared<FakeBroker>();
+  broker->set_range({"t", 0}, 0, 300);
+  broker->set_range({"t", 1}, 0, 40);
+  OffsetManager manager("group", nullptr, std::make_shared<InMemoryOffsetStore>(), OffsetCommitStrategy::manual(),
+                        OffsetManagerOptions{broker, std::chrono::milliseconds(100)});
+  manager.update_offset("t", 0, 100);
+  manager.update_offset("t", 1, 40);
+  manager.commit();
+  EXPECT_EQ(manager.total_lag(), 0);  // no high watermark known yet
+  EXPECT_EQ(manager.refresh_high_watermarks(), 2u);
+  EXPECT_EQ(manager.total_lag(), 200);
+}
+
+TEST(TotalLag, UsesTheFreshestHighWatermarkNotTheOneAtCommitTime) {
+  OffsetManager manager("group", nullptr, std::make_shared<InMemoryOffsetStore>(), OffsetCommitStrategy::manual());
+  manager.update_offset_with_watermark("t", 0, 100, 100);
+  manager.commit();
+  EXPECT_EQ(manager.total_lag(), 0);
+  manager.update_high_watermark("t", 0, 180);  // new records arrived, none processed yet
+  EXPECT_EQ(manager.total_lag(), 80);
+  EXPECT_EQ(manager.get_offset_info("t", 0)->high_watermark, 100);  // the committed view keeps its own
+}
+
+TEST(Assignment, AdoptedOffsetIsCommittedViewAndFloorWithoutAStoreWrite) {
+  auto store = std::make_shared<testing::FlakyOffsetStore>();
+  OffsetManager manager("group", nullptr, store, OffsetCommitStrategy::manual());
+  manager.update_offset("t", 0, 500);  // left over from before
+  manager.adopt_committed_offset("t", 0, 120);
+  EXPECT_EQ(store->write_calls(), 0);
+  EXPECT_EQ(manager.get_offset("t", 0), 120);
+  EXPECT_TRUE(manager.get_all_pending().empty());
+  EXPECT_STATE_ERROR(manager.update_offset("t", 0, 119), ErrorKind::InvalidArgument, "floor 120");
+  manager.update_offset("t", 0, 130);
+  EXPECT_EQ(manager.commit(), 1u);
+  EXPECT_EQ(store->get_offset("group", {"t", 0})->offset, 130);
+  EXPECT_STATE_ERROR(manager.adopt_committed_offset("t", 0, -2), ErrorKind::InvalidArgument, "-2");
+}
+
+TEST(Assignment, ForgottenPartitionsAreNeitherCommittedNorFloored) {
+  auto store = std::make_shared<testing::FlakyOffsetStore>();
+  OffsetManager manager("group", nullptr, store, OffsetCommitStrategy::manual());
+  manager.update_offset("t", 0, 10);
+  manager.commit();
+  manager.update_offset("t", 0, 20);
+  manager.update_offset("t", 1, 5);
+  manager.forget_partitions({{"t", 0}, {"never-seen", 3}});
+  EXPECT_EQ(manager.commit(), 1u);  // only t:1
+  EXPECT_EQ(store->get_offset("group", {"t", 0})->offset, 10);
+  EXPECT_EQ(manager.get_offset("t", 0), 10);  // from the store now
+  EXPECT_NO_THROW(manager.update_offset("t", 0, 3));  // no floor any more
+}
+
+}  // namespace
+}  // namespace processor::kafka
