@@ -180,6 +180,24 @@ TEST_F(KafkaBroker, DrainedTransactionalTopicShowsLagZero) {
   EXPECT_EQ(member.manager.lag(topic_, 0), 0);
 }
 
+// Under read_committed the end of the log is the last stable offset: an open transaction's
+// records are not there yet for the reader.
+TEST_F(KafkaBroker, ReadCommittedLogEndIsTheLastStableOffset) {
+  create_topic(bootstrap_, topic_, 1);
+  Producer(bootstrap_).produce(topic_, 0, 5);
+  Producer transactional(bootstrap_, {{"transactional.id", unique_name("open-tx")}});
+  expect_ok(rd_kafka_init_transactions(transactional.handle(), 30'000));
+  expect_ok(rd_kafka_begin_transaction(transactional.handle()));
+  transactional.produce(topic_, 0, 7);  // left open
+  auto committed_reader = KafkaClient::create(
+      {{"bootstrap.servers", bootstrap_}, {"group.id", group_}, {"isolation.level", "read_committed"}});
+  auto uncommitted_reader = KafkaClient::create(
+      {{"bootstrap.servers", bootstrap_}, {"group.id", group_}, {"isolation.level", "read_uncommitted"}});
+  EXPECT_EQ(KafkaBrokerMetadata(committed_reader).log_range({topic_, 0}).high_watermark, 5);
+  EXPECT_EQ(KafkaBrokerMetadata(uncommitted_reader).log_range({topic_, 0}).high_watermark, 12);
+  expect_ok(rd_kafka_abort_transaction(transactional.handle(), 30'000));
+}
+
 TEST_F(KafkaBroker, PositionBelowTheLogStartMovesToTheStartAndCountsTheLostRecords) {
   create_topic(bootstrap_, topic_, 1);
   Producer(bootstrap_).produce(topic_, 0, 100);

@@ -126,6 +126,27 @@ INSTANTIATE_TEST_SUITE_P(GenerationMembershipAndSize, FatalCommitError,
                                            RD_KAFKA_RESP_ERR_OFFSET_METADATA_TOO_LARGE),
                          [](const auto& param_info) { return std::string(rd_kafka_err2name(param_info.param)); });
 
+TEST_F(KafkaMock, AsyncCommitReportsSuccessAndFailureThroughTheCallback) {
+  auto client = standalone_client();
+  KafkaOffsetStore store(client, fast_retries());
+  std::vector<std::optional<StateError>> results;
+  auto remember = [&](const std::optional<StateError>& error) { results.push_back(error); };
+  store.store_offsets_async(group_, offsets({{0, 11}}), remember);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (results.empty() && std::chrono::steady_clock::now() < deadline) client->poll(std::chrono::milliseconds(50));
+  ASSERT_EQ(results.size(), 1u);
+  EXPECT_FALSE(results[0].has_value());
+  EXPECT_EQ(store.get_offset(group_, {topic_, 0})->offset, 11);
+
+  rd_kafka_mock_push_request_errors(cluster_.get(), kOffsetCommitApiKey, 1, RD_KAFKA_RESP_ERR_OFFSET_METADATA_TOO_LARGE);
+  store.store_offsets_async(group_, offsets({{0, 12}}), remember);
+  while (results.size() < 2 && std::chrono::steady_clock::now() < deadline) client->poll(std::chrono::milliseconds(50));
+  ASSERT_EQ(results.size(), 2u);
+  ASSERT_TRUE(results[1].has_value());
+  EXPECT_EQ(results[1]->kafka_error_code(), RD_KAFKA_RESP_ERR_OFFSET_METADATA_TOO_LARGE);
+  EXPECT_EQ(store.get_offset(group_, {topic_, 0})->offset, 11);
+}
+
 TEST_F(KafkaMock, FatalCommitErrorKeepsTheManagersOffsetsPending) {
   auto client = standalone_client();
   auto store = std::make_shared<KafkaOffsetStore>(client, fast_retries());
@@ -324,6 +345,31 @@ TEST_F(KafkaMock, LostPartitionsAreDroppedWithoutACommit) {
                          [&] { return member.consumer.stats().lost > 0; }, std::chrono::seconds(20)));
   EXPECT_TRUE(member.store->committed({{topic_, 0}}).empty()) << "a lost partition was committed";
   EXPECT_TRUE(member.manager.get_all_pending().empty());
+}
+
+// Where an assigned partition starts: checkpoint, then the manager's store, then the broker.
+TEST_F(KafkaMock, StartPositionPrefersCheckpointThenOffsetStoreThenBroker) {
+  Producer producer(cluster_.bootstrap());
+  for (int p = 0; p < 3; ++p) producer.produce(topic_, p, 50);
+  KafkaOffsetStore(standalone_client(), fast_retries()).store_offsets(group_, offsets({{0, 10}, {1, 10}, {2, 10}}));
+
+  auto local = std::make_shared<StateBackendOffsetStore>(std::make_shared<state::MemoryStateBackend>());
+  local->store_offset(group_, {topic_, 0}, OffsetInfo(20));
+  local->store_offset(group_, {topic_, 1}, OffsetInfo(20));
+  auto client = KafkaClient::create(group_properties(cluster_.bootstrap(), group_, "range"));
+  OffsetManager manager(group_, nullptr, local, OffsetCommitStrategy::manual());
+  auto options = Member::options_for(topic_);
+  options.checkpoint_position = [&](const TopicPartition& tp) -> std::optional<std::int64_t> {
+    if (tp.partition == 0) return 30;
+    return std::nullopt;
+  };
+  KafkaConsumer consumer(client, manager, options);
+  std::map<int, std::int64_t> first_offset;
+  ASSERT_TRUE(poll_until(consumer, [&](const ConsumedRecord& r) { first_offset.try_emplace(r.partition, r.offset); },
+                         [&] { return first_offset.size() == 3; }));
+  EXPECT_EQ(first_offset[0], 30);  // checkpoint
+  EXPECT_EQ(first_offset[1], 20);  // the manager's store
+  EXPECT_EQ(first_offset[2], 10);  // the broker's committed offset
 }
 
 TEST_F(KafkaMock, OutOfRangePolicyMovesAPositionAboveTheLogEndToTheEnd) {
