@@ -54,7 +54,7 @@ OffsetManager::OffsetManager(std::string consumer_group, std::shared_ptr<state::
                                                      "ms: it must be >= 0");
   }
   impl_ = std::make_unique<Impl>(std::move(consumer_group), std::move(backend), std::move(store), strategy,
-                                 std::move(options));
+                                 std::move(options), trigger_);
   trigger_.kind = strategy.kind();
   trigger_.every_n = strategy.events();
   if (strategy.kind() == OffsetCommitStrategy::Kind::Periodic) {
@@ -148,16 +148,15 @@ void OffsetManager::auto_commit() {
   // A commit in progress, or the next trigger, takes this update.
   if (!lock.owns_lock()) return;
   if (Impl::SteadyClock::now() < impl_->auto_retry_not_before) return;
-  impl_->commit_locked(trigger_, /*automatic=*/true);
+  impl_->commit_locked(/*automatic=*/true);
 }
 
 std::size_t OffsetManager::commit() {
   std::lock_guard lock(impl_->commit_mutex);
-  return impl_->commit_locked(trigger_, /*automatic=*/false);
+  return impl_->commit_locked(/*automatic=*/false);
 }
 
-std::size_t OffsetManager::Impl::commit_locked(detail::CommitTrigger& trigger, bool automatic) {
-  const auto started = SteadyClock::now();
+std::size_t OffsetManager::Impl::commit_locked(bool automatic) {
   const auto wall_now = std::chrono::system_clock::now();
   const std::int64_t events_seen = trigger.events.load(std::memory_order_relaxed);
   const std::int64_t current_watermark = watermark.load(std::memory_order_acquire);
@@ -181,7 +180,14 @@ std::size_t OffsetManager::Impl::commit_locked(detail::CommitTrigger& trigger, b
     });
   }
   if (batch.empty()) return 0;
+  store_and_apply_locked(batch, slots, events_seen, automatic);
+  return batch.size();
+}
 
+void OffsetManager::Impl::store_and_apply_locked(const std::vector<PartitionOffset>& batch,
+                                                 const std::vector<PartitionSlot*>& slots, std::int64_t events_seen,
+                                                 bool automatic) {
+  const auto started = SteadyClock::now();
   try {
     internal::call_wrapped(ErrorKind::CommitFailed, "committing " + std::to_string(batch.size()) +
                                                         " offsets of group '" + group + "'",
@@ -215,11 +221,10 @@ std::size_t OffsetManager::Impl::commit_locked(detail::CommitTrigger& trigger, b
   ++stats.total_commits;
   ++stats.successful_commits;
   stats.total_offsets_committed += batch.size();
-  stats.last_commit_time = wall_now;
+  stats.last_commit_time = std::chrono::system_clock::now();
   total_commit_micros += static_cast<std::uint64_t>(
       std::chrono::duration_cast<std::chrono::microseconds>(finished - started).count());
   stats.avg_commit_duration_ms = total_commit_micros / stats.successful_commits / 1000;
-  return batch.size();
 }
 
 void OffsetManager::Impl::set_committed_locked(PartitionSlot& slot, const OffsetInfo& info) {
@@ -248,7 +253,7 @@ std::size_t OffsetManager::poll() {
   std::lock_guard lock(impl_->commit_mutex);
   const auto now = Impl::SteadyClock::now();
   if (now - impl_->last_success < impl_->strategy.interval() || now < impl_->auto_retry_not_before) return 0;
-  return impl_->commit_locked(trigger_, /*automatic=*/true);
+  return impl_->commit_locked(/*automatic=*/true);
 }
 
 bool OffsetManager::notify_watermark(Watermark watermark) {

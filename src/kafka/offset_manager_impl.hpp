@@ -4,10 +4,12 @@
 #include <atomic>
 #include <chrono>
 #include <limits>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <shared_mutex>
 #include <string>
+#include <vector>
 
 #include "kafka/partition_table.hpp"
 #include "processor/kafka/offset_manager.hpp"
@@ -20,18 +22,20 @@ struct OffsetManager::Impl {
 
   Impl(std::string consumer_group, std::shared_ptr<state::StateBackend> state_backend,
        std::shared_ptr<OffsetStore> offset_store, OffsetCommitStrategy commit_strategy,
-       OffsetManagerOptions manager_options)
+       OffsetManagerOptions manager_options, detail::CommitTrigger& commit_trigger)
       : group(std::move(consumer_group)),
         backend(std::move(state_backend)),
         store(std::move(offset_store)),
         strategy(commit_strategy),
-        options(std::move(manager_options)) {}
+        options(std::move(manager_options)),
+        trigger(commit_trigger) {}
 
   const std::string group;
   const std::shared_ptr<state::StateBackend> backend;
   const std::shared_ptr<OffsetStore> store;
   const OffsetCommitStrategy strategy;
   const OffsetManagerOptions options;
+  detail::CommitTrigger& trigger;  // the manager's hot-path trigger, reset by every commit
 
   internal::PartitionTable partitions;
 
@@ -49,11 +53,24 @@ struct OffsetManager::Impl {
   SteadyClock::time_point auto_retry_not_before{};            // GUARDED_BY(commit_mutex)
   std::uint64_t timer_id = 0;                                 // set once in the constructor
 
+  // Checkpoints taken and not yet completed, and the last one taken or restored.
+  std::map<std::uint64_t, CheckpointInfo> pending_checkpoints;  // GUARDED_BY(commit_mutex)
+  std::uint64_t last_checkpoint_id = 0;                         // GUARDED_BY(commit_mutex)
+  mutable std::mutex checkpoint_mutex;
+  CheckpointInfo last_checkpoint;                               // GUARDED_BY(checkpoint_mutex)
+
   OffsetStats stats;                       // GUARDED_BY(stats_mutex)
   std::uint64_t total_commit_micros = 0;   // GUARDED_BY(stats_mutex)
 
   // REQUIRES: commit_mutex held.
-  std::size_t commit_locked(detail::CommitTrigger& trigger, bool automatic);
+  std::size_t commit_locked(bool automatic);
+
+  // Stores `batch`, moves it into the committed view and counts the commit in the stats; on
+  // failure counts it and rethrows. `events_seen` updates were counted before the snapshot.
+  // REQUIRES: commit_mutex held; `slots` parallel to `batch`.
+  void store_and_apply_locked(const std::vector<PartitionOffset>& batch,
+                              const std::vector<detail::PartitionSlot*>& slots, std::int64_t events_seen,
+                              bool automatic);
 
   // The committed view of a slot. REQUIRES: view_mutex held (shared is enough).
   OffsetInfo committed_info_locked(const detail::PartitionSlot& slot) const;

@@ -34,6 +34,22 @@ struct OffsetManagerOptions {
   // that a broken store is not retried on every record. commit() always tries.
   // Default: 100 ms. Raise it for stores whose failures are slow (network timeouts).
   std::chrono::milliseconds auto_commit_retry_backoff{100};
+
+  // How many checkpoints stay in the state backend; older ones are deleted in the batch that
+  // writes a new one. Default: 3. Keep more to restore further back.
+  std::size_t checkpoints_retained = 3;
+
+  // Key prefix of checkpoint records: `prefix + group + ":" + 20-digit id`.
+  // Default: "checkpoint:". Change it only to share a backend between applications.
+  std::string checkpoint_prefix = "checkpoint:";
+};
+
+// A checkpoint: every partition's position (the next offset to consume) at one instant, stored
+// atomically with the operator state handed to OffsetManager::checkpoint().
+struct CheckpointInfo {
+  std::uint64_t id = 0;
+  std::chrono::system_clock::time_point created_at{};
+  std::unordered_map<TopicPartition, std::int64_t> offsets;
 };
 
 // PartitionHandle is a resolved (topic, partition) of an OffsetManager, for the hottest loops:
@@ -190,6 +206,37 @@ class OffsetManager {
   // offsets are dropped without a commit, and their committed views and floors are removed, so
   // that a later assignment starts from what the store says. Unknown partitions are ignored.
   void forget_partitions(const std::vector<TopicPartition>& partitions);
+
+  // ---- Checkpoints (Flink's two-phase model) ----
+
+  // Writes checkpoint `checkpoint_id`: every partition's position (the highest offset recorded,
+  // pending or committed) together with `operator_state`, in ONE atomic StateBackend::write(),
+  // so that after a crash offsets and state can never disagree. Checkpoints beyond
+  // checkpoints_retained are deleted in the same batch. Call it from the thread that processes
+  // records, between records, so that the positions match the state.
+  // Throws StateError(InvalidArgument) without a state backend or when the id is not above the
+  // last checkpoint's; the backend's StateError (nothing is written) when the write fails.
+  CheckpointInfo checkpoint(std::uint64_t checkpoint_id, const state::WriteBatch& operator_state = {});
+
+  // The checkpoint is durable everywhere: commit its offsets to the offset store (Kafka) and the
+  // committed view, as Flink does on notifyCheckpointComplete. Partitions whose committed offset
+  // is already at or past the checkpoint's are left alone. Returns how many were committed.
+  // Throws StateError(NotFound) for an unknown id; CommitFailed (or the store's kind) when the
+  // store fails — call it again to retry.
+  std::size_t notify_checkpoint_complete(std::uint64_t checkpoint_id);
+
+  // Loads the latest checkpoint (or `checkpoint_id`) from the state backend: its positions become
+  // the committed view and floors, and checkpointed_offset() answers from it. nullopt when there
+  // is no checkpoint. A record that fails its checksum throws StateError(Corruption): falling
+  // back to an older checkpoint would pair old offsets with newer state.
+  std::optional<CheckpointInfo> restore_from_checkpoint(std::optional<std::uint64_t> checkpoint_id = std::nullopt);
+
+  // The ids of the checkpoints in the state backend, ascending.
+  std::vector<std::uint64_t> list_checkpoints();
+
+  // The partition's position in the last checkpoint taken or restored (for
+  // KafkaConsumerOptions::checkpoint_position).
+  std::optional<std::int64_t> checkpointed_offset(std::string_view topic, std::int32_t partition) const;
 
   const std::string& consumer_group() const noexcept;
   const OffsetCommitStrategy& strategy() const noexcept;

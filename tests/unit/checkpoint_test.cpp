@@ -1,0 +1,178 @@
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "processor/kafka.hpp"
+#include "processor/state.hpp"
+#include "test_support.hpp"
+
+namespace processor::kafka {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::FlakyOffsetStore;
+
+// A RocksDB backend that counts atomic writes and can be told to fail the next one.
+class ObservedRocksDb : public state::RocksDbStateBackend {
+ public:
+  using RocksDbStateBackend::RocksDbStateBackend;
+  int writes = 0;
+  bool fail_next_write = false;
+  void write(const state::WriteBatch& batch) override {
+    if (std::exchange(fail_next_write, false)) throw StateError(ErrorKind::Storage, "disk full");
+    ++writes;
+    RocksDbStateBackend::write(batch);
+  }
+};
+
+class Checkpoints : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("processor-checkpoint-" + std::to_string(::getpid()) + "-" +
+                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    open();
+  }
+  void TearDown() override {
+    manager_.reset();
+    backend_.reset();
+    fs::remove_all(dir_);
+  }
+  // (Re)opens the backend and a fresh manager over it, as a restarted process would.
+  void open(OffsetCommitStrategy strategy = OffsetCommitStrategy::on_checkpoint(), std::size_t retained = 3) {
+    manager_.reset();
+    backend_.reset();
+    backend_ = std::make_shared<ObservedRocksDb>(dir_);
+    OffsetManagerOptions options;
+    options.checkpoints_retained = retained;
+    manager_ = std::make_unique<OffsetManager>("group", backend_, store_, strategy, options);
+  }
+  static state::WriteBatch state_batch(const std::string& value) {
+    state::WriteBatch batch;
+    batch.put("state:count", value);
+    return batch;
+  }
+
+  fs::path dir_;
+  std::shared_ptr<FlakyOffsetStore> store_ = std::make_shared<FlakyOffsetStore>();
+  std::shared_ptr<ObservedRocksDb> backend_;
+  std::unique_ptr<OffsetManager> manager_;
+};
+
+TEST_F(Checkpoints, OffsetsAndOperatorStateGoInOneAtomicWrite) {
+  manager_->update_offset("t", 0, 10);
+  manager_->update_offset("t", 1, 20);
+  const auto checkpoint = manager_->checkpoint(1, state_batch("30"));
+  EXPECT_EQ(backend_->writes, 1);
+  EXPECT_EQ(checkpoint.offsets.at(TopicPartition("t", 0)), 10);
+  EXPECT_EQ(checkpoint.offsets.at(TopicPartition("t", 1)), 20);
+  EXPECT_EQ(backend_->get("state:count"), "30");
+  EXPECT_EQ(manager_->list_checkpoints(), std::vector<std::uint64_t>{1});
+}
+
+TEST_F(Checkpoints, OnCheckpointCommitsOnlyWhenTheCheckpointCompletes) {
+  for (int i = 1; i <= 100; ++i) manager_->update_offset("t", 0, i);
+  manager_->checkpoint(7);
+  EXPECT_FALSE(store_->get_offset("group", {"t", 0}));
+  manager_->update_offset("t", 0, 150);  // after the checkpoint: not part of it
+  EXPECT_EQ(manager_->notify_checkpoint_complete(7), 1u);
+  EXPECT_EQ(store_->get_offset("group", {"t", 0})->offset, 100);
+  EXPECT_EQ(manager_->get_offset("t", 0), 100);
+  EXPECT_EQ(manager_->get_all_pending().at(TopicPartition("t", 0)).offset, 150);
+  EXPECT_EQ(manager_->stats().successful_commits, 1u);
+}
+
+TEST_F(Checkpoints, RestartRestoresTheLatestCheckpointWithItsState) {
+  manager_->update_offset("t", 0, 10);
+  manager_->checkpoint(1, state_batch("10"));
+  manager_->update_offset("t", 0, 25);
+  manager_->update_offset("u", 3, 4);
+  manager_->checkpoint(2, state_batch("29"));
+  manager_->update_offset("t", 0, 40);  // processed after the last checkpoint: lost with the crash
+  open();
+  const auto restored = manager_->restore_from_checkpoint();
+  ASSERT_TRUE(restored);
+  EXPECT_EQ(restored->id, 2u);
+  EXPECT_EQ(manager_->checkpointed_offset("t", 0), 25);
+  EXPECT_EQ(manager_->checkpointed_offset("u", 3), 4);
+  EXPECT_FALSE(manager_->checkpointed_offset("v", 0));
+  EXPECT_EQ(backend_->get("state:count"), "29");  // the state that goes with those offsets
+  EXPECT_STATE_ERROR(manager_->update_offset("t", 0, 24), ErrorKind::InvalidArgument, "floor 25");
+  EXPECT_STATE_ERROR(manager_->checkpoint(2), ErrorKind::InvalidArgument, "not above");
+}
+
+TEST_F(Checkpoints, RestoresAGivenCheckpointAndKeepsOnlyTheLastN) {
+  for (std::uint64_t id = 1; id <= 5; ++id) {
+    manager_->update_offset("t", 0, static_cast<std::int64_t>(id * 10));
+    manager_->checkpoint(id);
+  }
+  EXPECT_EQ(manager_->list_checkpoints(), (std::vector<std::uint64_t>{3, 4, 5}));
+  open();
+  EXPECT_EQ(manager_->restore_from_checkpoint(4)->offsets.at(TopicPartition("t", 0)), 40);
+  EXPECT_STATE_ERROR(manager_->restore_from_checkpoint(1), ErrorKind::NotFound, "no checkpoint 1");
+}
+
+TEST_F(Checkpoints, AFailedCheckpointIsInvisible) {
+  manager_->update_offset("t", 0, 10);
+  manager_->checkpoint(1, state_batch("10"));
+  manager_->update_offset("t", 0, 20);
+  backend_->fail_next_write = true;
+  EXPECT_STATE_ERROR(manager_->checkpoint(2, state_batch("20")), ErrorKind::Storage, "disk full");
+  EXPECT_EQ(manager_->list_checkpoints(), std::vector<std::uint64_t>{1});
+  EXPECT_EQ(backend_->get("state:count"), "10");
+  EXPECT_STATE_ERROR(manager_->notify_checkpoint_complete(2), ErrorKind::NotFound, "checkpoint 2");
+  open();
+  const auto restored = manager_->restore_from_checkpoint();
+  EXPECT_EQ(restored->id, 1u);
+  EXPECT_EQ(restored->offsets.at(TopicPartition("t", 0)), 10);
+}
+
+TEST_F(Checkpoints, CorruptLatestCheckpointIsAnErrorNotAFallback) {
+  manager_->update_offset("t", 0, 10);
+  manager_->checkpoint(1);
+  manager_->checkpoint(2);
+  const std::string key = "checkpoint:group:00000000000000000002";
+  auto record = *backend_->get(key);
+  record[record.size() / 2] ^= 0x40;
+  backend_->put(key, record);
+  open();
+  EXPECT_STATE_ERROR(manager_->restore_from_checkpoint(), ErrorKind::Corruption, key);
+}
+
+TEST_F(Checkpoints, FailedCompletionCanBeRetried) {
+  manager_->update_offset("t", 0, 10);
+  manager_->checkpoint(1);
+  store_->fail_writes(1);
+  EXPECT_STATE_ERROR(manager_->notify_checkpoint_complete(1), ErrorKind::CommitFailed, "disk on fire");
+  EXPECT_EQ(manager_->notify_checkpoint_complete(1), 1u);
+  EXPECT_EQ(store_->get_offset("group", {"t", 0})->offset, 10);
+}
+
+TEST_F(Checkpoints, CompletingALaterCheckpointSubsumesEarlierOnes) {
+  manager_->update_offset("t", 0, 10);
+  manager_->checkpoint(1);
+  manager_->update_offset("t", 0, 20);
+  manager_->checkpoint(2);
+  EXPECT_EQ(manager_->notify_checkpoint_complete(2), 1u);
+  EXPECT_STATE_ERROR(manager_->notify_checkpoint_complete(1), ErrorKind::NotFound, "checkpoint 1");
+  EXPECT_EQ(store_->get_offset("group", {"t", 0})->offset, 20);
+}
+
+TEST_F(Checkpoints, GroupsWithColonsKeepTheirOwnCheckpoints) {
+  OffsetManager other("group:x", backend_, store_, OffsetCommitStrategy::on_checkpoint());
+  other.update_offset("t", 0, 99);
+  other.checkpoint(8);
+  manager_->update_offset("t", 0, 1);
+  manager_->checkpoint(3);
+  EXPECT_EQ(manager_->list_checkpoints(), std::vector<std::uint64_t>{3});
+  EXPECT_EQ(manager_->restore_from_checkpoint()->offsets.at(TopicPartition("t", 0)), 1);
+}
+
+TEST(CheckpointsWithoutBackend, AreRefused) {
+  OffsetManager manager("group", nullptr, std::make_shared<InMemoryOffsetStore>(), OffsetCommitStrategy::on_checkpoint());
+  EXPECT_STATE_ERROR(manager.checkpoint(1), ErrorKind::InvalidArgument, "state backend");
+  EXPECT_STATE_ERROR(manager.restore_from_checkpoint(), ErrorKind::InvalidArgument, "state backend");
+}
+
+}  // namespace
+}  // namespace processor::kafka
