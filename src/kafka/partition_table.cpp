@@ -15,6 +15,12 @@ void EventTimeGate::add(std::int64_t offset, std::int64_t event_time, std::int64
   } else {
     runs.push_back({offset, max_event_time});
   }
+  if (runs.size() > kMaxRuns) {
+    // Halve: each pair becomes its later run (whose max event time is the pair's maximum).
+    std::deque<Run> merged;
+    for (std::size_t i = 0; i < runs.size(); i += 2) merged.push_back(runs[std::min(i + 1, runs.size() - 1)]);
+    runs.swap(merged);
+  }
 }
 
 std::int64_t EventTimeGate::committable(std::int64_t watermark, std::int64_t plain_offset) {

@@ -18,8 +18,12 @@ namespace processor::kafka::detail {
 
 // Offsets tracked with an event time, held back until the watermark passes. Consecutive
 // offsets that become committable at the same watermark are merged into one run, so memory
-// grows with the number of distinct prefix-maximum event times, not with the offsets.
+// grows with the number of distinct prefix-maximum event times, not with the offsets. Past
+// kMaxRuns (a stalled watermark under rising event times) neighbouring runs are merged pairwise
+// into the later one: an offset may then wait for a slightly later watermark, never a sooner one.
 struct EventTimeGate {
+  static constexpr std::size_t kMaxRuns = 4096;
+
   struct Run {
     std::int64_t offset;          // the highest offset of the run
     std::int64_t max_event_time;  // max event time of this run and every earlier held offset
