@@ -9,7 +9,7 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build_dir="${BUILD_DIR:-build}"
 
 # The program the demo runs, relative to the build directory.
-demo_binary="examples/quickstart"
+demo_binary="examples/demo"
 
 bash "${root}/scripts/build.sh" "${build_dir}" -DPROCESSOR_BUILD_EXAMPLES=ON
 
