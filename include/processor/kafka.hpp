@@ -12,4 +12,5 @@
 #include "processor/kafka/state_backend_offset_store.hpp"
 #include "processor/kafka/strategies.hpp"
 #include "processor/kafka/topic_partition.hpp"
+#include "processor/kafka/transactional_producer.hpp"
 #include "processor/watermark.hpp"

@@ -156,29 +156,31 @@ std::size_t OffsetManager::commit() {
   return impl_->commit_locked(/*automatic=*/false);
 }
 
-std::size_t OffsetManager::Impl::commit_locked(bool automatic) {
+void OffsetManager::Impl::snapshot_committable_locked(std::vector<PartitionOffset>& batch,
+                                                      std::vector<PartitionSlot*>& slots) {
   const auto wall_now = std::chrono::system_clock::now();
-  const std::int64_t events_seen = trigger.events.load(std::memory_order_relaxed);
   const std::int64_t current_watermark = watermark.load(std::memory_order_acquire);
+  std::lock_guard registry_lock(partitions.mutex());
+  std::lock_guard gate_lock(gate_mutex);
+  partitions.for_each_locked([&](PartitionSlot& slot) {
+    const std::int64_t committed = slot.committed.load(std::memory_order_relaxed);
+    std::int64_t target = slot.latest.load(std::memory_order_acquire);
+    if (slot.cold->gate) target = std::max(target, slot.cold->gate->committable(current_watermark, target));
+    if (target <= committed) return;
+    OffsetInfo info;
+    info.offset = target;
+    info.high_watermark = known(slot.high_watermark.load(std::memory_order_relaxed));
+    info.last_updated = wall_now;
+    batch.emplace_back(TopicPartition(*slot.topic, slot.partition), std::move(info));
+    slots.push_back(&slot);
+  });
+}
 
+std::size_t OffsetManager::Impl::commit_locked(bool automatic) {
+  const std::int64_t events_seen = trigger.events.load(std::memory_order_relaxed);
   std::vector<PartitionOffset> batch;
   std::vector<PartitionSlot*> slots;
-  {
-    std::lock_guard registry_lock(partitions.mutex());
-    std::lock_guard gate_lock(gate_mutex);
-    partitions.for_each_locked([&](PartitionSlot& slot) {
-      const std::int64_t committed = slot.committed.load(std::memory_order_relaxed);
-      std::int64_t target = slot.latest.load(std::memory_order_acquire);
-      if (slot.cold->gate) target = std::max(target, slot.cold->gate->committable(current_watermark, target));
-      if (target <= committed) return;
-      OffsetInfo info;
-      info.offset = target;
-      info.high_watermark = known(slot.high_watermark.load(std::memory_order_relaxed));
-      info.last_updated = wall_now;
-      batch.emplace_back(TopicPartition(*slot.topic, slot.partition), std::move(info));
-      slots.push_back(&slot);
-    });
-  }
+  snapshot_committable_locked(batch, slots);
   if (batch.empty()) return 0;
   store_and_apply_locked(batch, slots, events_seen, automatic);
   return batch.size();
@@ -199,7 +201,12 @@ void OffsetManager::Impl::store_and_apply_locked(const std::vector<PartitionOffs
     ++stats.failed_commits;
     throw;
   }
+  apply_committed_locked(batch, slots, events_seen, started);
+}
 
+void OffsetManager::Impl::apply_committed_locked(const std::vector<PartitionOffset>& batch,
+                                                 const std::vector<PartitionSlot*>& slots, std::int64_t events_seen,
+                                                 SteadyClock::time_point started) {
   {
     std::lock_guard gate_lock(gate_mutex);
     std::unique_lock view_lock(view_mutex);
@@ -225,6 +232,30 @@ void OffsetManager::Impl::store_and_apply_locked(const std::vector<PartitionOffs
   total_commit_micros += static_cast<std::uint64_t>(
       std::chrono::duration_cast<std::chrono::microseconds>(finished - started).count());
   stats.avg_commit_duration_ms = total_commit_micros / stats.successful_commits / 1000;
+}
+
+std::vector<PartitionOffset> OffsetManager::committable_offsets() {
+  std::lock_guard lock(impl_->commit_mutex);
+  std::vector<PartitionOffset> batch;
+  std::vector<PartitionSlot*> slots;
+  impl_->snapshot_committable_locked(batch, slots);
+  return batch;
+}
+
+void OffsetManager::mark_committed(const std::vector<PartitionOffset>& offsets) {
+  for (const auto& [tp, info] : offsets) validate_offset_entry(tp, info);
+  const auto started = Impl::SteadyClock::now();
+  std::lock_guard lock(impl_->commit_mutex);
+  std::vector<PartitionOffset> batch;
+  std::vector<PartitionSlot*> slots;
+  for (const auto& [tp, info] : offsets) {
+    PartitionSlot& slot = slot_for(tp.topic, tp.partition);
+    if (info.offset <= slot.committed.load(std::memory_order_acquire)) continue;
+    batch.emplace_back(tp, info);
+    slots.push_back(&slot);
+  }
+  if (batch.empty()) return;
+  impl_->apply_committed_locked(batch, slots, trigger_.events.load(std::memory_order_relaxed), started);
 }
 
 void OffsetManager::Impl::set_committed_locked(PartitionSlot& slot, const OffsetInfo& info) {

@@ -65,6 +65,16 @@ struct OffsetManager::Impl {
   // REQUIRES: commit_mutex held.
   std::size_t commit_locked(bool automatic);
 
+  // Appends every committable pending offset to `batch` and its slot to `slots`.
+  // REQUIRES: commit_mutex held.
+  void snapshot_committable_locked(std::vector<PartitionOffset>& batch, std::vector<detail::PartitionSlot*>& slots);
+
+  // Moves a stored batch into the committed view and counts a successful commit.
+  // REQUIRES: commit_mutex held; `slots` parallel to `batch`.
+  void apply_committed_locked(const std::vector<PartitionOffset>& batch,
+                              const std::vector<detail::PartitionSlot*>& slots, std::int64_t events_seen,
+                              SteadyClock::time_point started);
+
   // Stores `batch`, moves it into the committed view and counts the commit in the stats; on
   // failure counts it and rethrows. `events_seen` updates were counted before the snapshot.
   // REQUIRES: commit_mutex held; `slots` parallel to `batch`.

@@ -61,6 +61,7 @@ class KafkaClient {
   friend class KafkaOffsetStore;
   friend class KafkaBrokerMetadata;
   friend class KafkaConsumer;
+  friend class TransactionalProducer;
   explicit KafkaClient(std::unique_ptr<Impl> impl);
   Impl& impl() const noexcept { return *impl_; }
 

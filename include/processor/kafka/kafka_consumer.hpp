@@ -52,6 +52,8 @@ struct ConsumerStats {
   std::uint64_t revocations = 0;           // partitions revoked (committed first)
   std::uint64_t lost = 0;                  // partitions lost (dropped without a commit)
   std::uint64_t failed_revoke_commits = 0; // revocations whose final commit failed (logged)
+  std::uint64_t failed_automatic_commits = 0;  // strategy commits from the loop that failed
+                                               // (logged; the offsets stay pending)
   std::uint64_t out_of_range_resets = 0;   // positions moved by the OutOfRangePolicy
   std::uint64_t records_skipped = 0;       // records jumped over by those moves
 };
@@ -65,6 +67,11 @@ struct KafkaConsumerOptions {
   // How often the high watermarks of assigned partitions are refreshed into the manager, for
   // lag. Default: 1 s.
   std::chrono::milliseconds high_watermark_refresh{1'000};
+  // Commit pending offsets when partitions are revoked. Default: true. Set it to false when
+  // offsets are committed inside a producer's transaction (TransactionalProducer): the pending
+  // offsets of revoked partitions then belong to the open transaction, which on_revoked should
+  // abort, and are dropped.
+  bool commit_on_revoke = true;
   // The first source of a partition's starting position, before the offset store and the
   // broker: e.g. a checkpoint in the state backend. Default: none.
   std::function<std::optional<std::int64_t>(const TopicPartition&)> checkpoint_position;
@@ -111,7 +118,10 @@ class KafkaConsumer {
   // Polls once: serves rebalances, hands at most one batch of records to `handler` (recording
   // offset + 1 after each returns), refreshes high watermarks when due and calls
   // OffsetManager::poll(). Returns how many records were handled. An exception from the handler
-  // propagates; that record's offset is not recorded.
+  // propagates; that record's offset is not recorded. A commit that the strategy triggers and
+  // that fails (a rebalance under way, a coordinator moving) does not stop the loop: it is
+  // logged and counted in stats().failed_automatic_commits, and its offsets stay pending.
+  // Fatal client errors (a fenced member) and OutOfRangeAction::Error do throw.
   std::size_t poll(const RecordHandler& handler);
 
   // Polls until stop() is called.
@@ -123,6 +133,11 @@ class KafkaConsumer {
   // Commits pending offsets, leaves the group (revoking every partition) and stops consuming.
   // Idempotent.
   void close();
+
+  // Moves every assigned partition back to the manager's committed offset (else the broker's,
+  // else the OutOfRangePolicy) and drops the pending offsets: after an aborted transaction, the
+  // records since the last commit are consumed again.
+  void rewind_to_committed();
 
   std::vector<TopicPartition> assignment() const;
   ConsumerStats stats() const;

@@ -207,6 +207,17 @@ class OffsetManager {
   // that a later assignment starts from what the store says. Unknown partitions are ignored.
   void forget_partitions(const std::vector<TopicPartition>& partitions);
 
+  // ---- Offsets committed elsewhere (Kafka transactions) ----
+
+  // What commit() would write now: every committable pending offset. Nothing changes.
+  std::vector<PartitionOffset> committable_offsets();
+
+  // Records offsets that were committed outside the store — inside a producer's transaction
+  // (send_offsets_to_transaction) — in the committed view, as a successful commit in stats().
+  // Offsets at or below a partition's committed offset are ignored.
+  // Throws StateError(InvalidArgument) for an invalid entry (nothing changes).
+  void mark_committed(const std::vector<PartitionOffset>& offsets);
+
   // ---- Checkpoints (Flink's two-phase model) ----
 
   // Writes checkpoint `checkpoint_id`: every partition's position (the highest offset recorded,

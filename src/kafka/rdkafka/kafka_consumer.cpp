@@ -41,6 +41,9 @@ struct KafkaConsumer::Impl {
   void on_consume_error(const rd_kafka_message_t& message);
   void refresh_high_watermarks();
   void rethrow_callback_error();
+  // Runs a call that may trigger a strategy commit; a failed commit is logged and counted.
+  template <class Call>
+  void automatic_commit(Call&& call);
 };
 
 namespace {
@@ -192,6 +195,8 @@ void KafkaConsumer::Impl::revoke(rd_kafka_topic_partition_list_t* partitions) {
   bool commit_failed = false;
   if (lost) {
     if (options.on_lost) options.on_lost(revoked);
+  } else if (!options.commit_on_revoke) {
+    if (options.on_revoked) options.on_revoked(revoked);
   } else {
     if (options.on_revoked) options.on_revoked(revoked);
     // Final offsets go out while this member still owns the partitions. If that fails the next
@@ -291,16 +296,34 @@ std::size_t KafkaConsumer::poll(const RecordHandler& handler) {
     record.key = std::string_view(static_cast<const char*>(message->key), message->key_len);
     record.value = std::string_view(static_cast<const char*>(message->payload), message->len);
     handler(record);
-    impl_->manager.update_offset(record.topic, record.partition, record.offset + 1);
     ++handled;
-  }
-  {
-    std::lock_guard lock(impl_->stats_mutex);
-    impl_->stats.records += handled;
+    {
+      std::lock_guard lock(impl_->stats_mutex);
+      ++impl_->stats.records;
+    }
+    impl_->automatic_commit([&] { impl_->manager.update_offset(record.topic, record.partition, record.offset + 1); });
   }
   impl_->refresh_high_watermarks();
-  impl_->manager.poll();
+  impl_->automatic_commit([&] { impl_->manager.poll(); });
   return handled;
+}
+
+template <class Call>
+void KafkaConsumer::Impl::automatic_commit(Call&& call) {
+  try {
+    call();
+  } catch (const StateError& error) {
+    // A commit the strategy triggered failed: e.g. ILLEGAL_GENERATION while a rebalance is under
+    // way. The offsets stay pending and the next trigger retries them; the consumer goes on.
+    // An update the manager refuses is a bug in the caller and is not swallowed.
+    if (error.kind() == ErrorKind::InvalidArgument) throw;
+    std::lock_guard lock(stats_mutex);
+    ++stats.failed_automatic_commits;
+    if (stats.failed_automatic_commits <= 10 || stats.failed_automatic_commits % 1000 == 0) {
+      std::cerr << "processor: automatic commit failed (" << stats.failed_automatic_commits
+                << " so far), offsets stay pending: " << error.what() << "\n";
+    }
+  }
 }
 
 void KafkaConsumer::run(const RecordHandler& handler) {
@@ -326,6 +349,31 @@ void KafkaConsumer::close() {
   const rd_kafka_resp_err_t error = rd_kafka_consumer_close(impl_->rk());
   impl_->rethrow_callback_error();
   if (error != RD_KAFKA_RESP_ERR_NO_ERROR) throw internal::kafka_error(error, "closing the consumer");
+}
+
+void KafkaConsumer::rewind_to_committed() {
+  const auto assigned = impl_->client->assignment();
+  if (assigned.empty()) return;
+  auto committed = internal::to_partition_list(assigned);
+  const rd_kafka_resp_err_t fetch_error = rd_kafka_committed(impl_->rk(), committed.get(), 10'000);
+  if (fetch_error != RD_KAFKA_RESP_ERR_NO_ERROR) throw internal::kafka_error(fetch_error, "reading committed offsets");
+  auto positions = internal::to_partition_list(assigned);
+  for (int i = 0; i < positions->cnt; ++i) {
+    const TopicPartition tp(positions->elems[i].topic, positions->elems[i].partition);
+    std::optional<std::int64_t> known = impl_->manager.get_offset(tp.topic, tp.partition);
+    if (!known && committed->elems[i].err == RD_KAFKA_RESP_ERR_NO_ERROR && committed->elems[i].offset >= 0) {
+      known = committed->elems[i].offset;
+    }
+    const std::int64_t position = impl_->start_position(tp, known);
+    impl_->manager.forget_partitions({tp});
+    impl_->manager.adopt_committed_offset(tp.topic, tp.partition, position);
+    positions->elems[i].offset = position;
+  }
+  RdPtr<rd_kafka_error_t> error(rd_kafka_seek_partitions(impl_->rk(), positions.get(), 10'000));
+  if (error) {
+    throw StateError(ErrorKind::Kafka, std::string("rewinding: ") + rd_kafka_error_string(error.get()),
+                     rd_kafka_error_code(error.get()), false);
+  }
 }
 
 std::vector<TopicPartition> KafkaConsumer::assignment() const { return impl_->client->assignment(); }
