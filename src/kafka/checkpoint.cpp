@@ -6,6 +6,7 @@
 //   per partition: u16 topic length, topic bytes, i32 partition, i64 offset;
 //   u32 CRC32C of everything above.
 
+#include <algorithm>
 #include <charconv>
 #include <cstdio>
 
@@ -173,12 +174,7 @@ std::size_t OffsetManager::notify_checkpoint_complete(std::uint64_t checkpoint_i
   for (const auto& [tp, offset] : found->second.offsets) {
     PartitionSlot& slot = slot_for(tp.topic, tp.partition);
     if (offset <= slot.committed.load(std::memory_order_acquire)) continue;
-    OffsetInfo info;
-    info.offset = offset;
-    const std::int64_t high_watermark = slot.high_watermark.load(std::memory_order_relaxed);
-    if (high_watermark != kNoOffset) info.high_watermark = high_watermark;
-    info.last_updated = wall_now;
-    batch.emplace_back(tp, std::move(info));
+    batch.emplace_back(tp, Impl::info_at(slot, offset, wall_now));
     slots.push_back(&slot);
   }
   if (!batch.empty()) {
@@ -211,13 +207,30 @@ std::optional<CheckpointInfo> OffsetManager::restore_from_checkpoint(std::option
   CheckpointInfo checkpoint = decode_checkpoint(*record, key);
   if (checkpoint.id != id) corrupt(key, "record holds checkpoint " + std::to_string(checkpoint.id));
 
+  RestoreReport report = journal(backend, prefix, checkpoint);
+  std::unordered_map<TopicPartition, std::int64_t> positions = checkpoint.offsets;
+  if (!report.external_moves.empty()) {
+    if (report.policy == OffsetManagerOptions::RestorePolicy::Fail) {
+      std::string moves;
+      for (const auto& move : report.external_moves) {
+        moves += " " + move.partition.to_key() + " (checkpoint " + std::to_string(move.checkpoint_offset) +
+                 ", store " + std::to_string(move.store_offset) + ")";
+      }
+      throw StateError(ErrorKind::Kafka, "restore of checkpoint " + std::to_string(id) + " refused: group '" +
+                                             impl_->group + "' was moved outside this application:" + moves);
+    }
+    if (report.policy == OffsetManagerOptions::RestorePolicy::TrustStore) {
+      for (const auto& move : report.external_moves) positions[move.partition] = move.store_offset;
+    }
+  }
+
   std::vector<PartitionSlot*> slots;
-  for (const auto& [tp, offset] : checkpoint.offsets) slots.push_back(&slot_for(tp.topic, tp.partition));
+  for (const auto& [tp, offset] : positions) slots.push_back(&slot_for(tp.topic, tp.partition));
   {
     std::lock_guard gate_lock(impl_->gate_mutex);
     std::unique_lock view_lock(impl_->view_mutex);
     std::size_t index = 0;
-    for (const auto& [tp, offset] : checkpoint.offsets) {
+    for (const auto& [tp, offset] : positions) {
       PartitionSlot& slot = *slots[index++];
       OffsetInfo info(offset);
       impl_->set_committed_locked(slot, info);
@@ -228,9 +241,48 @@ std::optional<CheckpointInfo> OffsetManager::restore_from_checkpoint(std::option
   }
   impl_->last_checkpoint_id = std::max(impl_->last_checkpoint_id, id);
   impl_->pending_checkpoints.clear();
+  checkpoint.offsets = positions;
   std::lock_guard checkpoint_lock(impl_->checkpoint_mutex);
   impl_->last_checkpoint = checkpoint;
+  impl_->last_restore_report = std::move(report);
   return checkpoint;
+}
+
+RestoreReport OffsetManager::journal(state::StateBackend& backend, const std::string& prefix,
+                                     const CheckpointInfo& checkpoint) {
+  RestoreReport report;
+  report.checkpoint_id = checkpoint.id;
+  report.policy = impl_->options.restore_policy;
+  const auto stored = internal::call_backend("reading the offsets of group '" + impl_->group + "' for the restore journal",
+                                             [&] { return impl_->store->get_all_offsets(impl_->group); });
+  // Every offset a retained checkpoint of ours gave each partition.
+  std::unordered_map<TopicPartition, std::vector<std::int64_t>> ours;
+  for (const std::uint64_t retained : stored_ids(backend, prefix)) {
+    const std::string key = prefix + id_text(retained);
+    const auto bytes = internal::call_backend("reading checkpoint " + std::to_string(retained), [&] { return backend.get(key); });
+    if (!bytes) continue;
+    for (const auto& [tp, offset] : decode_checkpoint(*bytes, key).offsets) ours[tp].push_back(offset);
+  }
+  const bool checkpoints_only = impl_->strategy.kind() == OffsetCommitStrategy::Kind::OnCheckpoint;
+  for (const auto& [tp, checkpoint_offset] : checkpoint.offsets) {
+    const auto found = stored.find(tp);
+    if (found == stored.end()) continue;
+    const std::int64_t store_offset = found->second.offset;
+    if (store_offset == checkpoint_offset) continue;
+    const auto& known = ours[tp];
+    const bool explained = std::find(known.begin(), known.end(), store_offset) != known.end();
+    if (explained && store_offset < checkpoint_offset) {
+      report.store_behind.push_back(tp);
+    } else if (!explained && (checkpoints_only || store_offset < checkpoint_offset)) {
+      report.external_moves.push_back(ExternalMove{tp, checkpoint_offset, store_offset});
+    }
+  }
+  return report;
+}
+
+std::optional<RestoreReport> OffsetManager::last_restore_report() const {
+  std::lock_guard checkpoint_lock(impl_->checkpoint_mutex);
+  return impl_->last_restore_report;
 }
 
 std::optional<std::int64_t> OffsetManager::checkpointed_offset(std::string_view topic, std::int32_t partition) const {

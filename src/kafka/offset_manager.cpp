@@ -167,11 +167,7 @@ void OffsetManager::Impl::snapshot_committable_locked(std::vector<PartitionOffse
     std::int64_t target = slot.latest.load(std::memory_order_acquire);
     if (slot.cold->gate) target = std::max(target, slot.cold->gate->committable(current_watermark, target));
     if (target <= committed) return;
-    OffsetInfo info;
-    info.offset = target;
-    info.high_watermark = known(slot.high_watermark.load(std::memory_order_relaxed));
-    info.last_updated = wall_now;
-    batch.emplace_back(TopicPartition(*slot.topic, slot.partition), std::move(info));
+    batch.emplace_back(TopicPartition(*slot.topic, slot.partition), info_at(slot, target, wall_now));
     slots.push_back(&slot);
   });
 }
@@ -327,11 +323,7 @@ std::unordered_map<TopicPartition, OffsetInfo> OffsetManager::get_all_pending() 
     std::int64_t pending = slot.latest.load(std::memory_order_acquire);
     if (slot.cold->gate) pending = std::max(pending, slot.cold->gate->highest());
     if (pending <= committed) return;
-    OffsetInfo info;
-    info.offset = pending;
-    info.high_watermark = known(slot.high_watermark.load(std::memory_order_relaxed));
-    info.last_updated = now;
-    out.emplace(TopicPartition(*slot.topic, slot.partition), std::move(info));
+    out.emplace(TopicPartition(*slot.topic, slot.partition), Impl::info_at(slot, pending, now));
   });
   return out;
 }

@@ -5,6 +5,7 @@
 #include <chrono>
 #include <limits>
 #include <map>
+#include <optional>
 #include <memory>
 #include <mutex>
 #include <shared_mutex>
@@ -58,6 +59,7 @@ struct OffsetManager::Impl {
   std::uint64_t last_checkpoint_id = 0;                         // GUARDED_BY(commit_mutex)
   mutable std::mutex checkpoint_mutex;
   CheckpointInfo last_checkpoint;                               // GUARDED_BY(checkpoint_mutex)
+  std::optional<RestoreReport> last_restore_report;             // GUARDED_BY(checkpoint_mutex)
 
   OffsetStats stats;                       // GUARDED_BY(stats_mutex)
   std::uint64_t total_commit_micros = 0;   // GUARDED_BY(stats_mutex)
@@ -84,6 +86,17 @@ struct OffsetManager::Impl {
 
   // The committed view of a slot. REQUIRES: view_mutex held (shared is enough).
   OffsetInfo committed_info_locked(const detail::PartitionSlot& slot) const;
+
+  // The OffsetInfo that a slot's `offset` is committed with: its last recorded high watermark.
+  static OffsetInfo info_at(const detail::PartitionSlot& slot, std::int64_t offset,
+                            std::chrono::system_clock::time_point now) {
+    OffsetInfo info;
+    info.offset = offset;
+    const std::int64_t high_watermark = slot.high_watermark.load(std::memory_order_relaxed);
+    if (high_watermark != detail::kNoOffset) info.high_watermark = high_watermark;
+    info.last_updated = now;
+    return info;
+  }
 
   // Sets a slot's committed view. REQUIRES: commit_mutex and exclusive view_mutex held.
   void set_committed_locked(detail::PartitionSlot& slot, const OffsetInfo& info);

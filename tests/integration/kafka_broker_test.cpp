@@ -41,33 +41,7 @@ class KafkaBroker : public ::testing::Test {
     group_ = unique_name("real-group");
   }
 
-  struct Member {
-    Member(const std::string& bootstrap, const std::string& group, const std::string& topic,
-           const std::string& assignment = "cooperative-sticky", KafkaProperties extra = {})
-        : client(make_client(bootstrap, group, assignment, std::move(extra))),
-          store(std::make_shared<KafkaOffsetStore>(client)),
-          manager(group, nullptr, store, OffsetCommitStrategy::manual(),
-                  OffsetManagerOptions{std::make_shared<KafkaBrokerMetadata>(client), std::chrono::milliseconds(100)}),
-          consumer(client, manager, options(topic)) {}
-
-    static std::shared_ptr<KafkaClient> make_client(const std::string& bootstrap, const std::string& group,
-                                                    const std::string& assignment, KafkaProperties extra) {
-      auto properties = group_properties(bootstrap, group, assignment);
-      for (auto& [name, value] : extra) properties[name] = value;
-      return KafkaClient::create(properties);
-    }
-    static KafkaConsumerOptions options(const std::string& topic) {
-      KafkaConsumerOptions consumer_options;
-      consumer_options.topics = {topic};
-      consumer_options.poll_timeout = std::chrono::milliseconds(50);
-      return consumer_options;
-    }
-
-    std::shared_ptr<KafkaClient> client;
-    std::shared_ptr<KafkaOffsetStore> store;
-    OffsetManager manager;
-    KafkaConsumer consumer;
-  };
+  using Member = testing::GroupMember;
 
   // A client outside the group, as an operator's tool would be.
   std::shared_ptr<KafkaClient> standalone() { return KafkaClient::create(group_properties(bootstrap_, group_)); }
@@ -166,7 +140,8 @@ TEST_F(KafkaBroker, DrainedTransactionalTopicShowsLagZero) {
       }
     }
   }
-  Member member(bootstrap_, group_, topic_, "range", {{"isolation.level", "read_committed"}});
+  Member member(bootstrap_, group_, topic_, "range", OffsetCommitStrategy::manual(),
+                {{"isolation.level", "read_committed"}});
   int handled = 0;
   const std::int64_t log_end = KafkaBrokerMetadata(member.client).log_range({topic_, 0}).high_watermark;
   EXPECT_EQ(log_end, 33);  // 30 records and 3 transaction markers

@@ -22,14 +22,7 @@ using testing::unique_name;
 constexpr std::int16_t kOffsetCommitApiKey = 8;
 constexpr std::int16_t kHeartbeatApiKey = 12;
 
-KafkaOffsetStoreOptions fast_retries() {
-  KafkaOffsetStoreOptions options;
-  options.request_timeout = std::chrono::seconds(5);
-  options.retry_backoff = std::chrono::milliseconds(20);
-  options.retry_backoff_max = std::chrono::milliseconds(200);
-  options.retry_deadline = std::chrono::seconds(20);
-  return options;
-}
+using testing::fast_retries;
 
 class KafkaMock : public ::testing::Test {
  protected:
@@ -200,27 +193,7 @@ TEST_F(KafkaMock, SlowCoordinatorIsATimeoutOnceTheDeadlinePasses) {
 
 // ---- KafkaConsumer on the mock cluster ----
 
-struct Member {
-  Member(const std::string& bootstrap, const std::string& group, const std::string& topic,
-         const std::string& assignment, OffsetCommitStrategy strategy = OffsetCommitStrategy::manual())
-      : client(KafkaClient::create(group_properties(bootstrap, group, assignment))),
-        store(std::make_shared<KafkaOffsetStore>(client, fast_retries())),
-        manager(group, nullptr, store, strategy,
-                OffsetManagerOptions{std::make_shared<KafkaBrokerMetadata>(client), std::chrono::milliseconds(100)}),
-        consumer(client, manager, options_for(topic)) {}
-
-  static KafkaConsumerOptions options_for(const std::string& topic) {
-    KafkaConsumerOptions options;
-    options.topics = {topic};
-    options.poll_timeout = std::chrono::milliseconds(50);
-    return options;
-  }
-
-  std::shared_ptr<KafkaClient> client;
-  std::shared_ptr<KafkaOffsetStore> store;
-  OffsetManager manager;
-  KafkaConsumer consumer;
-};
+using Member = testing::GroupMember;
 
 TEST_F(KafkaMock, ConsumerDrainsEveryPartitionAndCommitsTheEnd) {
   Producer producer(cluster_.bootstrap());

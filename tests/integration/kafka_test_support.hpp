@@ -163,6 +163,46 @@ inline kafka::KafkaProperties group_properties(const std::string& bootstrap, con
           {"log_level", "3"}};
 }
 
+// Store retries short enough for tests that inject failures.
+inline kafka::KafkaOffsetStoreOptions fast_retries() {
+  kafka::KafkaOffsetStoreOptions options;
+  options.request_timeout = std::chrono::seconds(5);
+  options.retry_backoff = std::chrono::milliseconds(20);
+  options.retry_backoff_max = std::chrono::milliseconds(200);
+  options.retry_deadline = std::chrono::seconds(20);
+  return options;
+}
+
+// One group member wired as an application would: client, Kafka offset store, manager with
+// broker metadata, and a consumer of `topic`.
+struct GroupMember {
+  GroupMember(const std::string& bootstrap, const std::string& group, const std::string& topic,
+              const std::string& assignment,
+              kafka::OffsetCommitStrategy strategy = kafka::OffsetCommitStrategy::manual(),
+              const kafka::KafkaProperties& extra = {})
+      : client(make_client(bootstrap, group, assignment, extra)),
+        store(std::make_shared<kafka::KafkaOffsetStore>(client, fast_retries())),
+        manager(group, nullptr, store, strategy,
+                kafka::OffsetManagerOptions{std::make_shared<kafka::KafkaBrokerMetadata>(client),
+                                            std::chrono::milliseconds(100)}),
+        consumer(client, manager, options_for(topic)) {}
+
+  static std::shared_ptr<kafka::KafkaClient> make_client(const std::string& bootstrap, const std::string& group,
+                                                         const std::string& assignment,
+                                                         const kafka::KafkaProperties& extra);
+  static kafka::KafkaConsumerOptions options_for(const std::string& topic) {
+    kafka::KafkaConsumerOptions options;
+    options.topics = {topic};
+    options.poll_timeout = std::chrono::milliseconds(50);
+    return options;
+  }
+
+  std::shared_ptr<kafka::KafkaClient> client;
+  std::shared_ptr<kafka::KafkaOffsetStore> store;
+  kafka::OffsetManager manager;
+  kafka::KafkaConsumer consumer;
+};
+
 // Polls `consumer` until `done` holds or `timeout` passes; returns whether it held.
 inline bool poll_until(kafka::KafkaConsumer& consumer, const kafka::KafkaConsumer::RecordHandler& handler,
                        const std::function<bool()>& done,
@@ -173,6 +213,15 @@ inline bool poll_until(kafka::KafkaConsumer& consumer, const kafka::KafkaConsume
     if (done()) return true;
   }
   return done();
+}
+
+inline std::shared_ptr<kafka::KafkaClient> GroupMember::make_client(const std::string& bootstrap,
+                                                                   const std::string& group,
+                                                                   const std::string& assignment,
+                                                                   const kafka::KafkaProperties& extra) {
+  auto properties = group_properties(bootstrap, group, assignment);
+  for (const auto& [name, value] : extra) properties[name] = value;
+  return kafka::KafkaClient::create(properties);
 }
 
 // The real broker's bootstrap address, or empty when none was started.

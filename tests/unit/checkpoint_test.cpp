@@ -39,12 +39,14 @@ class Checkpoints : public ::testing::Test {
     fs::remove_all(dir_);
   }
   // (Re)opens the backend and a fresh manager over it, as a restarted process would.
-  void open(OffsetCommitStrategy strategy = OffsetCommitStrategy::on_checkpoint(), std::size_t retained = 3) {
+  void open(OffsetCommitStrategy strategy = OffsetCommitStrategy::on_checkpoint(), std::size_t retained = 3,
+            OffsetManagerOptions::RestorePolicy policy = OffsetManagerOptions::RestorePolicy::TrustCheckpoint) {
     manager_.reset();
     backend_.reset();
     backend_ = std::make_shared<ObservedRocksDb>(dir_);
     OffsetManagerOptions options;
     options.checkpoints_retained = retained;
+    options.restore_policy = policy;
     manager_ = std::make_unique<OffsetManager>("group", backend_, store_, strategy, options);
   }
   static state::WriteBatch state_batch(const std::string& value) {
@@ -166,6 +168,64 @@ TEST_F(Checkpoints, GroupsWithColonsKeepTheirOwnCheckpoints) {
   manager_->checkpoint(3);
   EXPECT_EQ(manager_->list_checkpoints(), std::vector<std::uint64_t>{3});
   EXPECT_EQ(manager_->restore_from_checkpoint()->offsets.at(TopicPartition("t", 0)), 1);
+}
+
+// The restore journal: the store stands in for the broker's committed offsets.
+class RestoreJournal : public Checkpoints {
+ protected:
+  // Checkpoints 1 (t:0 at 10) and 2 (t:0 at 20, t:1 at 5); only checkpoint 1 completed.
+  void take_checkpoints() {
+    manager_->update_offset("t", 0, 10);
+    manager_->checkpoint(1);
+    manager_->notify_checkpoint_complete(1);
+    manager_->update_offset("t", 0, 20);
+    manager_->update_offset("t", 1, 5);
+    manager_->checkpoint(2);
+  }
+};
+
+TEST_F(RestoreJournal, AStoreBehindTheCheckpointIsOursAndNormal) {
+  take_checkpoints();
+  open();
+  manager_->restore_from_checkpoint();
+  const auto report = manager_->last_restore_report();
+  ASSERT_TRUE(report);
+  EXPECT_EQ(report->checkpoint_id, 2u);
+  EXPECT_TRUE(report->external_moves.empty());
+  EXPECT_EQ(report->store_behind, std::vector<TopicPartition>{TopicPartition("t", 0)});
+  EXPECT_EQ(manager_->checkpointed_offset("t", 0), 20);
+}
+
+TEST_F(RestoreJournal, DetectsAnOperatorResetAndTrustsTheCheckpointByDefault) {
+  take_checkpoints();
+  store_->store_offset("group", {"t", 0}, OffsetInfo(3));  // kafka-consumer-groups --reset-offsets
+  open();
+  manager_->restore_from_checkpoint();
+  const auto report = manager_->last_restore_report();
+  ASSERT_EQ(report->external_moves.size(), 1u);
+  EXPECT_EQ(report->external_moves[0].partition, TopicPartition("t", 0));
+  EXPECT_EQ(report->external_moves[0].checkpoint_offset, 20);
+  EXPECT_EQ(report->external_moves[0].store_offset, 3);
+  EXPECT_EQ(manager_->checkpointed_offset("t", 0), 20);
+}
+
+TEST_F(RestoreJournal, TrustStoreResumesFromTheMovedOffset) {
+  take_checkpoints();
+  store_->store_offset("group", {"t", 1}, OffsetInfo(400));
+  open(OffsetCommitStrategy::on_checkpoint(), 3, OffsetManagerOptions::RestorePolicy::TrustStore);
+  manager_->restore_from_checkpoint();
+  EXPECT_EQ(manager_->checkpointed_offset("t", 1), 400);
+  EXPECT_EQ(manager_->get_offset("t", 1), 400);
+  EXPECT_EQ(manager_->checkpointed_offset("t", 0), 20);
+}
+
+TEST_F(RestoreJournal, FailRefusesAndChangesNothing) {
+  take_checkpoints();
+  store_->store_offset("group", {"t", 1}, OffsetInfo(400));
+  open(OffsetCommitStrategy::on_checkpoint(), 3, OffsetManagerOptions::RestorePolicy::Fail);
+  EXPECT_STATE_ERROR(manager_->restore_from_checkpoint(), ErrorKind::Kafka, "t:1 (checkpoint 5, store 400)");
+  EXPECT_FALSE(manager_->checkpointed_offset("t", 1));
+  EXPECT_TRUE(manager_->get_all_committed().empty());
 }
 
 TEST(CheckpointsWithoutBackend, AreRefused) {

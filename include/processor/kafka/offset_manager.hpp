@@ -42,6 +42,16 @@ struct OffsetManagerOptions {
   // Key prefix of checkpoint records: `prefix + group + ":" + 20-digit id`.
   // Default: "checkpoint:". Change it only to share a backend between applications.
   std::string checkpoint_prefix = "checkpoint:";
+
+  // What restore_from_checkpoint() does when the offset store (the broker's committed offsets)
+  // was moved by someone else, e.g. an operator's kafka-consumer-groups --reset-offsets.
+  enum class RestorePolicy {
+    TrustCheckpoint,  // resume from the checkpoint, matching the restored state (Flink's choice)
+    TrustStore,       // resume from the moved offsets: the operator's intent wins
+    Fail,             // throw StateError(Kafka) and change nothing; a person decides
+  };
+  // Default: TrustCheckpoint. Use TrustStore where operators reset groups on purpose.
+  RestorePolicy restore_policy = RestorePolicy::TrustCheckpoint;
 };
 
 // A checkpoint: every partition's position (the next offset to consume) at one instant, stored
@@ -50,6 +60,24 @@ struct CheckpointInfo {
   std::uint64_t id = 0;
   std::chrono::system_clock::time_point created_at{};
   std::unordered_map<TopicPartition, std::int64_t> offsets;
+};
+
+// A partition whose committed offset in the store no checkpoint of ours explains.
+struct ExternalMove {
+  TopicPartition partition;
+  std::int64_t checkpoint_offset = 0;
+  std::int64_t store_offset = 0;
+};
+
+// What restore_from_checkpoint() found and did: the restore journal.
+struct RestoreReport {
+  std::uint64_t checkpoint_id = 0;
+  std::vector<ExternalMove> external_moves;
+  // Partitions whose store offset is an older checkpoint's: the last completion never reached
+  // the store (a crash between checkpoint and commit). Normal; the checkpoint is ahead.
+  std::vector<TopicPartition> store_behind;
+  // The policy applied to the external moves.
+  OffsetManagerOptions::RestorePolicy policy = OffsetManagerOptions::RestorePolicy::TrustCheckpoint;
 };
 
 // PartitionHandle is a resolved (topic, partition) of an OffsetManager, for the hottest loops:
@@ -240,7 +268,17 @@ class OffsetManager {
   // the committed view and floors, and checkpointed_offset() answers from it. nullopt when there
   // is no checkpoint. A record that fails its checksum throws StateError(Corruption): falling
   // back to an older checkpoint would pair old offsets with newer state.
+  //
+  // The restore journal: the checkpoint's offsets are compared with the offset store's (the
+  // broker's committed offsets for a KafkaOffsetStore). A store offset that equals a retained
+  // checkpoint's is ours; any other is an external move (under on_checkpoint(); under other
+  // strategies the manager's own commits run ahead of checkpoints, so only moves below the
+  // checkpoint are detected). Moves are handled by options.restore_policy and reported in
+  // last_restore_report(); Fail throws StateError(Kafka) naming them and changes nothing.
   std::optional<CheckpointInfo> restore_from_checkpoint(std::optional<std::uint64_t> checkpoint_id = std::nullopt);
+
+  // The journal of the last restore_from_checkpoint() that found a checkpoint.
+  std::optional<RestoreReport> last_restore_report() const;
 
   // The ids of the checkpoints in the state backend, ascending.
   std::vector<std::uint64_t> list_checkpoints();
@@ -263,6 +301,7 @@ class OffsetManager {
   void record_update(detail::PartitionSlot& slot, std::int64_t offset);
   [[noreturn]] void reject_offset(const detail::PartitionSlot& slot, std::int64_t offset) const;
   void auto_commit();
+  RestoreReport journal(state::StateBackend& backend, const std::string& prefix, const CheckpointInfo& checkpoint);
 
   detail::CommitTrigger trigger_;
   std::unique_ptr<Impl> impl_;
