@@ -57,9 +57,10 @@ if [[ -z "${pc_file}" ]]; then
 fi
 PKG_CONFIG_PATH="$(dirname "${pc_file}")"
 export PKG_CONFIG_PATH
-# --static: the library is an archive, so its private dependencies (RocksDB) must be linked too.
+# processor.pc names RocksDB and librdkafka as public requirements (the library is an archive),
+# so a plain --libs links everything a consumer needs.
 pc_cflags="$(pkg-config --cflags processor)"
-pc_libs="$(pkg-config --static --libs processor)"
+pc_libs="$(pkg-config --libs processor)"
 read -r -a cflags <<<"${pc_cflags}"
 read -r -a libs <<<"${pc_libs}"
 echo "check_install: pkg-config gives ${cflags[*]} ${libs[*]}"
