@@ -141,6 +141,8 @@ CheckpointInfo OffsetManager::checkpoint(std::uint64_t checkpoint_id, const stat
       std::int64_t position = std::max(slot.latest.load(std::memory_order_acquire),
                                        slot.committed.load(std::memory_order_acquire));
       if (slot.cold->gate) position = std::max(position, slot.cold->gate->highest());
+      // Tracked records still in flight are not in the state yet: only what is acknowledged.
+      if (slot.cold->acks) position = std::max(position, slot.cold->acks->committable());
       if (position != kNoOffset) checkpoint.offsets.emplace(TopicPartition(*slot.topic, slot.partition), position);
     });
   }
@@ -236,7 +238,7 @@ std::optional<CheckpointInfo> OffsetManager::restore_from_checkpoint(std::option
       impl_->set_committed_locked(slot, info);
       slot.floor.store(offset, std::memory_order_relaxed);
       slot.latest.store(offset, std::memory_order_release);
-      slot.cold->gate.reset();
+      impl_->drop_tracking_locked(slot);
     }
   }
   impl_->last_checkpoint_id = std::max(impl_->last_checkpoint_id, id);

@@ -34,6 +34,7 @@ void reset_slot_locked(PartitionSlot& slot) {
   slot.high_watermark.store(kNoOffset, std::memory_order_relaxed);
   slot.floor.store(kNoOffset, std::memory_order_relaxed);
   slot.committed.store(kNoOffset, std::memory_order_release);
+  if (slot.cold->acks) slot.cold->acks->revoke();  // late acks of in-flight records change nothing
   *slot.cold = detail::SlotCold{};
 }
 
@@ -141,6 +142,59 @@ void OffsetManager::reject_offset(const PartitionSlot& slot, std::int64_t offset
                        ": an offset moves backwards only through reset_offset()");
 }
 
+// ---- Per-record acknowledgement ----
+
+void OffsetManager::Impl::drop_tracking_locked(PartitionSlot& slot) {
+  slot.cold->gate.reset();
+  if (slot.cold->acks) {
+    slot.cold->acks->revoke();
+    slot.cold->acks.reset();
+  }
+}
+
+bool OffsetManager::track(std::string_view topic, std::int32_t partition, std::int64_t record_offset) {
+  PartitionSlot& slot = slot_for(topic, partition);
+  if (record_offset < 0) reject_offset(slot, record_offset);
+  std::shared_ptr<PartitionAcks> acks;
+  {
+    std::lock_guard gate_lock(impl_->gate_mutex);
+    if (!slot.cold->acks) {
+      const std::int64_t committed = slot.committed.load(std::memory_order_acquire);
+      if (record_offset < committed) {
+        throw StateError(ErrorKind::InvalidArgument, "record " + std::to_string(record_offset) + " of " + key_of(slot) +
+                                                         " is below the committed offset " + std::to_string(committed));
+      }
+      slot.cold->acks = std::make_shared<PartitionAcks>(committed == kNoOffset ? record_offset : committed,
+                                                        impl_->options.acks);
+    }
+    acks = slot.cold->acks;
+  }
+  if (!acks->try_track(record_offset)) return false;
+  if (trigger_.on_update()) auto_commit();
+  return true;
+}
+
+bool OffsetManager::ack(std::string_view topic, std::int32_t partition, std::int64_t record_offset) {
+  PartitionSlot* slot = impl_->partitions.find(topic, partition);
+  std::shared_ptr<PartitionAcks> acks;
+  if (slot != nullptr) {
+    std::lock_guard gate_lock(impl_->gate_mutex);
+    acks = slot->cold->acks;
+  }
+  if (!acks) {
+    validate_topic(topic);
+    validate_partition(topic, partition);
+    return false;  // never tracked here, or revoked since
+  }
+  return acks->ack(record_offset);
+}
+
+std::optional<AckedSet> OffsetManager::acked_after_restart(std::string_view topic, std::int32_t partition) {
+  const auto info = get_offset_info(topic, partition);
+  if (!info || !info->metadata || info->metadata->empty()) return std::nullopt;
+  return PartitionAcks::decode_metadata(*info->metadata);
+}
+
 // ---- Commits ----
 
 void OffsetManager::auto_commit() {
@@ -166,8 +220,18 @@ void OffsetManager::Impl::snapshot_committable_locked(std::vector<PartitionOffse
     const std::int64_t committed = slot.committed.load(std::memory_order_relaxed);
     std::int64_t target = slot.latest.load(std::memory_order_acquire);
     if (slot.cold->gate) target = std::max(target, slot.cold->gate->committable(current_watermark, target));
+    std::optional<std::string> metadata;
+    if (slot.cold->acks) {
+      auto acked = slot.cold->acks->snapshot();
+      if (acked.committable > target) {
+        target = acked.committable;
+        metadata = std::move(acked.metadata);
+      }
+    }
     if (target <= committed) return;
-    batch.emplace_back(TopicPartition(*slot.topic, slot.partition), info_at(slot, target, wall_now));
+    OffsetInfo info = info_at(slot, target, wall_now);
+    info.metadata = std::move(metadata);
+    batch.emplace_back(TopicPartition(*slot.topic, slot.partition), std::move(info));
     slots.push_back(&slot);
   });
 }
@@ -322,6 +386,7 @@ std::unordered_map<TopicPartition, OffsetInfo> OffsetManager::get_all_pending() 
     const std::int64_t committed = slot.committed.load(std::memory_order_acquire);
     std::int64_t pending = slot.latest.load(std::memory_order_acquire);
     if (slot.cold->gate) pending = std::max(pending, slot.cold->gate->highest());
+    if (slot.cold->acks) pending = std::max(pending, slot.cold->acks->committable());
     if (pending <= committed) return;
     out.emplace(TopicPartition(*slot.topic, slot.partition), Impl::info_at(slot, pending, now));
   });
@@ -413,7 +478,7 @@ void OffsetManager::adopt_committed_offset(std::string_view topic, std::int32_t 
   impl_->set_committed_locked(slot, info);
   slot.floor.store(offset, std::memory_order_relaxed);
   slot.latest.store(offset, std::memory_order_release);
-  slot.cold->gate.reset();
+  impl_->drop_tracking_locked(slot);
 }
 
 void OffsetManager::forget_partitions(const std::vector<TopicPartition>& partitions) {

@@ -87,6 +87,10 @@ struct OffsetManager::Impl {
   // The committed view of a slot. REQUIRES: view_mutex held (shared is enough).
   OffsetInfo committed_info_locked(const detail::PartitionSlot& slot) const;
 
+  // Drops a slot's event-time gate and revokes its acknowledgement tracker: a reset, restore or
+  // new assignment starts tracking afresh. REQUIRES: gate_mutex held.
+  static void drop_tracking_locked(detail::PartitionSlot& slot);
+
   // The OffsetInfo that a slot's `offset` is committed with: its last recorded high watermark.
   static OffsetInfo info_at(const detail::PartitionSlot& slot, std::int64_t offset,
                             std::chrono::system_clock::time_point now) {

@@ -158,7 +158,7 @@ std::int64_t OffsetManager::reset_offset(std::string_view topic, std::int32_t pa
   slot.floor.store(target, std::memory_order_relaxed);
   slot.latest.store(target, std::memory_order_release);
   if (info.high_watermark) slot.high_watermark.store(*info.high_watermark, std::memory_order_relaxed);
-  slot.cold->gate.reset();
+  impl_->drop_tracking_locked(slot);
   return target;
 }
 

@@ -12,6 +12,7 @@
 #include <string_view>
 #include <vector>
 
+#include "processor/kafka/ack_tracker.hpp"
 #include "processor/kafka/detail/partition_slot.hpp"
 
 namespace processor::kafka::detail {
@@ -49,6 +50,9 @@ struct SlotCold {
   std::unique_ptr<std::string> committed_metadata;
   // GUARDED_BY(the manager's gate mutex); allocated on the first event-time offset.
   std::unique_ptr<EventTimeGate> gate;
+  // GUARDED_BY(the manager's gate mutex); allocated on the first track(). Shared so that ack()
+  // can use it outside the lock while a revocation replaces it.
+  std::shared_ptr<PartitionAcks> acks;
 };
 
 }  // namespace processor::kafka::detail

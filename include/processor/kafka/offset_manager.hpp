@@ -10,6 +10,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "processor/kafka/ack_tracker.hpp"
 #include "processor/kafka/broker_metadata.hpp"
 #include "processor/kafka/detail/partition_slot.hpp"
 #include "processor/kafka/offset_info.hpp"
@@ -52,6 +53,10 @@ struct OffsetManagerOptions {
   };
   // Default: TrustCheckpoint. Use TrustStore where operators reset groups on purpose.
   RestorePolicy restore_policy = RestorePolicy::TrustCheckpoint;
+
+  // Limits of per-record acknowledgement (track()/ack()), per partition.
+  // Default: PartitionAcksOptions{} (10'000 outstanding, 4096 bytes of commit metadata).
+  PartitionAcksOptions acks{};
 };
 
 // A checkpoint: every partition's position (the next offset to consume) at one instant, stored
@@ -234,6 +239,33 @@ class OffsetManager {
   // offsets are dropped without a commit, and their committed views and floors are removed, so
   // that a later assignment starts from what the store says. Unknown partitions are ignored.
   void forget_partitions(const std::vector<TopicPartition>& partitions);
+
+  // ---- Per-record acknowledgement, out of order ----
+  //
+  // Workers may finish records in any order: track() each record when it is handed out, ack()
+  // it when done. The partition's committable offset is then the lowest unacknowledged record,
+  // and commit() writes it with the acknowledged records above it encoded in the commit
+  // metadata (see PartitionAcks), so that after a restart acked_after_restart() tells the
+  // consumer which records to skip. An update_offset() at or above it supersedes it.
+
+  // Hands the record at `record_offset` to a worker. Returns false (back-pressure: pause the
+  // partition, ack, retry) when the partition's outstanding records or commit metadata would
+  // exceed OffsetManagerOptions::acks. Throws StateError(InvalidArgument) for an invalid topic,
+  // partition or offset, or an offset below the partition's committed offset or not above the
+  // last tracked one.
+  bool track(std::string_view topic, std::int32_t partition, std::int64_t record_offset);
+
+  // The record at `record_offset` is done. Safe from any thread, in any order; no allocation.
+  // Returns false, changing nothing, when the partition was revoked (forget_partitions(),
+  // clear(), a reset) since the record was tracked: its new owner processes it again.
+  // Throws StateError(InvalidArgument) for a record never tracked or already acknowledged.
+  bool ack(std::string_view topic, std::int32_t partition, std::int64_t record_offset);
+
+  // The records acknowledged above the partition's committed offset by its previous owner,
+  // decoded from the commit metadata in the store: skip them when re-consuming. nullopt when
+  // the committed offset carries no acknowledgement metadata. Throws StateError(Corruption)
+  // when it carries metadata that does not decode.
+  std::optional<AckedSet> acked_after_restart(std::string_view topic, std::int32_t partition);
 
   // ---- Offsets committed elsewhere (Kafka transactions) ----
 

@@ -1,0 +1,133 @@
+// Per-record acknowledgement through the OffsetManager.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <random>
+#include <thread>
+
+#include "processor/kafka.hpp"
+#include "processor/state.hpp"
+#include "test_support.hpp"
+
+namespace processor::kafka {
+namespace {
+
+OffsetManager make_manager(const std::shared_ptr<OffsetStore>& store, PartitionAcksOptions acks = {}) {
+  OffsetManagerOptions options;
+  options.acks = acks;
+  return OffsetManager("group", nullptr, store, OffsetCommitStrategy::manual(), options);
+}
+
+TEST(ManagerAcks, CommitsTheLowestUnacknowledgedRecordInRandomOrders) {
+  std::mt19937 random(7);
+  for (int round = 0; round < 20; ++round) {
+    auto store = std::make_shared<InMemoryOffsetStore>();
+    auto manager = make_manager(store);
+    std::vector<std::int64_t> offsets(200);
+    for (int i = 0; i < 200; ++i) offsets[i] = i;
+    for (auto offset : offsets) ASSERT_TRUE(manager.track("t", 0, offset));
+    std::shuffle(offsets.begin(), offsets.end(), random);
+    std::vector<bool> done(200, false);
+    for (std::size_t i = 0; i < offsets.size(); ++i) {
+      ASSERT_TRUE(manager.ack("t", 0, offsets[i]));
+      done[offsets[i]] = true;
+      const auto lowest_open = std::find(done.begin(), done.end(), false) - done.begin();
+      if (i % 17 == 0 || i + 1 == offsets.size()) {
+        manager.commit();
+        EXPECT_EQ(store->get_offset("group", {"t", 0})->offset, lowest_open);
+      }
+    }
+  }
+}
+
+TEST(ManagerAcks, MetadataLetsARestartSkipExactlyTheAcknowledgedRecords) {
+  auto backend = std::make_shared<state::MemoryStateBackend>();
+  auto store = std::make_shared<StateBackendOffsetStore>(backend);
+  std::vector<std::int64_t> acked;
+  {
+    auto manager = make_manager(store);
+    for (std::int64_t offset = 0; offset < 1000; ++offset) ASSERT_TRUE(manager.track("t", 0, offset));
+    std::mt19937 random(3);
+    for (std::int64_t offset = 0; offset < 1000; ++offset) {
+      if (offset != 0 && random() % 3 != 0) {  // record 0 never finishes: it holds the commit
+        manager.ack("t", 0, offset);
+        acked.push_back(offset);
+      }
+    }
+    manager.commit();
+  }  // the process dies here
+  auto manager = make_manager(store);
+  EXPECT_EQ(manager.get_offset("t", 0), 0);
+  const auto done = manager.acked_after_restart("t", 0);
+  ASSERT_TRUE(done);
+  std::vector<std::int64_t> reprocessed;
+  std::vector<std::int64_t> skipped;
+  for (std::int64_t offset = 0; offset < 1000; ++offset) (done->contains(offset) ? skipped : reprocessed).push_back(offset);
+  EXPECT_EQ(skipped, acked);
+  EXPECT_EQ(reprocessed.size() + acked.size(), 1000u);
+}
+
+TEST(ManagerAcks, BackPressureWhenTooManyRecordsAreOutstanding) {
+  PartitionAcksOptions limits;
+  limits.max_outstanding = 3;
+  auto manager = make_manager(std::make_shared<InMemoryOffsetStore>(), limits);
+  EXPECT_TRUE(manager.track("t", 0, 10));
+  EXPECT_TRUE(manager.track("t", 0, 11));
+  EXPECT_TRUE(manager.track("t", 0, 12));
+  EXPECT_FALSE(manager.track("t", 0, 13));
+  manager.ack("t", 0, 11);
+  EXPECT_TRUE(manager.track("t", 0, 13));
+}
+
+TEST(ManagerAcks, RecordsInFlightWhenThePartitionIsRevokedAreNeverCommitted) {
+  auto store = std::make_shared<InMemoryOffsetStore>();
+  auto manager = make_manager(store);
+  for (std::int64_t offset = 0; offset < 10; ++offset) manager.track("t", 0, offset);
+  for (std::int64_t offset = 0; offset < 4; ++offset) manager.ack("t", 0, offset);
+  manager.commit();
+  manager.forget_partitions({{"t", 0}});
+  EXPECT_FALSE(manager.ack("t", 0, 4));  // a worker finishing late
+  EXPECT_EQ(manager.commit(), 0u);
+  EXPECT_EQ(store->get_offset("group", {"t", 0})->offset, 4);
+}
+
+TEST(ManagerAcks, BadAcknowledgementsThrowAndChangeNothing) {
+  auto store = std::make_shared<InMemoryOffsetStore>();
+  auto manager = make_manager(store);
+  manager.track("t", 0, 5);
+  EXPECT_STATE_ERROR(manager.ack("t", 0, 6), ErrorKind::InvalidArgument, "6");
+  manager.ack("t", 0, 5);
+  EXPECT_STATE_ERROR(manager.ack("t", 0, 5), ErrorKind::InvalidArgument, "5");
+  EXPECT_STATE_ERROR(manager.track("t", 0, 5), ErrorKind::InvalidArgument, "5");
+  EXPECT_STATE_ERROR(manager.track("t", 0, -1), ErrorKind::InvalidArgument, "-1");
+  EXPECT_FALSE(manager.ack("never-tracked", 0, 1));
+  manager.commit();
+  EXPECT_EQ(store->get_offset("group", {"t", 0})->offset, 6);
+}
+
+TEST(ManagerAcks, WorkerThreadsAckConcurrentlyWhileCommitsRun) {
+  auto store = std::make_shared<InMemoryOffsetStore>();
+  PartitionAcksOptions limits;
+  limits.max_outstanding = 100'000;
+  auto manager = make_manager(store, limits);
+  constexpr std::int64_t kRecords = 20'000;  // under the ~24k that 4 KiB of metadata can describe
+  for (std::int64_t offset = 0; offset < kRecords; ++offset) ASSERT_TRUE(manager.track("t", 0, offset));
+  std::atomic<bool> done{false};
+  std::thread committer([&] {
+    while (!done) manager.commit();
+  });
+  std::vector<std::thread> workers;
+  for (int w = 0; w < 4; ++w) {
+    workers.emplace_back([&, w] {
+      for (std::int64_t offset = kRecords - 1 - w; offset >= 0; offset -= 4) manager.ack("t", 0, offset);
+    });
+  }
+  for (auto& worker : workers) worker.join();
+  done = true;
+  committer.join();
+  manager.commit();
+  EXPECT_EQ(store->get_offset("group", {"t", 0})->offset, kRecords);
+}
+
+}  // namespace
+}  // namespace processor::kafka
