@@ -152,6 +152,17 @@ void OffsetManager::Impl::drop_tracking_locked(PartitionSlot& slot) {
   }
 }
 
+bool OffsetManager::track(std::string_view topic, std::int32_t partition, std::int64_t record_offset,
+                          Watermark event_time) {
+  if (!track(topic, partition, record_offset)) return false;
+  PartitionSlot& slot = slot_for(topic, partition);
+  std::lock_guard gate_lock(impl_->gate_mutex);
+  auto& gate = slot.cold->gate;
+  if (!gate) gate = std::make_unique<detail::EventTimeGate>();
+  gate->add(record_offset + 1, event_time.millis(), kNoOffset);
+  return true;
+}
+
 bool OffsetManager::track(std::string_view topic, std::int32_t partition, std::int64_t record_offset) {
   PartitionSlot& slot = slot_for(topic, partition);
   if (record_offset < 0) reject_offset(slot, record_offset);
@@ -219,14 +230,25 @@ void OffsetManager::Impl::snapshot_committable_locked(std::vector<PartitionOffse
   partitions.for_each_locked([&](PartitionSlot& slot) {
     const std::int64_t committed = slot.committed.load(std::memory_order_relaxed);
     std::int64_t target = slot.latest.load(std::memory_order_acquire);
-    if (slot.cold->gate) target = std::max(target, slot.cold->gate->committable(current_watermark, target));
     std::optional<std::string> metadata;
     if (slot.cold->acks) {
       auto acked = slot.cold->acks->snapshot();
-      if (acked.committable > target) {
-        target = acked.committable;
-        metadata = std::move(acked.metadata);
+      std::int64_t acked_target = acked.committable;
+      if (slot.cold->gate) {
+        // Records held by the watermark stop the commit below them, without metadata: after a
+        // restart they, and the acknowledged records above them, are processed again.
+        const std::int64_t bound = slot.cold->gate->release_bound(current_watermark);
+        if (bound < acked_target) {
+          acked_target = bound;
+          acked.metadata.clear();
+        }
       }
+      if (acked_target > target) {
+        target = acked_target;
+        if (!acked.metadata.empty()) metadata = std::move(acked.metadata);
+      }
+    } else if (slot.cold->gate) {
+      target = std::max(target, slot.cold->gate->committable(current_watermark, target));
     }
     if (target <= committed) return;
     OffsetInfo info = info_at(slot, target, wall_now);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <limits>
 
 #include "processor/kafka/topic_partition.hpp"
 
@@ -9,6 +10,7 @@ namespace processor::kafka::detail {
 
 void EventTimeGate::add(std::int64_t offset, std::int64_t event_time, std::int64_t plain_offset) {
   while (!runs.empty() && runs.front().offset <= plain_offset) runs.pop_front();
+  if (runs.empty()) start = offset - 1;
   const std::int64_t max_event_time = runs.empty() ? event_time : std::max(runs.back().max_event_time, event_time);
   if (!runs.empty() && runs.back().max_event_time == max_event_time) {
     runs.back().offset = offset;  // committable exactly when the run before it is
@@ -35,6 +37,16 @@ std::int64_t EventTimeGate::committable(std::int64_t watermark, std::int64_t pla
 
 void EventTimeGate::release_through(std::int64_t committed_offset) {
   while (!runs.empty() && runs.front().offset <= committed_offset) runs.pop_front();
+  start = std::max(start, committed_offset);
+}
+
+std::int64_t EventTimeGate::release_bound(std::int64_t watermark) const noexcept {
+  std::int64_t released = start;
+  for (const Run& run : runs) {
+    if (run.max_event_time > watermark) return released;
+    released = run.offset;
+  }
+  return std::numeric_limits<std::int64_t>::max();
 }
 
 }  // namespace processor::kafka::detail

@@ -30,6 +30,8 @@ struct EventTimeGate {
     std::int64_t max_event_time;  // max event time of this run and every earlier held offset
   };
   std::deque<Run> runs;
+  // Per-record acks only: the committed offset below the first run (its first record's offset).
+  std::int64_t start = kNoOffset;
 
   // REQUIRES: offset >= every held offset. Drops runs superseded by `plain_offset` first.
   void add(std::int64_t offset, std::int64_t event_time, std::int64_t plain_offset);
@@ -39,6 +41,9 @@ struct EventTimeGate {
   // Forgets runs at or below a committed offset.
   void release_through(std::int64_t committed_offset);
   std::int64_t highest() const noexcept { return runs.empty() ? kNoOffset : runs.back().offset; }
+  // Per-record acks: the highest committed offset `watermark` allows (INT64_MAX when it holds
+  // nothing back). A run's records are held until its max event time is at or below it.
+  std::int64_t release_bound(std::int64_t watermark) const noexcept;
 };
 
 // The committed view and event-time gate of one partition.

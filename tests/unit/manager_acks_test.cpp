@@ -105,6 +105,40 @@ TEST(ManagerAcks, BadAcknowledgementsThrowAndChangeNothing) {
   EXPECT_EQ(store->get_offset("group", {"t", 0})->offset, 6);
 }
 
+TEST(ManagerAcks, EventTimeGatingHoldsAcknowledgedRecordsUntilTheWatermarkPasses) {
+  auto store = std::make_shared<InMemoryOffsetStore>();
+  auto manager = make_manager(store);
+  // Records 0..9 with event times 100, 200, ... 1000; acknowledged out of order.
+  for (std::int64_t offset = 0; offset < 10; ++offset) manager.track("t", 0, offset, Watermark((offset + 1) * 100));
+  for (std::int64_t offset : {9, 3, 0, 1, 2, 5, 4, 6, 8, 7}) manager.ack("t", 0, offset);
+  manager.commit();  // no watermark yet: nothing may pass record 0
+  EXPECT_EQ(store->get_offset("group", {"t", 0})->offset, 0);
+  manager.notify_watermark(Watermark(450));
+  EXPECT_EQ(manager.commit(), 1u);
+  EXPECT_EQ(store->get_offset("group", {"t", 0})->offset, 4);  // records 0..3 are past it
+  EXPECT_FALSE(store->get_offset("group", {"t", 0})->metadata);  // held records are redone
+  manager.notify_watermark(Watermark(1000));
+  EXPECT_EQ(manager.commit(), 1u);
+  EXPECT_EQ(store->get_offset("group", {"t", 0})->offset, 10);
+}
+
+TEST(ManagerAcks, GatedRecordThatIsNotAcknowledgedStillHoldsTheCommit) {
+  auto store = std::make_shared<InMemoryOffsetStore>();
+  auto manager = make_manager(store);
+  for (std::int64_t offset = 0; offset < 4; ++offset) manager.track("t", 0, offset, Watermark(100));
+  manager.ack("t", 0, 0);
+  manager.ack("t", 0, 2);
+  manager.ack("t", 0, 3);
+  manager.notify_watermark(Watermark(5000));
+  manager.commit();
+  EXPECT_EQ(store->get_offset("group", {"t", 0})->offset, 1);  // record 1 is still being processed
+  const auto done = manager.acked_after_restart("t", 0);
+  ASSERT_TRUE(done);
+  EXPECT_TRUE(done->contains(2));
+  EXPECT_TRUE(done->contains(3));
+  EXPECT_FALSE(done->contains(1));
+}
+
 TEST(ManagerAcks, WorkerThreadsAckConcurrentlyWhileCommitsRun) {
   auto store = std::make_shared<InMemoryOffsetStore>();
   PartitionAcksOptions limits;

@@ -254,6 +254,11 @@ class OffsetManager {
   // partition or offset, or an offset below the partition's committed offset or not above the
   // last tracked one.
   bool track(std::string_view topic, std::int32_t partition, std::int64_t record_offset);
+  // The same, gated on event time: the record's acknowledgement counts only once a recorded
+  // watermark is at or past `event_time` and every earlier tracked record's. Until then commits
+  // stop below it and carry no acknowledgement metadata (held records are processed again after
+  // a restart). Use one style per partition: gated tracking, or update_offset_with_event_time().
+  bool track(std::string_view topic, std::int32_t partition, std::int64_t record_offset, Watermark event_time);
 
   // The record at `record_offset` is done. Safe from any thread, in any order; no allocation.
   // Returns false, changing nothing, when the partition was revoked (forget_partitions(),
