@@ -1,0 +1,74 @@
+// OffsetManager's per-record acknowledgement: a PartitionAcks per partition, optionally gated on
+// event time by the partition's EventTimeGate.
+
+#include "kafka/offset_manager_impl.hpp"
+#include "processor/error.hpp"
+
+namespace processor::kafka {
+
+using detail::kNoOffset;
+using detail::PartitionSlot;
+
+void OffsetManager::Impl::drop_tracking_locked(PartitionSlot& slot) {
+  slot.cold->gate.reset();
+  if (slot.cold->acks) {
+    slot.cold->acks->revoke();
+    slot.cold->acks.reset();
+  }
+}
+
+bool OffsetManager::track(std::string_view topic, std::int32_t partition, std::int64_t record_offset,
+                          Watermark event_time) {
+  if (!track(topic, partition, record_offset)) return false;
+  PartitionSlot& slot = slot_for(topic, partition);
+  std::lock_guard gate_lock(impl_->gate_mutex);
+  auto& gate = slot.cold->gate;
+  if (!gate) gate = std::make_unique<detail::EventTimeGate>();
+  gate->add(record_offset + 1, event_time.millis(), kNoOffset);
+  return true;
+}
+
+bool OffsetManager::track(std::string_view topic, std::int32_t partition, std::int64_t record_offset) {
+  PartitionSlot& slot = slot_for(topic, partition);
+  if (record_offset < 0) reject_offset(slot, record_offset);
+  std::shared_ptr<PartitionAcks> acks;
+  {
+    std::lock_guard gate_lock(impl_->gate_mutex);
+    if (!slot.cold->acks) {
+      const std::int64_t committed = slot.committed.load(std::memory_order_acquire);
+      if (record_offset < committed) {
+        throw StateError(ErrorKind::InvalidArgument, "record " + std::to_string(record_offset) + " of " + (*slot.topic + ":" + std::to_string(slot.partition)) +
+                                                         " is below the committed offset " + std::to_string(committed));
+      }
+      slot.cold->acks = std::make_shared<PartitionAcks>(committed == kNoOffset ? record_offset : committed,
+                                                        impl_->options.acks);
+    }
+    acks = slot.cold->acks;
+  }
+  if (!acks->try_track(record_offset)) return false;
+  if (trigger_.on_update()) auto_commit();
+  return true;
+}
+
+bool OffsetManager::ack(std::string_view topic, std::int32_t partition, std::int64_t record_offset) {
+  PartitionSlot* slot = impl_->partitions.find(topic, partition);
+  std::shared_ptr<PartitionAcks> acks;
+  if (slot != nullptr) {
+    std::lock_guard gate_lock(impl_->gate_mutex);
+    acks = slot->cold->acks;
+  }
+  if (!acks) {
+    validate_topic(topic);
+    validate_partition(topic, partition);
+    return false;  // never tracked here, or revoked since
+  }
+  return acks->ack(record_offset);
+}
+
+std::optional<AckedSet> OffsetManager::acked_after_restart(std::string_view topic, std::int32_t partition) {
+  const auto info = get_offset_info(topic, partition);
+  if (!info || !info->metadata || info->metadata->empty()) return std::nullopt;
+  return PartitionAcks::decode_metadata(*info->metadata);
+}
+
+}  // namespace processor::kafka
