@@ -41,6 +41,10 @@ struct KafkaConsumer::Impl {
   void on_consume_error(const rd_kafka_message_t& message);
   void refresh_high_watermarks();
   void rethrow_callback_error();
+  void count_records(std::size_t handled) {
+    std::lock_guard lock(stats_mutex);
+    stats.records += handled;
+  }
   // Runs a call that may trigger a strategy commit; a failed commit is logged and counted.
   template <class Call>
   void automatic_commit(Call&& call);
@@ -295,14 +299,16 @@ std::size_t KafkaConsumer::poll(const RecordHandler& handler) {
     record.timestamp_ms = rd_kafka_message_timestamp(message.get(), nullptr);
     record.key = std::string_view(static_cast<const char*>(message->key), message->key_len);
     record.value = std::string_view(static_cast<const char*>(message->payload), message->len);
-    handler(record);
-    ++handled;
-    {
-      std::lock_guard lock(impl_->stats_mutex);
-      ++impl_->stats.records;
+    try {
+      handler(record);
+    } catch (...) {
+      impl_->count_records(handled);
+      throw;
     }
+    ++handled;
     impl_->automatic_commit([&] { impl_->manager.update_offset(record.topic, record.partition, record.offset + 1); });
   }
+  impl_->count_records(handled);
   impl_->refresh_high_watermarks();
   impl_->automatic_commit([&] { impl_->manager.poll(); });
   return handled;

@@ -1,0 +1,127 @@
+#!/usr/bin/env bash
+# Builds the Google Benchmark binaries (Release, in build-bench/) and runs them all, then prints
+# one table of medians, anchors, ratios and targets collected from the binaries' RESULT lines.
+#
+# Usage: bash scripts/bench.sh [--smoke] [--e2e-messages N] [extra Google Benchmark flags...]
+#   --smoke             every benchmark once with a minimal iteration count and a small e2e
+#                       message count: for CI, so that the benchmarks cannot rot. Fails only when
+#                       a binary fails, never because a target is missed.
+#   --e2e-messages N    messages per end-to-end run (default 1000000; 20000 with --smoke).
+#                       Use 10000000 for the full 10M run. Env: BENCH_E2E_MESSAGES.
+#   REPETITIONS         repetitions of each benchmark in the full run (default 5): medians.
+#   MIN_TIME            --benchmark_min_time of the full run in seconds (default 0.5).
+#   BUILD_DIR           default build-bench;  JOBS  parallel build jobs (default 2).
+#   KAFKA_BOOTSTRAP     also run the end-to-end measures against that broker.
+#
+# Exit status: non-zero when setup, the build, or a benchmark binary fails (or times out).
+set -euo pipefail
+
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+smoke=0
+e2e_messages="${BENCH_E2E_MESSAGES:-}"
+extra=()
+while (($# > 0)); do
+  case "$1" in
+    --smoke) smoke=1 ;;
+    --e2e-messages) e2e_messages="${2:?--e2e-messages needs a count}"; shift ;;
+    --e2e-messages=*) e2e_messages="${1#--e2e-messages=}" ;;
+    -h|--help) sed -n '2,17p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) extra+=("$1") ;;
+  esac
+  shift
+done
+
+build_dir="${BUILD_DIR:-build-bench}"
+[[ "${build_dir}" == /* ]] || build_dir="${root}/${build_dir}"
+started=$(date +%s)
+
+bash "${root}/scripts/setup.sh"
+
+# PROCESSOR_WERROR=OFF: GCC 12 at -O3 (Release) reports a false -Wrestrict inside libstdc++'s
+# std::string operator+ as inlined into src/kafka/checkpoint.cpp; warnings still show.
+cmake -S "${root}" -B "${build_dir}" -G Ninja -DCMAKE_BUILD_TYPE=Release -DPROCESSOR_BUILD_BENCHMARKS=ON \
+  -DPROCESSOR_BUILD_TESTS=OFF -DPROCESSOR_BUILD_EXAMPLES=OFF -DPROCESSOR_BUILD_TOOLS=OFF -DPROCESSOR_WERROR=OFF >/dev/null
+binaries=(bench_hot_path bench_commit bench_e2e)
+cmake --build "${build_dir}" -j "${JOBS:-2}" --target "${binaries[@]}"
+built=$(date +%s)
+
+if ((smoke)); then
+  mode="smoke"
+  gbench=(--benchmark_min_time=0.01 --benchmark_repetitions=1)
+  e2e_messages="${e2e_messages:-20000}"
+  per_binary_timeout=240
+else
+  mode="full"
+  gbench=(--benchmark_min_time="${MIN_TIME:-0.5}" --benchmark_repetitions="${REPETITIONS:-5}"
+          --benchmark_report_aggregates_only=true)
+  e2e_messages="${e2e_messages:-1000000}"
+  per_binary_timeout=3600
+fi
+gbench+=(--benchmark_color=false)
+
+log_dir="${build_dir}/bench-logs/$(date -u +%Y%m%dT%H%M%SZ)-${mode}"
+mkdir -p "${log_dir}"
+machine="$(hostname), $(nproc) CPUs ($(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1)), $(uname -sr), $(date -u '+%Y-%m-%d %H:%M:%S UTC')"
+echo "bench.sh: ${mode} run on ${machine}"
+echo "bench.sh: logs in ${log_dir}"
+echo "bench.sh: (Google Benchmark's 'Library was built as DEBUG' warning is about Debian's libbenchmark itself;"
+echo "           the code measured is this project's Release build)"
+
+failed=()
+for binary in "${binaries[@]}"; do
+  args=("${gbench[@]}")
+  [[ "${binary}" == bench_e2e ]] && args=(--e2e-messages "${e2e_messages}" "${args[@]}")
+  echo
+  echo "================ ${binary} ${args[*]} ${extra[*]:-}"
+  binary_started=$(date +%s)
+  set +e
+  timeout --kill-after=30 "${per_binary_timeout}" "${build_dir}/bench/${binary}" "${args[@]}" "${extra[@]}" 2>&1 |
+    tee "${log_dir}/${binary}.log"
+  status=${PIPESTATUS[0]}
+  set -e
+  echo "bench.sh: ${binary} exited with ${status} after $(($(date +%s) - binary_started)) s"
+  if ((status != 0)); then failed+=("${binary} (exit ${status})"); fi
+done
+finished=$(date +%s)
+
+# The final table, from every binary's RESULT|measure|ours|anchor|ratio|target|met lines.
+summary="${log_dir}/summary.txt"
+results() {
+  for binary in "${binaries[@]}"; do
+    if [[ -f "${log_dir}/${binary}.log" ]]; then grep '^RESULT|' "${log_dir}/${binary}.log" || true; fi
+  done
+}
+{
+  echo
+  echo "==== processor benchmarks (${mode}): medians and ratios, each measure with its anchor in the same run ===="
+  echo "machine: ${machine}"
+  echo "e2e messages per run: ${e2e_messages}; Google Benchmark flags: ${gbench[*]}"
+  echo
+  results | awk -F'|' '
+    { rows[NR] = $0; for (i = 2; i <= 7; i++) if (length($i) > w[i]) w[i] = length($i) }
+    END {
+      split("measure|ours (median)|anchor (median)|ratio|target|met?", head, "|")
+      for (i = 2; i <= 7; i++) if (length(head[i - 1]) > w[i]) w[i] = length(head[i - 1])
+      line = ""
+      for (i = 2; i <= 7; i++) line = line sprintf("%-" w[i] "s", head[i - 1]) (i < 7 ? " | " : "")
+      print line
+      sep = ""
+      for (i = 2; i <= 7; i++) { s = sprintf("%" w[i] "s", ""); gsub(/ /, "-", s); sep = sep s (i < 7 ? "-|-" : "") }
+      print sep
+      for (r = 1; r <= NR; r++) {
+        n = split(rows[r], f, "|"); line = ""
+        for (i = 2; i <= 7; i++) line = line sprintf("%-" w[i] "s", f[i]) (i < 7 ? " | " : "")
+        print line
+      }
+    }'
+  missed=$(results | awk -F'|' '$7 == "NO"' | wc -l)
+  echo
+  echo "targets missed: ${missed} (reported, not a failure)"
+  echo "time: setup+build $((built - started)) s, benchmarks $((finished - built)) s, total $((finished - started)) s"
+} | tee "${summary}"
+
+if ((${#failed[@]} > 0)); then
+  echo "bench.sh: FAILED: ${failed[*]}" >&2
+  exit 1
+fi
+echo "bench.sh: ${mode} run passed (${#binaries[@]} binaries)"
