@@ -41,6 +41,19 @@ struct KafkaConsumer::Impl {
   void on_consume_error(const rd_kafka_message_t& message);
   void refresh_high_watermarks();
   void rethrow_callback_error();
+  // The manager's handle of the message's partition. Records arrive in runs of one partition,
+  // so the last one is remembered: the by-name lookup runs once per run, not once per record.
+  PartitionHandle& handle_for(const rd_kafka_message_t& message, std::string_view topic) {
+    if (!last_handle || last_topic != message.rkt || last_handle->partition() != message.partition ||
+        last_handle->topic() != topic) {
+      last_handle.emplace(manager.partition(topic, message.partition));
+      last_topic = message.rkt;
+    }
+    return *last_handle;
+  }
+  std::optional<PartitionHandle> last_handle;
+  const rd_kafka_topic_t* last_topic = nullptr;
+
   void count_records(std::size_t handled) {
     std::lock_guard lock(stats_mutex);
     stats.records += handled;
@@ -306,7 +319,8 @@ std::size_t KafkaConsumer::poll(const RecordHandler& handler) {
       throw;
     }
     ++handled;
-    impl_->automatic_commit([&] { impl_->manager.update_offset(record.topic, record.partition, record.offset + 1); });
+    PartitionHandle& partition = impl_->handle_for(*message, record.topic);
+    impl_->automatic_commit([&] { partition.update(record.offset + 1); });
   }
   impl_->count_records(handled);
   impl_->refresh_high_watermarks();
