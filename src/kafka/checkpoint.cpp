@@ -259,7 +259,9 @@ RestoreReport OffsetManager::journal(state::StateBackend& backend, const std::st
                                              [&] { return impl_->store->get_all_offsets(impl_->group); });
   // Every offset a retained checkpoint of ours gave each partition.
   std::unordered_map<TopicPartition, std::vector<std::int64_t>> ours;
+  for (const auto& [tp, offset] : checkpoint.offsets) ours[tp].push_back(offset);
   for (const std::uint64_t retained : stored_ids(backend, prefix)) {
+    if (retained == checkpoint.id) continue;  // already decoded by the caller
     const std::string key = prefix + id_text(retained);
     const auto bytes = internal::call_backend("reading checkpoint " + std::to_string(retained), [&] { return backend.get(key); });
     if (!bytes) continue;
