@@ -303,6 +303,37 @@ TEST_F(KafkaMock, MemberRefusesToCommitAPartitionItDoesNotOwn) {
   EXPECT_TRUE(member.store->committed({{other_topic, 0}}).empty());
 }
 
+// Commits check ownership against a copy of the assignment kept between rebalances: after a
+// rebalance takes a partition away, a commit for it must be refused, not let through by the copy.
+TEST_F(KafkaMock, OwnershipFollowsRebalances) {
+  Producer producer(cluster_.bootstrap());
+  for (int partition = 0; partition < 4; ++partition) producer.produce(topic_, partition, 5);
+  Member a(cluster_.bootstrap(), group_, topic_, "range");
+  ASSERT_TRUE(poll_until(a.consumer, [](const ConsumedRecord&) {}, [&] { return a.consumer.assignment().size() == 4; }));
+  a.store->store_offset(group_, {topic_, 3}, OffsetInfo(2));  // owned: accepted, and the copy is taken
+
+  Member b(cluster_.bootstrap(), group_, topic_, "range");
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while ((a.consumer.assignment().size() != 2 || b.consumer.assignment().size() != 2) &&
+         std::chrono::steady_clock::now() < deadline) {
+    a.consumer.poll([](const ConsumedRecord&) {});
+    b.consumer.poll([](const ConsumedRecord&) {});
+  }
+  ASSERT_EQ(a.consumer.assignment().size(), 2u);
+  const auto moved = b.consumer.assignment().front();
+  const auto kept = a.consumer.assignment().front();
+  try {
+    a.store->store_offset(group_, moved, OffsetInfo(4));
+    ADD_FAILURE() << "committed " << moved.to_key() << " after the rebalance gave it to the other member";
+  } catch (const StateError& error) {
+    EXPECT_EQ(error.kafka_error_code(), RD_KAFKA_RESP_ERR__ASSIGNMENT_LOST);
+  }
+  a.store->store_offset(group_, kept, OffsetInfo(1));
+  EXPECT_EQ(a.store->get_offset(group_, kept)->offset, 1);
+  const auto moved_committed = a.store->get_offset(group_, moved);
+  EXPECT_TRUE(!moved_committed || moved_committed->offset != 4);
+}
+
 TEST_F(KafkaMock, LostPartitionsAreDroppedWithoutACommit) {
   Producer producer(cluster_.bootstrap());
   producer.produce(topic_, 0, 50);

@@ -19,22 +19,26 @@ namespace {
 void rebalance_callback(rd_kafka_t* rk, rd_kafka_resp_err_t event, rd_kafka_topic_partition_list_t* partitions,
                         void* opaque) {
   auto* impl = static_cast<KafkaClient::Impl*>(opaque);
+  impl->rebalances_running.fetch_add(1);
   KafkaClient::Impl::RebalanceHandler handler;
   {
     std::lock_guard lock(impl->rebalance_mutex);
     handler = impl->rebalance_handler;
   }
+  bool handled = false;
   try {
     if (handler) {
       handler(event, partitions);
-      return;
+      handled = true;
     }
   } catch (const std::exception& error) {
     std::cerr << "processor: rebalance handler failed: " << error.what() << "\n";
   } catch (...) {
     std::cerr << "processor: rebalance handler failed\n";
   }
-  KafkaClient::Impl::apply_default_rebalance(rk, event, partitions);
+  if (!handled) KafkaClient::Impl::apply_default_rebalance(rk, event, partitions);
+  impl->ownership_stale.store(true);
+  impl->rebalances_running.fetch_sub(1);
 }
 
 void error_callback(rd_kafka_t*, int error, const char* reason, void*) {

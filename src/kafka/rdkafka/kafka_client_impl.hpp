@@ -4,6 +4,7 @@
 #include <functional>
 #include <mutex>
 #include <string>
+#include <vector>
 
 #include "kafka/rdkafka/rdkafka_util.hpp"
 #include "processor/kafka/kafka_client.hpp"
@@ -23,6 +24,14 @@ struct KafkaClient::Impl {
   // must not be used (the main queue is forwarded to the consumer queue).
   std::atomic<bool> subscribed{false};
   std::atomic<bool> closed{false};
+
+  // The partitions this member owns, so that a commit need not ask librdkafka's main thread
+  // (rd_kafka_assignment() is a synchronous round trip of ~40 µs). Marked stale by every
+  // rebalance callback; bypassed while one runs, because the assignment changes inside it.
+  std::atomic<int> rebalances_running{0};
+  std::atomic<bool> ownership_stale{true};
+  std::mutex ownership_mutex;
+  std::vector<TopicPartition> owned;  // GUARDED_BY(ownership_mutex); sorted by (topic, partition)
 
   rd_kafka_t* rk() const noexcept { return handle.get(); }
 

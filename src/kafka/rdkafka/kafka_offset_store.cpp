@@ -2,8 +2,8 @@
 
 #include <algorithm>
 #include <iostream>
-#include <set>
 #include <thread>
+#include <tuple>
 
 #include "kafka/rdkafka/kafka_client_impl.hpp"
 
@@ -70,24 +70,53 @@ void require_group(const KafkaClient& client, std::string_view group) {
   }
 }
 
-// A member commits only the partitions it owns; a client that never subscribed is not a member
-// and commits as a standalone (the broker accepts that only for a group without members).
-void require_ownership(const KafkaClient& client, const KafkaClient::Impl& impl,
-                       std::span<const PartitionOffset> offsets) {
-  if (!impl.subscribed) return;
-  const auto assigned = client.assignment();
-  const std::set<TopicPartition, bool (*)(const TopicPartition&, const TopicPartition&)> owned(
-      assigned.begin(), assigned.end(), [](const TopicPartition& a, const TopicPartition& b) {
-        return std::tie(a.topic, a.partition) < std::tie(b.topic, b.partition);
-      });
+bool by_topic_partition(const TopicPartition& a, const TopicPartition& b) {
+  return std::tie(a.topic, a.partition) < std::tie(b.topic, b.partition);
+}
+
+std::vector<TopicPartition> sorted_assignment(const KafkaClient& client) {
+  auto assigned = client.assignment();
+  std::sort(assigned.begin(), assigned.end(), by_topic_partition);
+  return assigned;
+}
+
+void refuse_unowned(const KafkaClient& client, const std::vector<TopicPartition>& owned,
+                    std::span<const PartitionOffset> offsets) {
   for (const auto& [tp, info] : offsets) {
-    if (!owned.contains(tp)) {
+    if (!std::binary_search(owned.begin(), owned.end(), tp, by_topic_partition)) {
       throw StateError(ErrorKind::Kafka,
                        "refusing to commit offset " + std::to_string(info.offset) + " for " + tp.to_key() +
                            ": the partition is not assigned to this member of group '" + client.group_id() + "'",
                        RD_KAFKA_RESP_ERR__ASSIGNMENT_LOST, false);
     }
   }
+}
+
+// A member commits only the partitions it owns, and nothing once its assignment is lost; a
+// client that never subscribed is not a member and commits as a standalone (the broker accepts
+// that only for a group without members). Ownership is cached between rebalances.
+void require_ownership(const KafkaClient& client, KafkaClient::Impl& impl, std::span<const PartitionOffset> offsets) {
+  if (!impl.subscribed) return;
+  if (rd_kafka_assignment_lost(impl.rk()) != 0) {
+    throw StateError(ErrorKind::Kafka,
+                     "refusing to commit " + std::to_string(offsets.size()) + " offsets: this member of group '" +
+                         client.group_id() + "' lost its assignment",
+                     RD_KAFKA_RESP_ERR__ASSIGNMENT_LOST, false);
+  }
+  if (impl.rebalances_running.load() > 0) {  // e.g. a commit on revoke: ask librdkafka
+    refuse_unowned(client, sorted_assignment(client), offsets);
+    return;
+  }
+  std::lock_guard lock(impl.ownership_mutex);
+  if (impl.ownership_stale.exchange(false)) {
+    try {
+      impl.owned = sorted_assignment(client);
+    } catch (...) {
+      impl.ownership_stale.store(true);
+      throw;
+    }
+  }
+  refuse_unowned(client, impl.owned, offsets);
 }
 
 }  // namespace
