@@ -450,7 +450,6 @@ struct RttSamples {
   std::vector<double> ours, raw;
 };
 RttSamples g_rtt_samples[2];
-std::vector<double> g_assignment_samples[2];
 
 void BM_CommitRoundTrip(benchmark::State& state, Target& (*target_of)(), int slot) {
   RttSamples& samples = g_rtt_samples[slot];
@@ -488,27 +487,6 @@ void BM_CommitRoundTrip(benchmark::State& state, Target& (*target_of)(), int slo
   const double n = static_cast<double>(state.iterations());
   state.counters["ours_us"] = ours_total * 1e6 / n;
   state.counters["raw_us"] = raw_total * 1e6 / n;
-}
-
-// Diagnostic for the round trip: KafkaClient::assignment(), which KafkaOffsetStore::store_offsets
-// calls on every commit to refuse partitions the member does not own (rd_kafka_assignment()).
-void BM_Diag_ClientAssignment(benchmark::State& state, int slot) {
-  if (!g_rtt[slot]) {
-    state.SkipWithError("needs BM_CommitRoundTrip to have run first");
-    return;
-  }
-  RttEnv& env = *g_rtt[slot];
-  for (auto _ : state) {
-    const auto start = bench::Clock::now();
-    const auto assigned = env.client->assignment();
-    const double seconds = bench::seconds_since(start);
-    state.SetIterationTime(seconds);
-    g_assignment_samples[slot].push_back(seconds);
-    if (assigned.size() != kPartitions) {
-      state.SkipWithError("assignment lost");
-      return;
-    }
-  }
 }
 
 // ---- Summary ----
@@ -556,10 +534,6 @@ void summarize_target(const std::string& label, int slot, bench::Summary& s) {
   } else {
     s.missing(rtt);
   }
-  if (!g_assignment_samples[slot].empty()) {
-    s.add(bench::Result{"KafkaClient::assignment() per commit (diagnostic), " + label,
-                        fmt(bench::median(g_assignment_samples[slot]) * 1e6) + " us"});
-  }
 }
 
 void summarize(const bench::CollectingReporter&, bench::Summary& s) {
@@ -606,14 +580,10 @@ int main(int argc, char** argv) {
       ->Iterations(1)->UseManualTime()->Unit(benchmark::kSecond);
   benchmark::RegisterBenchmark("BM_CommitRoundTrip/mock", BM_CommitRoundTrip, mock_target, 0)
       ->UseManualTime()->Unit(benchmark::kMicrosecond);
-  benchmark::RegisterBenchmark("BM_Diag_ClientAssignment/mock", BM_Diag_ClientAssignment, 0)
-      ->UseManualTime()->Unit(benchmark::kMicrosecond);
   if (!support::real_broker().empty()) {
     benchmark::RegisterBenchmark("BM_E2E/broker", BM_E2E, broker_target, 1)
         ->Iterations(1)->UseManualTime()->Unit(benchmark::kSecond);
     benchmark::RegisterBenchmark("BM_CommitRoundTrip/broker", BM_CommitRoundTrip, broker_target, 1)
-        ->UseManualTime()->Unit(benchmark::kMicrosecond);
-    benchmark::RegisterBenchmark("BM_Diag_ClientAssignment/broker", BM_Diag_ClientAssignment, 1)
         ->UseManualTime()->Unit(benchmark::kMicrosecond);
   }
   const int code = bench::run_main(argc, argv, "bench_e2e", summarize);
