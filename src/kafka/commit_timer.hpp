@@ -1,6 +1,6 @@
 #pragma once
-// One process-wide thread that raises the `due` flag of Periodic managers when their interval
-// runs out, so that the update hot path reads a flag instead of the clock.
+// One process-wide thread that raises the `attention` flag (CommitTrigger) of Periodic managers
+// when their interval runs out, so that the update hot path reads a flag instead of the clock.
 
 #include <atomic>
 #include <chrono>

@@ -58,9 +58,10 @@ OffsetManager::OffsetManager(std::string consumer_group, std::shared_ptr<state::
                                  std::move(options), trigger_);
   trigger_.kind = strategy.kind();
   trigger_.every_n = strategy.events();
+  trigger_.attention.store(strategy.kind() == OffsetCommitStrategy::Kind::EveryNEvents, std::memory_order_relaxed);
   if (strategy.kind() == OffsetCommitStrategy::Kind::Periodic) {
     auto& timer = internal::CommitTimer::instance();
-    impl_->timer_id = timer.add(&trigger_.due);
+    impl_->timer_id = timer.add(&trigger_.attention);
     timer.arm(impl_->timer_id, impl_->last_success + strategy.interval());
   }
 }
@@ -238,7 +239,7 @@ void OffsetManager::Impl::apply_committed_locked(const std::vector<PartitionOffs
   last_success = finished;
   auto_retry_not_before = {};
   if (timer_id != 0) {
-    trigger.due.store(false, std::memory_order_relaxed);
+    trigger.attention.store(false, std::memory_order_relaxed);
     internal::CommitTimer::instance().arm(timer_id, finished + strategy.interval());
   }
 

@@ -55,25 +55,22 @@ static_assert(sizeof(PartitionSlot) == 64, "one cache line per partition");
 
 // What an update must check to know whether the commit strategy wants a commit now.
 struct CommitTrigger {
+  // The only field every update reads: false unless an update must look further, because the
+  // strategy counts events (set for good) or the commit timer found a Periodic interval run out
+  // (cleared by the next commit). So every strategy costs one load and one branch until then.
+  // Relaxed: it only decides when to commit; the commit synchronizes through its lock. Only
+  // the timer writes it, so its line stays shared in the updaters' caches.
+  alignas(64) std::atomic<bool> attention{false};
   OffsetCommitStrategy::Kind kind = OffsetCommitStrategy::Kind::Manual;
   std::int64_t every_n = 0;
-  // Updates not yet covered by a successful commit (EveryNEvents only). Relaxed: it only
-  // decides when to commit; the commit itself synchronizes through its lock.
+  // Updates not yet covered by a successful commit (EveryNEvents only); relaxed likewise.
   alignas(64) std::atomic<std::int64_t> events{0};
-  // Set by the commit timer when a Periodic interval has run out. Relaxed for the same reason;
-  // on its own line because every update reads it and only the timer writes it.
-  alignas(64) std::atomic<bool> due{false};
 
   // Called after every accepted update; true when the strategy wants a commit now.
   bool on_update() noexcept {
-    switch (kind) {
-      case OffsetCommitStrategy::Kind::EveryNEvents:
-        return events.fetch_add(1, std::memory_order_relaxed) + 1 >= every_n;
-      case OffsetCommitStrategy::Kind::Periodic:
-        return due.load(std::memory_order_relaxed);
-      default:
-        return false;
-    }
+    if (!attention.load(std::memory_order_relaxed)) [[likely]] return false;
+    if (kind != OffsetCommitStrategy::Kind::EveryNEvents) return true;  // raised by the timer
+    return events.fetch_add(1, std::memory_order_relaxed) + 1 >= every_n;
   }
 };
 
