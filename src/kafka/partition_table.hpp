@@ -67,9 +67,11 @@ namespace processor::kafka::internal {
 // PartitionTable owns one slot per (topic, partition) ever tracked. Slots never move and are
 // never freed before the table, so PartitionHandles and the hot path hold plain pointers.
 //
-// find() is lock-free: an open-addressing index published through an atomic pointer. Growing
-// the index publishes a new one; retired indexes are kept until destruction because a reader
-// may still be probing them (they sum to less than the live one: sizes double).
+// find() is lock-free: an open-addressing index of 4-byte slot numbers, published through an
+// atomic pointer, and a directory of slot chunks that turns a number into an address. Growing
+// either publishes a new one; retired ones are kept until destruction because a reader may still
+// be probing them (they sum to less than the live one: sizes double). A slot number instead of a
+// pointer halves the index, live and retired, to ~10 bytes per partition each at load 1/4..1/2.
 // Everything else requires mutex().
 class PartitionTable {
  public:
@@ -97,25 +99,37 @@ class PartitionTable {
 
  private:
   static constexpr std::size_t kChunkSize = 256;
+  // At most 2^32 - 1 slots: bucket value 0 means empty, n means slot n - 1.
+  using Bucket = std::atomic<std::uint32_t>;
   struct Chunk {
     std::unique_ptr<detail::PartitionSlot[]> hot;
     std::unique_ptr<detail::SlotCold[]> cold;
   };
   struct Index {
     std::size_t mask;
-    std::unique_ptr<std::atomic<detail::PartitionSlot*>[]> buckets;
+    std::unique_ptr<Bucket[]> buckets;
+  };
+  // Chunk addresses by chunk number, for lock-free readers; chunks_ owns the chunks.
+  struct Directory {
+    std::size_t capacity;
+    std::unique_ptr<std::atomic<detail::PartitionSlot*>[]> chunks;
   };
 
-  static void insert_into(Index& index, detail::PartitionSlot* slot) noexcept;
+  detail::PartitionSlot* slot_at(std::uint32_t number) const noexcept;
+  static void insert_into(Index& index, std::uint32_t number, std::uint64_t hash) noexcept;
   void grow_index_locked();
+  void add_chunk_locked();
 
   std::mutex mutex_;
-  std::vector<Chunk> chunks_;                       // GUARDED_BY(mutex_)
-  std::size_t size_ = 0;                            // GUARDED_BY(mutex_)
-  std::set<std::string, std::less<>> topics_;       // GUARDED_BY(mutex_); interned names
-  std::vector<std::unique_ptr<Index>> indexes_;     // GUARDED_BY(mutex_); live one last
-  // Acquire/release: a reader that sees an index (or a slot in it) sees it fully built.
+  std::vector<Chunk> chunks_;                           // GUARDED_BY(mutex_)
+  std::size_t size_ = 0;                                // GUARDED_BY(mutex_)
+  std::set<std::string, std::less<>> topics_;           // GUARDED_BY(mutex_); interned names
+  std::vector<std::unique_ptr<Index>> indexes_;         // GUARDED_BY(mutex_); live one last
+  std::vector<std::unique_ptr<Directory>> directories_;  // GUARDED_BY(mutex_); live one last
+  // Acquire/release: a reader that sees an index (or a slot number in it) sees it fully built,
+  // and a directory that holds the slot's chunk.
   std::atomic<Index*> index_{nullptr};
+  std::atomic<Directory*> directory_{nullptr};
 };
 
 }  // namespace processor::kafka::internal
