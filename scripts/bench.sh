@@ -6,12 +6,15 @@
 #   --smoke             every benchmark once with a minimal iteration count and a small e2e
 #                       message count: for CI, so that the benchmarks cannot rot. Fails only when
 #                       a binary fails, never because a target is missed.
-#   --e2e-messages N    messages per end-to-end run (default 1000000; 20000 with --smoke).
-#                       Use 10000000 for the full 10M run. Env: BENCH_E2E_MESSAGES.
+#   --e2e-messages N    messages per end-to-end run (default 10000000; 20000 with --smoke).
+#                       The mock cluster keeps ~1M of them (5 MiB per partition) and consumes
+#                       those; the real broker consumes all. Env: BENCH_E2E_MESSAGES.
 #   REPETITIONS         repetitions of each benchmark in the full run (default 5): medians.
 #   MIN_TIME            --benchmark_min_time of the full run in seconds (default 0.5).
 #   BUILD_DIR           default build-bench;  JOBS  parallel build jobs (default 2).
-#   KAFKA_BOOTSTRAP     also run the end-to-end measures against that broker.
+#   KAFKA_BOOTSTRAP     the broker for the end-to-end measures. Unset, the full run starts its own
+#                       (scripts/kafka/broker.sh, in BUILD_DIR/kafka) and stops it at exit; the
+#                       smoke run uses the mock cluster only. BENCH_NO_BROKER=1: mock only.
 #
 # Exit status: non-zero when setup, the build, or a benchmark binary fails (or times out).
 set -euo pipefail
@@ -25,7 +28,7 @@ while (($# > 0)); do
     --smoke) smoke=1 ;;
     --e2e-messages) e2e_messages="${2:?--e2e-messages needs a count}"; shift ;;
     --e2e-messages=*) e2e_messages="${1#--e2e-messages=}" ;;
-    -h|--help) sed -n '2,17p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,19p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) extra+=("$1") ;;
   esac
   shift
@@ -54,8 +57,15 @@ else
   mode="full"
   gbench=(--benchmark_min_time="${MIN_TIME:-0.5}" --benchmark_repetitions="${REPETITIONS:-5}"
           --benchmark_report_aggregates_only=true)
-  e2e_messages="${e2e_messages:-1000000}"
+  e2e_messages="${e2e_messages:-10000000}"
   per_binary_timeout=3600
+  if [[ -z "${KAFKA_BOOTSTRAP:-}" && "${BENCH_NO_BROKER:-0}" != 1 ]]; then
+    # The end-to-end and commit round-trip measures against a real single-node broker (KRaft).
+    KAFKA_BOOTSTRAP="$(bash "${root}/scripts/kafka/broker.sh" start --dir "${build_dir}/kafka")"
+    export KAFKA_BOOTSTRAP
+    trap 'bash "${root}/scripts/kafka/broker.sh" stop --dir "${build_dir}/kafka" || true' EXIT
+    echo "bench.sh: Kafka broker at ${KAFKA_BOOTSTRAP}"
+  fi
 fi
 gbench+=(--benchmark_color=false)
 
