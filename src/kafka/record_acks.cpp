@@ -19,17 +19,37 @@ void OffsetManager::Impl::drop_tracking_locked(PartitionSlot& slot) {
 
 bool OffsetManager::track(std::string_view topic, std::int32_t partition, std::int64_t record_offset,
                           Watermark event_time) {
-  if (!track(topic, partition, record_offset)) return false;
-  PartitionSlot& slot = slot_for(topic, partition);
-  std::lock_guard gate_lock(impl_->gate_mutex);
-  auto& gate = slot.cold->gate;
-  if (!gate) gate = std::make_unique<detail::EventTimeGate>();
-  gate->add(record_offset + 1, event_time.millis(), kNoOffset);
-  return true;
+  return track_record(topic, partition, record_offset, event_time).has_value();
 }
 
 bool OffsetManager::track(std::string_view topic, std::int32_t partition, std::int64_t record_offset) {
+  return track_in(slot_for(topic, partition), record_offset) != nullptr;
+}
+
+std::optional<AckTicket> OffsetManager::track_record(std::string_view topic, std::int32_t partition,
+                                                     std::int64_t record_offset) {
+  auto acks = track_in(slot_for(topic, partition), record_offset);
+  if (!acks) return std::nullopt;
+  return AckTicket(std::move(acks), record_offset);
+}
+
+std::optional<AckTicket> OffsetManager::track_record(std::string_view topic, std::int32_t partition,
+                                                     std::int64_t record_offset, Watermark event_time) {
   PartitionSlot& slot = slot_for(topic, partition);
+  auto acks = track_in(slot, record_offset);
+  if (!acks) return std::nullopt;
+  {
+    std::lock_guard gate_lock(impl_->gate_mutex);
+    auto& gate = slot.cold->gate;
+    if (!gate) gate = std::make_unique<detail::EventTimeGate>();
+    gate->add(record_offset + 1, event_time.millis(), kNoOffset);
+  }
+  return AckTicket(std::move(acks), record_offset);
+}
+
+// Tracks the record in the partition's current PartitionAcks (created on first use); returns
+// it, or nullptr for back-pressure.
+std::shared_ptr<PartitionAcks> OffsetManager::track_in(PartitionSlot& slot, std::int64_t record_offset) {
   if (record_offset < 0) reject_offset(slot, record_offset);
   std::shared_ptr<PartitionAcks> acks;
   {
@@ -45,9 +65,9 @@ bool OffsetManager::track(std::string_view topic, std::int32_t partition, std::i
     }
     acks = slot.cold->acks;
   }
-  if (!acks->try_track(record_offset)) return false;
+  if (!acks->try_track(record_offset)) return nullptr;
   if (trigger_.on_update()) auto_commit();
-  return true;
+  return acks;
 }
 
 bool OffsetManager::ack(std::string_view topic, std::int32_t partition, std::int64_t record_offset) {

@@ -91,6 +91,48 @@ TEST(ManagerAcks, RecordsInFlightWhenThePartitionIsRevokedAreNeverCommitted) {
   EXPECT_EQ(store->get_offset("group", {"t", 0})->offset, 4);
 }
 
+// Sticky reassignment: the partition comes back to this member while a worker still holds a
+// record of the earlier assignment. Its late ack must not acknowledge the copy of the record
+// that the new assignment handed to another worker.
+TEST(ManagerAcks, ALateTicketAckAfterThePartitionCameBackChangesNothing) {
+  auto store = std::make_shared<InMemoryOffsetStore>();
+  auto manager = make_manager(store);
+  const auto first = manager.track_record("t", 0, 0);
+  const auto slow = manager.track_record("t", 0, 1);
+  ASSERT_TRUE(first && slow);
+  EXPECT_EQ(first->offset(), 0);
+  EXPECT_TRUE(manager.ack(*first));
+  manager.commit();  // offset 1: record 1 is still in flight
+  manager.forget_partitions({{"t", 0}});
+
+  // Assigned again: record 1 is delivered again and handed to a new worker.
+  manager.adopt_committed_offset("t", 0, 1);
+  const auto again = manager.track_record("t", 0, 1);
+  ASSERT_TRUE(again);
+  EXPECT_FALSE(manager.ack(*slow));  // the old worker finishes late
+  EXPECT_EQ(manager.commit(), 0u);   // record 1 is not done in this assignment
+  EXPECT_EQ(store->get_offset("group", {"t", 0})->offset, 1);
+  EXPECT_TRUE(manager.ack(*again));  // no "already acknowledged"
+  EXPECT_EQ(manager.commit(), 1u);
+  EXPECT_EQ(store->get_offset("group", {"t", 0})->offset, 2);
+}
+
+TEST(ManagerAcks, TicketsCommitTheLowestUnacknowledgedRecordAndReportBackPressure) {
+  auto store = std::make_shared<InMemoryOffsetStore>();
+  PartitionAcksOptions limits;
+  limits.max_outstanding = 3;
+  auto manager = make_manager(store, limits);
+  std::vector<AckTicket> tickets;
+  for (std::int64_t offset = 10; offset < 13; ++offset) tickets.push_back(*manager.track_record("t", 0, offset));
+  EXPECT_FALSE(manager.track_record("t", 0, 13));  // a fourth outstanding record is refused
+  EXPECT_TRUE(manager.ack(tickets[2]));
+  EXPECT_TRUE(manager.ack(tickets[0]));
+  EXPECT_STATE_ERROR(manager.ack(tickets[0]), ErrorKind::InvalidArgument, "10");
+  manager.commit();
+  EXPECT_EQ(store->get_offset("group", {"t", 0})->offset, 11);
+  EXPECT_TRUE(manager.track_record("t", 0, 13, Watermark(5)));
+}
+
 TEST(ManagerAcks, BadAcknowledgementsThrowAndChangeNothing) {
   auto store = std::make_shared<InMemoryOffsetStore>();
   auto manager = make_manager(store);

@@ -119,6 +119,25 @@ class PartitionHandle {
   detail::CommitTrigger* trigger_;
 };
 
+// One record handed to a worker by OffsetManager::track_record(); acknowledge it with
+// OffsetManager::ack(ticket). It refers to the partition's tracking as it was when the record
+// was handed out, so an ack after the partition was revoked returns false even if the
+// partition has come back to this member since (the by-name ack() would then acknowledge the
+// new owner's copy of the record). Acking through it takes no lock and does no lookup.
+// Copyable; keep it with the record.
+class AckTicket {
+ public:
+  std::int64_t offset() const noexcept { return offset_; }
+
+ private:
+  friend class OffsetManager;
+  AckTicket(std::shared_ptr<PartitionAcks> acks, std::int64_t offset) noexcept
+      : acks_(std::move(acks)), offset_(offset) {}
+
+  std::shared_ptr<PartitionAcks> acks_;
+  std::int64_t offset_;
+};
+
 // OffsetManager tracks a consumer group's per-partition offsets, commits them to an OffsetStore
 // according to an OffsetCommitStrategy, and answers lag and reset questions.
 //
@@ -260,11 +279,21 @@ class OffsetManager {
   // a restart). Use one style per partition: gated tracking, or update_offset_with_event_time().
   bool track(std::string_view topic, std::int32_t partition, std::int64_t record_offset, Watermark event_time);
 
+  // track() that returns the record's AckTicket, or nullopt for back-pressure (as false above).
+  std::optional<AckTicket> track_record(std::string_view topic, std::int32_t partition, std::int64_t record_offset);
+  std::optional<AckTicket> track_record(std::string_view topic, std::int32_t partition, std::int64_t record_offset,
+                                        Watermark event_time);
+
   // The record at `record_offset` is done. Safe from any thread, in any order; no allocation.
   // Returns false, changing nothing, when the partition was revoked (forget_partitions(),
-  // clear(), a reset) since the record was tracked: its new owner processes it again.
+  // clear(), a reset) since the record was tracked and not tracked here again: its new owner
+  // processes it again. A worker that may finish after a rebalance gave the partition back to
+  // this member should ack its AckTicket instead.
   // Throws StateError(InvalidArgument) for a record never tracked or already acknowledged.
   bool ack(std::string_view topic, std::int32_t partition, std::int64_t record_offset);
+  // The same for a ticket from track_record(): false when the partition was revoked since the
+  // record was handed out, whatever happened after. The fast path: no lookup, no lock.
+  bool ack(const AckTicket& ticket) { return ticket.acks_->ack(ticket.offset_); }
 
   // The records acknowledged above the partition's committed offset by its previous owner,
   // decoded from the commit metadata in the store: skip them when re-consuming. nullopt when
@@ -338,6 +367,7 @@ class OffsetManager {
   void record_update(detail::PartitionSlot& slot, std::int64_t offset);
   [[noreturn]] void reject_offset(const detail::PartitionSlot& slot, std::int64_t offset) const;
   void auto_commit();
+  std::shared_ptr<PartitionAcks> track_in(detail::PartitionSlot& slot, std::int64_t record_offset);
   RestoreReport journal(state::StateBackend& backend, const std::string& prefix, const CheckpointInfo& checkpoint);
 
   detail::CommitTrigger trigger_;
