@@ -22,11 +22,25 @@ inline constexpr std::uint8_t kOffsetCodecVersion = 1;
 
 std::string encode_offset(const OffsetInfo& info);
 
+// Appends the encoding of `info` to `out` (what encode_offset returns), so that many values can
+// share one buffer.
+void append_offset(std::string& out, const OffsetInfo& info);
+
 // Throws StateError(Corruption) naming `key` when `bytes` fails its checksum, has an unknown
 // version, or is truncated or over-long.
 OffsetInfo decode_offset(std::string_view bytes, std::string_view key);
 
-// CRC32C (Castagnoli), as used by Kafka record batches.
+// CRC32C (Castagnoli), as used by Kafka record batches. Uses the SSE4.2 crc32 instruction when
+// the CPU has it (checked once, at the first call), else crc32c_portable().
 std::uint32_t crc32c(std::string_view bytes) noexcept;
+
+// CRC32C from a byte-at-a-time table: the reference the hardware version must equal.
+std::uint32_t crc32c_portable(std::string_view bytes) noexcept;
+
+// Whether this CPU has the SSE4.2 crc32 instruction (and this build can use it).
+bool crc32c_hardware_available() noexcept;
+
+// CRC32C with the SSE4.2 instruction. REQUIRES: crc32c_hardware_available().
+std::uint32_t crc32c_hardware(std::string_view bytes) noexcept;
 
 }  // namespace processor::kafka::internal

@@ -1,0 +1,51 @@
+#pragma once
+// Little-endian fixed-width integers, the field encoding of every stored format of the kafka
+// module (offsets in offset_codec.cpp, checkpoint records in checkpoint.cpp).
+
+#include <bit>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <type_traits>
+
+namespace processor::kafka::internal {
+
+// Writes `value` as sizeof(T) little-endian bytes at `out`; returns the end of what it wrote.
+// REQUIRES: `out` has room for sizeof(T) bytes.
+template <class T>
+char* store_le(char* out, T value) noexcept {
+  static_assert(std::is_integral_v<T>);
+  auto bits = static_cast<std::make_unsigned_t<T>>(value);
+  if constexpr (std::endian::native == std::endian::little) {
+    std::memcpy(out, &bits, sizeof bits);
+  } else {
+    for (std::size_t i = 0; i < sizeof(T); ++i) out[i] = static_cast<char>((bits >> (8 * i)) & 0xff);
+  }
+  return out + sizeof(T);
+}
+
+// Reads sizeof(T) little-endian bytes at `in`. REQUIRES: sizeof(T) readable bytes at `in`.
+template <class T>
+T load_le(const char* in) noexcept {
+  static_assert(std::is_integral_v<T>);
+  std::make_unsigned_t<T> bits = 0;
+  if constexpr (std::endian::native == std::endian::little) {
+    std::memcpy(&bits, in, sizeof bits);
+  } else {
+    for (std::size_t i = 0; i < sizeof(T); ++i) {
+      bits |= static_cast<std::make_unsigned_t<T>>(static_cast<unsigned char>(in[i])) << (8 * i);
+    }
+  }
+  return static_cast<T>(bits);
+}
+
+// Appends `value` to `out` as sizeof(T) little-endian bytes.
+template <class T>
+void put_le(std::string& out, T value) {
+  char bytes[sizeof(T)];
+  store_le<T>(bytes, value);
+  out.append(bytes, sizeof(T));
+}
+
+}  // namespace processor::kafka::internal
