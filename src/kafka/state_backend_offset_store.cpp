@@ -1,6 +1,10 @@
 #include "processor/kafka/state_backend_offset_store.hpp"
 
+#include <algorithm>
 #include <charconv>
+#include <cstring>
+#include <unordered_map>
+#include <vector>
 
 #include "kafka/offset_codec.hpp"
 #include "kafka/wrap_errors.hpp"
@@ -9,9 +13,14 @@
 namespace processor::kafka {
 namespace {
 
+struct PartitionKey {
+  std::string_view topic;
+  std::int32_t partition;
+};
+
 // Parses the part of a key after the group prefix, "topic:partition". Returns nullopt when the
 // key belongs to a longer group name ("x:topic:partition"): topics never contain ':'.
-std::optional<TopicPartition> parse_partition_key(std::string_view rest, std::string_view key) {
+std::optional<PartitionKey> parse_partition_key(std::string_view rest, std::string_view key) {
   const auto colon = rest.rfind(':');
   if (colon == std::string_view::npos || rest.find(':') != colon) return std::nullopt;
   const std::string_view topic = rest.substr(0, colon);
@@ -21,8 +30,38 @@ std::optional<TopicPartition> parse_partition_key(std::string_view rest, std::st
   if (error != std::errc() || end != number.data() + number.size() || partition < 0 || topic.empty()) {
     throw StateError(ErrorKind::Corruption, "corrupt offset key '" + std::string(key) + "': expected <topic>:<partition>");
   }
-  return TopicPartition(std::string(topic), partition);
+  return PartitionKey{topic, partition};
 }
+
+// Whether `a + ":"` sorts before `b + ":"` bytewise: the order of two keys that differ in topic.
+bool topic_key_less(std::string_view a, std::string_view b) noexcept {
+  const std::size_t common = std::min(a.size(), b.size());
+  if (const int order = std::memcmp(a.data(), b.data(), common); order != 0) return order < 0;
+  const auto next = [common](std::string_view topic) {
+    return static_cast<unsigned char>(topic.size() > common ? topic[common] : ':');
+  };
+  return next(a) < next(b);
+}
+
+// Orders a partition's decimal digits as bytes compare: digit i counts d+1 at weight 11^(9-i),
+// a missing digit 0 (a shorter number sorts first when it is a prefix). Fits in 35 bits.
+std::uint64_t partition_key_rank(std::string_view digits) noexcept {
+  std::uint64_t rank = 0;
+  for (std::size_t i = 0; i < 10; ++i) {
+    rank = rank * 11 + (i < digits.size() ? static_cast<std::uint64_t>(digits[i] - '0') + 1 : 0);
+  }
+  return rank;
+}
+
+// One entry of a commit, in the packed buffer: the key's remainder after the group prefix and
+// the encoded value follow each other.
+struct PackedEntry {
+  std::uint64_t order;  // topic rank << 35 | partition_key_rank: the key's byte order
+  std::uint32_t index;  // position in the commit: a later entry for the same key wins
+  std::uint32_t start;  // of the key in the buffer
+  std::uint32_t key_size;
+  std::uint32_t value_size;
+};
 
 }  // namespace
 
@@ -47,15 +86,74 @@ void StateBackendOffsetStore::store_offset(std::string_view group, const TopicPa
   store_offsets(group, std::span<const PartitionOffset>(&entry, 1));
 }
 
+// Keys and values go into one buffer (no allocation per key), and reach the backend sorted by
+// key: RocksDB inserts a sorted batch into its memtable several times faster than one in
+// registration order ("t:1", "t:10", "t:2" is the byte order of partitions 1, 2 and 10).
 void StateBackendOffsetStore::store_offsets(std::string_view group, std::span<const PartitionOffset> offsets) {
   validate_group(group);
   if (offsets.empty()) return;
-  state::WriteBatch batch;
-  for (const auto& [tp, info] : offsets) {
+  const std::string prefix = group_prefix(group);
+
+  // Topic ranks in key order; a commit lists a topic's partitions together, so the map is
+  // consulted once per run of one topic.
+  std::vector<std::string_view> topics;
+  std::unordered_map<std::string_view, std::uint32_t> topic_index;
+  std::vector<std::uint32_t> entry_topic(offsets.size());
+  std::size_t bytes = 0;
+  for (std::size_t i = 0; i < offsets.size(); ++i) {
+    const auto& [tp, info] = offsets[i];
     validate_offset_entry(tp, info);
-    batch.put(key_for(group, tp), internal::encode_offset(info));
+    if (i > 0 && tp.topic == offsets[i - 1].first.topic) {
+      entry_topic[i] = entry_topic[i - 1];
+    } else {
+      const auto [it, added] = topic_index.try_emplace(tp.topic, static_cast<std::uint32_t>(topics.size()));
+      if (added) topics.push_back(tp.topic);
+      entry_topic[i] = it->second;
+    }
+    bytes += prefix.size() + tp.topic.size() + 12 + 40 + (info.metadata ? info.metadata->size() : 0);
   }
-  internal::call_backend("storing offsets of group '" + std::string(group) + "'", [&] { backend_->write(batch); });
+  std::vector<std::uint32_t> by_key(topics.size());
+  for (std::uint32_t t = 0; t < by_key.size(); ++t) by_key[t] = t;
+  std::sort(by_key.begin(), by_key.end(),
+            [&](std::uint32_t a, std::uint32_t b) { return topic_key_less(topics[a], topics[b]); });
+  std::vector<std::uint64_t> topic_rank(topics.size());
+  for (std::uint32_t rank = 0; rank < by_key.size(); ++rank) topic_rank[by_key[rank]] = rank;
+
+  std::string buffer;
+  buffer.reserve(bytes);
+  std::vector<PackedEntry> entries(offsets.size());
+  for (std::size_t i = 0; i < offsets.size(); ++i) {
+    const auto& [tp, info] = offsets[i];
+    PackedEntry& entry = entries[i];
+    entry.index = static_cast<std::uint32_t>(i);
+    entry.start = static_cast<std::uint32_t>(buffer.size());
+    buffer.append(prefix).append(tp.topic).push_back(':');
+    char digits[16];
+    const auto end = std::to_chars(digits, digits + sizeof digits, tp.partition).ptr;
+    const std::string_view partition_digits(digits, static_cast<std::size_t>(end - digits));
+    buffer.append(partition_digits);
+    entry.key_size = static_cast<std::uint32_t>(buffer.size() - entry.start);
+    entry.order = topic_rank[entry_topic[i]] << 35 | partition_key_rank(partition_digits);
+    internal::append_offset(buffer, info);
+    entry.value_size = static_cast<std::uint32_t>(buffer.size() - entry.start - entry.key_size);
+  }
+  if (buffer.size() > UINT32_MAX) {
+    throw StateError(ErrorKind::InvalidArgument, "a commit of " + std::to_string(buffer.size()) +
+                                                     " bytes of offsets is too large for one batch");
+  }
+  std::sort(entries.begin(), entries.end(), [](const PackedEntry& a, const PackedEntry& b) {
+    return a.order != b.order ? a.order < b.order : a.index < b.index;
+  });
+
+  std::vector<state::StateBackend::PutView> puts;
+  puts.reserve(entries.size());
+  const std::string_view packed(buffer);
+  for (const PackedEntry& entry : entries) {
+    puts.emplace_back(packed.substr(entry.start, entry.key_size),
+                      packed.substr(entry.start + entry.key_size, entry.value_size));
+  }
+  internal::call_backend("storing offsets of group '" + std::string(group) + "'",
+                         [&] { backend_->write_puts(puts); });
 }
 
 std::optional<OffsetInfo> StateBackendOffsetStore::get_offset(std::string_view group, const TopicPartition& tp) {
@@ -75,10 +173,28 @@ std::unordered_map<TopicPartition, OffsetInfo> StateBackendOffsetStore::get_all_
   std::unordered_map<TopicPartition, OffsetInfo> out;
   out.reserve(entries.size());
   for (const auto& [key, value] : entries) {
-    auto tp = parse_partition_key(std::string_view(key).substr(prefix.size()), key);
-    if (tp) out.insert_or_assign(std::move(*tp), internal::decode_offset(value, key));
+    const auto parsed = parse_partition_key(std::string_view(key).substr(prefix.size()), key);
+    if (parsed) {
+      out.insert_or_assign(TopicPartition(std::string(parsed->topic), parsed->partition),
+                           internal::decode_offset(value, key));
+    }
   }
   return out;
+}
+
+void StateBackendOffsetStore::for_each_offset(
+    std::string_view group,
+    const std::function<void(std::string_view topic, std::int32_t partition, const OffsetInfo& info)>& visit) {
+  validate_group(group);
+  const std::string prefix = group_prefix(group);
+  // Decoding runs inside the backend's scan: its Corruption, a StateError, passes call_backend
+  // unchanged.
+  internal::call_backend("reading offsets of group '" + std::string(group) + "'", [&] {
+    backend_->for_each(prefix, [&](std::string_view key, std::string_view value) {
+      const auto parsed = parse_partition_key(key.substr(prefix.size()), key);
+      if (parsed) visit(parsed->topic, parsed->partition, internal::decode_offset(value, key));
+    });
+  });
 }
 
 void StateBackendOffsetStore::delete_offset(std::string_view group, const TopicPartition& tp) {

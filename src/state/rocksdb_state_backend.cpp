@@ -97,6 +97,10 @@ class Database {
     prepare_directory(path_, options);
     rocksdb::Options db_options;
     db_options.create_if_missing = options.create_if_missing;
+    // Room for a few memtables waiting for their background flush, so that a burst of large
+    // batches (each switching to a fresh memtable, see fresh_memtable_min_batch) does not stall
+    // writers behind the flushes. RocksDB's default is 2.
+    db_options.max_write_buffer_number = 4;
     rocksdb::DB* opened = nullptr;
     const auto status = rocksdb::DB::Open(db_options, path_.string(), &opened);
     if (is_lock_error(status)) {
@@ -110,6 +114,7 @@ class Database {
     }
     db_.reset(opened);
     write_options_.sync = options.sync_writes;
+    fresh_memtable_min_batch_ = options.fresh_memtable_min_batch;
   }
 
   ~Database() {
@@ -160,6 +165,7 @@ class Database {
   }
 
   void apply(rocksdb::WriteBatch& batch, std::string_view operation) const {
+    if (fresh_memtable_min_batch_ != 0 && batch.Count() >= fresh_memtable_min_batch_) switch_memtable();
     check(db_->Write(write_options_, &batch), operation);
   }
 
@@ -184,6 +190,19 @@ class Database {
     check(it->status(), "scan of prefix", prefix);
   }
 
+  // Hands a non-empty memtable to a background flush, so that the next write starts an empty
+  // one (see RocksDbOptions::fresh_memtable_min_batch). Nothing is lost either way: a failed
+  // switch only leaves the write to the current memtable, so it is not an error.
+  void switch_memtable() const {
+    std::uint64_t entries = 0;
+    if (!db_->GetIntProperty(rocksdb::DB::Properties::kNumEntriesActiveMemTable, &entries) || entries == 0) return;
+    rocksdb::FlushOptions flush_options;
+    flush_options.wait = false;
+    flush_options.allow_write_stall = true;
+    const auto status = db_->Flush(flush_options);
+    (void)status;
+  }
+
   Rows scan(std::string_view prefix, const rocksdb::Snapshot* snapshot) const {
     Rows rows;
     for_each_with_prefix(prefix, snapshot,
@@ -197,7 +216,12 @@ class Database {
   fs::path path_;
   std::unique_ptr<rocksdb::DB> db_;
   rocksdb::WriteOptions write_options_;
+  std::size_t fresh_memtable_min_batch_ = 0;
 };
+
+// The size of a RocksDB WriteBatch holding `count` puts of `bytes` key and value bytes: its
+// 12-byte header, and per put a type byte and two varint lengths (at most 5 bytes each).
+std::size_t write_batch_bytes(std::size_t count, std::size_t bytes) { return 12 + count * 11 + bytes; }
 
 // A RocksDB snapshot: reads through it see the database as of its creation. It owns a share
 // of the Database, which therefore outlives it. Safe for concurrent reads.
@@ -259,7 +283,9 @@ void RocksDbStateBackend::remove(std::string_view key) { impl_->database->remove
 
 void RocksDbStateBackend::write(const WriteBatch& batch) {
   const auto& database = *impl_->database;
-  rocksdb::WriteBatch rocks_batch;
+  std::size_t bytes = 0;
+  for (const auto& operation : batch.operations()) bytes += operation.key.size() + operation.value.size();
+  rocksdb::WriteBatch rocks_batch(write_batch_bytes(batch.size(), bytes));
   for (const auto& operation : batch.operations()) {
     if (operation.type == WriteBatch::OpType::Put) {
       database.check(rocks_batch.Put(to_slice(operation.key), to_slice(operation.value)),
@@ -270,6 +296,25 @@ void RocksDbStateBackend::write(const WriteBatch& batch) {
     }
   }
   database.apply(rocks_batch, "write batch");
+}
+
+void RocksDbStateBackend::write_puts(std::span<const PutView> puts) {
+  const auto& database = *impl_->database;
+  std::size_t bytes = 0;
+  for (const auto& [key, value] : puts) bytes += key.size() + value.size();
+  rocksdb::WriteBatch rocks_batch(write_batch_bytes(puts.size(), bytes));
+  for (const auto& [key, value] : puts) {
+    database.check(rocks_batch.Put(to_slice(key), to_slice(value)), "write batch put", key);
+  }
+  database.apply(rocks_batch, "write batch");
+}
+
+void RocksDbStateBackend::for_each(std::string_view prefix,
+                                   const std::function<void(std::string_view key, std::string_view value)>& visit) {
+  impl_->database->for_each_with_prefix(
+      prefix, nullptr, [&visit](const rocksdb::Slice& key, const rocksdb::Slice& value) {
+        visit(std::string_view(key.data(), key.size()), std::string_view(value.data(), value.size()));
+      });
 }
 
 std::vector<std::string> RocksDbStateBackend::list_keys(std::string_view prefix) {

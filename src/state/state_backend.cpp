@@ -50,6 +50,17 @@ std::vector<std::pair<std::string, std::string>> StateBackend::scan(
   return rows;
 }
 
+void StateBackend::write_puts(std::span<const PutView> puts) {
+  WriteBatch batch;
+  for (const auto& [key, value] : puts) batch.put(key, value);
+  write(batch);
+}
+
+void StateBackend::for_each(std::string_view prefix,
+                            const std::function<void(std::string_view key, std::string_view value)>& visit) {
+  for (const auto& [key, value] : scan(prefix)) visit(key, value);
+}
+
 std::unique_ptr<StateSnapshot> StateBackend::snapshot() {
   internal::SortedEntries entries;
   for (auto& [key, value] : scan("")) {

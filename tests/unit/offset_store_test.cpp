@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <random>
 #include <thread>
@@ -211,6 +212,54 @@ TEST(StateBackendOffsetStore, BatchIsOneAtomicBackendWrite) {
   EXPECT_EQ(backend->writes, 1);
   EXPECT_EQ(backend->puts, 0);
   EXPECT_EQ(backend->count(), 10u);
+}
+
+TEST(StateBackendOffsetStore, CommitReachesTheBackendSortedByKeyAndALaterEntryWins) {
+  struct RecordingBackend : state::MemoryStateBackend {
+    std::vector<std::string> keys;
+    void write_puts(std::span<const PutView> puts) override {
+      for (const auto& [key, value] : puts) keys.emplace_back(key);
+      MemoryStateBackend::write_puts(puts);
+    }
+  };
+  auto backend = std::make_shared<RecordingBackend>();
+  StateBackendOffsetStore store(backend);
+  // Topics whose order differs with and without the ':' that follows them ("a0:" < "a:" <
+  // "a_:"), partitions whose byte order is not numeric (1, 10, 2), and "t:5" twice.
+  std::vector<PartitionOffset> batch;
+  for (const char* topic : {"a", "a0", "a-b", "a_", "A", "t"}) {
+    for (int p : {2, 10, 1, 0, 100, 2147483647, 21}) batch.emplace_back(TopicPartition(topic, p), OffsetInfo(p));
+  }
+  batch.emplace_back(TopicPartition("t", 5), OffsetInfo(1));
+  batch.emplace_back(TopicPartition("a", 3), OffsetInfo(3));
+  batch.emplace_back(TopicPartition("t", 5), OffsetInfo(2));
+  store.store_offsets("g", batch);
+
+  std::vector<std::string> sorted = backend->keys;
+  std::stable_sort(sorted.begin(), sorted.end());
+  EXPECT_EQ(backend->keys, sorted);
+  ASSERT_EQ(backend->keys.size(), batch.size());
+  EXPECT_EQ(backend->keys.front(), "kafka_offset:g:A:0");
+  EXPECT_EQ(store.get_offset("g", {"t", 5})->offset, 2);
+  EXPECT_EQ(store.get_offset("g", {"a", 2147483647})->offset, 2147483647);
+  EXPECT_EQ(store.get_all_offsets("g").size(), batch.size() - 1);
+}
+
+TEST(StateBackendOffsetStore, ForEachOffsetVisitsTheGroupsOffsetsOnly) {
+  auto backend = std::make_shared<state::MemoryStateBackend>();
+  StateBackendOffsetStore store(backend);
+  store.store_offset("g", {"t", 0}, OffsetInfo(1));
+  store.store_offset("g", {"u", 7}, OffsetInfo::with_high_watermark(2, 9));
+  store.store_offset("g:x", {"t", 0}, OffsetInfo(3));
+  std::vector<std::string> seen;
+  store.for_each_offset("g", [&](std::string_view topic, std::int32_t partition, const OffsetInfo& info) {
+    seen.push_back(std::string(topic) + ":" + std::to_string(partition) + "=" + std::to_string(info.offset));
+  });
+  EXPECT_EQ(seen, (std::vector<std::string>{"t:0=1", "u:7=2"}));
+
+  backend->put("kafka_offset:g:t:1", "garbage");
+  EXPECT_STATE_ERROR(store.for_each_offset("g", [](std::string_view, std::int32_t, const OffsetInfo&) {}),
+                     ErrorKind::Corruption, "kafka_offset:g:t:1");
 }
 
 TEST(StateBackendOffsetStore, RocksDbOffsetsSurviveClosingAndReopening) {

@@ -9,6 +9,8 @@
 #include <atomic>
 #include <filesystem>
 #include <fstream>
+#include <optional>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -229,6 +231,65 @@ TEST_F(RocksDbStateBackendTest, WriteBatchAppliesPutsAndRemovesInOrderAndSurvive
   }
   RocksDbStateBackend reopened(db_path());
   EXPECT_EQ(reopened.scan(""), (Rows{{"k", "second"}}));
+}
+
+TEST_F(RocksDbStateBackendTest, WritePutsAppliesInOrderAndForEachVisitsThePrefixInOrder) {
+  {
+    RocksDbStateBackend backend(db_path());
+    const std::vector<StateBackend::PutView> puts{{"p:b", "1"}, {"p:a", "2"}, {"q:a", "3"}, {"p:b", "4"}};
+    backend.write_puts(puts);
+    Rows seen;
+    backend.for_each("p:", [&](std::string_view key, std::string_view value) {
+      seen.emplace_back(std::string(key), std::string(value));
+    });
+    EXPECT_EQ(seen, (Rows{{"p:a", "2"}, {"p:b", "4"}}));
+  }
+  RocksDbStateBackend reopened(db_path());
+  EXPECT_EQ(reopened.scan(""), (Rows{{"p:a", "2"}, {"p:b", "4"}, {"q:a", "3"}}));
+}
+
+// A batch at or above fresh_memtable_min_batch switches memtables first; nothing of the earlier
+// writes, or of a snapshot taken before, may change because of it.
+TEST_F(RocksDbStateBackendTest, LargeBatchesIntoAFreshMemtableKeepEveryValueAndSnapshot) {
+  RocksDbOptions options;
+  options.fresh_memtable_min_batch = 100;
+  {
+    RocksDbStateBackend backend(db_path(), options);
+    backend.put("before", "kept");
+    std::vector<std::string> keys;
+    for (int i = 0; i < 300; ++i) keys.push_back("k" + std::to_string(i));
+    for (int round = 0; round < 3; ++round) {
+      const std::string value = "v" + std::to_string(round);
+      std::vector<StateBackend::PutView> puts;
+      for (const auto& key : keys) puts.emplace_back(key, value);
+      auto snapshot = backend.snapshot();
+      backend.write_puts(puts);
+      EXPECT_EQ(snapshot->get("k7"), round == 0 ? std::nullopt : std::optional<std::string>("v" + std::to_string(round - 1) + "b"));
+      WriteBatch batch;
+      for (const auto& key : keys) batch.put(key, value + "b");
+      backend.write(batch);
+    }
+    EXPECT_EQ(backend.count(), 301u);
+    EXPECT_EQ(backend.get("k299"), "v2b");
+    EXPECT_EQ(backend.get("before"), "kept");
+  }
+  RocksDbStateBackend reopened(db_path());
+  EXPECT_EQ(reopened.count(), 301u);
+  EXPECT_EQ(reopened.get("k0"), "v2b");
+  EXPECT_EQ(reopened.get("before"), "kept");
+}
+
+TEST_F(RocksDbStateBackendTest, ForEachStopsAtAnExceptionFromTheVisitor) {
+  RocksDbStateBackend backend(db_path());
+  backend.put("a1", "x");
+  backend.put("a2", "y");
+  int visited = 0;
+  EXPECT_THROW(backend.for_each("a", [&](std::string_view, std::string_view) {
+    ++visited;
+    throw std::runtime_error("stop");
+  }),
+               std::runtime_error);
+  EXPECT_EQ(visited, 1);
 }
 
 TEST_F(RocksDbStateBackendTest, ConcurrentSnapshotsNeverSeeHalfABatch) {

@@ -96,6 +96,34 @@ TEST(StateBackendDefaults, WriteOfAnEmptyBatchChangesNothing) {
   EXPECT_EQ(backend.get("a"), "1");
 }
 
+TEST(StateBackendDefaults, WritePutsGoesThroughWriteAsOneBatchInOrder) {
+  struct CountingBackend : SeedMapBackend {
+    int writes = 0;
+    void write(const WriteBatch& batch) override {
+      ++writes;
+      SeedMapBackend::write(batch);
+    }
+  };
+  CountingBackend backend;
+  const std::vector<StateBackend::PutView> puts{{"k", "first"}, {"j", "x"}, {"k", "second"}};
+  backend.write_puts(puts);
+  EXPECT_EQ(backend.writes, 1);
+  EXPECT_EQ(backend.get("k"), "second");
+  EXPECT_EQ(backend.count(), 2u);
+}
+
+TEST(StateBackendDefaults, ForEachVisitsThePrefixedPairsInAscendingOrder) {
+  SeedMapBackend backend;
+  backend.put("p:b", "2");
+  backend.put("q:a", "3");
+  backend.put("p:a", "1");
+  std::vector<std::pair<std::string, std::string>> seen;
+  backend.for_each("p:", [&](std::string_view key, std::string_view value) {
+    seen.emplace_back(std::string(key), std::string(value));
+  });
+  EXPECT_EQ(seen, (std::vector<std::pair<std::string, std::string>>{{"p:a", "1"}, {"p:b", "2"}}));
+}
+
 TEST(StateBackendDefaults, ScanReturnsThePrefixedPairsInAscendingOrder) {
   SeedMapBackend backend;
   backend.put("g:2", "two");

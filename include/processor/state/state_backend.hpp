@@ -1,8 +1,10 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -57,6 +59,21 @@ class StateBackend {
 
   // A consistent point-in-time view. Default: copies everything through scan("").
   virtual std::unique_ptr<StateSnapshot> snapshot();
+
+  // One put of write_puts(): a key and its value.
+  using PutView = std::pair<std::string_view, std::string_view>;
+
+  // Applies the puts, in order and atomically, exactly as write() of a WriteBatch holding the
+  // same puts would; the views need only outlive the call. For writers of many small records
+  // (an offset store's commit): a backend can take them without a copy per key.
+  // Default: copies them into a WriteBatch and calls write().
+  virtual void write_puts(std::span<const PutView> puts);
+
+  // Calls visit(key, value) for every key that starts with `prefix`, in ascending key order; the
+  // views are valid during that call only. An exception thrown by `visit` ends the scan and
+  // propagates. Default: scan(), then visits the rows it returned.
+  virtual void for_each(std::string_view prefix,
+                        const std::function<void(std::string_view key, std::string_view value)>& visit);
 };
 
 }  // namespace processor::state
