@@ -9,11 +9,16 @@
 #include <algorithm>
 #include <charconv>
 #include <cstdio>
+#include <cstring>
+#include <typeinfo>
+#include <unordered_map>
 
+#include "kafka/le_codec.hpp"
 #include "kafka/offset_codec.hpp"
 #include "kafka/offset_manager_impl.hpp"
 #include "kafka/wrap_errors.hpp"
 #include "processor/error.hpp"
+#include "processor/kafka/state_backend_offset_store.hpp"
 
 namespace processor::kafka {
 
@@ -25,68 +30,119 @@ namespace {
 constexpr std::uint8_t kCheckpointVersion = 1;
 constexpr std::size_t kIdDigits = 20;
 
-template <class T>
-void put_le(std::string& out, T value) {
-  auto bits = static_cast<std::make_unsigned_t<T>>(value);
-  for (std::size_t i = 0; i < sizeof(T); ++i) out.push_back(static_cast<char>((bits >> (8 * i)) & 0xff));
-}
+using internal::load_le;
+using internal::store_le;
 
 [[noreturn]] void corrupt(const std::string& key, const std::string& why) {
   throw StateError(ErrorKind::Corruption, "corrupt checkpoint at key '" + key + "': " + why);
 }
 
-template <class T>
-T get_le(std::string_view bytes, std::size_t& pos, const std::string& key) {
-  if (bytes.size() - pos < sizeof(T)) corrupt(key, "record is truncated");
-  std::make_unsigned_t<T> bits = 0;
-  for (std::size_t i = 0; i < sizeof(T); ++i) {
-    bits |= static_cast<std::make_unsigned_t<T>>(static_cast<unsigned char>(bytes[pos + i])) << (8 * i);
-  }
-  pos += sizeof(T);
-  return static_cast<T>(bits);
+std::int64_t to_micros(std::chrono::system_clock::time_point at) {
+  return std::chrono::duration_cast<std::chrono::microseconds>(at.time_since_epoch()).count();
 }
 
+std::chrono::system_clock::time_point from_micros(std::int64_t micros) {
+  return std::chrono::system_clock::time_point(
+      std::chrono::duration_cast<std::chrono::system_clock::duration>(std::chrono::microseconds(micros)));
+}
+
+// The record is sized first and written in place: one allocation for 100k partitions.
 std::string encode_checkpoint(const CheckpointInfo& checkpoint) {
-  std::string out;
-  put_le<std::uint8_t>(out, kCheckpointVersion);
-  put_le<std::uint64_t>(out, checkpoint.id);
-  put_le<std::int64_t>(out, std::chrono::duration_cast<std::chrono::microseconds>(
-                                checkpoint.created_at.time_since_epoch()).count());
-  put_le<std::uint32_t>(out, static_cast<std::uint32_t>(checkpoint.offsets.size()));
+  std::size_t size = 1 + 8 + 8 + 4 + 4;
+  for (const auto& [tp, offset] : checkpoint.offsets) size += 2 + tp.topic.size() + 4 + 8;
+  std::string out(size, '\0');
+  char* field = out.data();
+  field = store_le<std::uint8_t>(field, kCheckpointVersion);
+  field = store_le<std::uint64_t>(field, checkpoint.id);
+  field = store_le<std::int64_t>(field, to_micros(checkpoint.created_at));
+  field = store_le<std::uint32_t>(field, static_cast<std::uint32_t>(checkpoint.offsets.size()));
   for (const auto& [tp, offset] : checkpoint.offsets) {
-    put_le<std::uint16_t>(out, static_cast<std::uint16_t>(tp.topic.size()));
-    out += tp.topic;
-    put_le<std::int32_t>(out, tp.partition);
-    put_le<std::int64_t>(out, offset);
+    field = store_le<std::uint16_t>(field, static_cast<std::uint16_t>(tp.topic.size()));
+    std::memcpy(field, tp.topic.data(), tp.topic.size());
+    field += tp.topic.size();
+    field = store_le<std::int32_t>(field, tp.partition);
+    field = store_le<std::int64_t>(field, offset);
   }
-  put_le<std::uint32_t>(out, internal::crc32c(out));
+  store_le<std::uint32_t>(field, internal::crc32c(std::string_view(out).substr(0, size - 4)));
   return out;
 }
 
-CheckpointInfo decode_checkpoint(std::string_view bytes, const std::string& key) {
+// Reads a record's fields in order; a read past the end is corruption.
+class RecordReader {
+ public:
+  RecordReader(std::string_view body, const std::string& key) : body_(body), key_(key) {}
+
+  template <class T>
+  T get() {
+    need(sizeof(T));
+    const T value = load_le<T>(body_.data() + pos_);
+    pos_ += sizeof(T);
+    return value;
+  }
+
+  std::string_view take(std::size_t length) {
+    need(length);
+    const std::string_view bytes = body_.substr(pos_, length);
+    pos_ += length;
+    return bytes;
+  }
+
+  bool at_end() const noexcept { return pos_ == body_.size(); }
+
+ private:
+  void need(std::size_t length) const {
+    if (body_.size() - pos_ < length) corrupt(key_, "record is truncated");
+  }
+
+  std::string_view body_;
+  const std::string& key_;
+  std::size_t pos_ = 0;
+};
+
+struct CheckpointHeader {
+  std::uint64_t id = 0;
+  std::chrono::system_clock::time_point created_at{};
+  std::uint32_t count = 0;
+};
+
+// Checks a record (checksum, version, structure) and calls visit(topic, partition, offset) for
+// each of its partitions, without allocating. Throws StateError(Corruption) naming `key`.
+template <class Visit>
+CheckpointHeader read_checkpoint(std::string_view bytes, const std::string& key, Visit&& visit) {
   if (bytes.size() < 4) corrupt(key, "record is too short");
   const std::string_view body = bytes.substr(0, bytes.size() - 4);
-  std::size_t trailer_pos = body.size();
-  if (get_le<std::uint32_t>(bytes, trailer_pos, key) != internal::crc32c(body)) corrupt(key, "checksum mismatch");
-  std::size_t pos = 0;
-  const auto version = get_le<std::uint8_t>(body, pos, key);
+  if (load_le<std::uint32_t>(bytes.data() + body.size()) != internal::crc32c(body)) corrupt(key, "checksum mismatch");
+  RecordReader reader(body, key);
+  const auto version = reader.get<std::uint8_t>();
   if (version != kCheckpointVersion) corrupt(key, "unsupported format version " + std::to_string(version));
-  CheckpointInfo checkpoint;
-  checkpoint.id = get_le<std::uint64_t>(body, pos, key);
-  checkpoint.created_at = std::chrono::system_clock::time_point(std::chrono::duration_cast<
-      std::chrono::system_clock::duration>(std::chrono::microseconds(get_le<std::int64_t>(body, pos, key))));
-  const auto count = get_le<std::uint32_t>(body, pos, key);
-  for (std::uint32_t i = 0; i < count; ++i) {
-    const auto length = get_le<std::uint16_t>(body, pos, key);
-    if (body.size() - pos < length) corrupt(key, "record is truncated");
-    std::string topic(body.substr(pos, length));
-    pos += length;
-    const auto partition = get_le<std::int32_t>(body, pos, key);
-    const auto offset = get_le<std::int64_t>(body, pos, key);
+  CheckpointHeader header;
+  header.id = reader.get<std::uint64_t>();
+  header.created_at = from_micros(reader.get<std::int64_t>());
+  header.count = reader.get<std::uint32_t>();
+  for (std::uint32_t i = 0; i < header.count; ++i) {
+    const std::string_view topic = reader.take(reader.get<std::uint16_t>());
+    const auto partition = reader.get<std::int32_t>();
+    const auto offset = reader.get<std::int64_t>();
     if (offset < 0 || partition < 0) corrupt(key, "negative offset or partition");
-    checkpoint.offsets.emplace(TopicPartition(std::move(topic), partition), offset);
+    visit(topic, partition, offset);
   }
-  if (pos != body.size()) corrupt(key, "unexpected trailing bytes");
+  if (!reader.at_end()) corrupt(key, "unexpected trailing bytes");
+  return header;
+}
+
+CheckpointInfo decode_checkpoint(std::string_view bytes, const std::string& key) {
+  CheckpointInfo checkpoint;
+  // The count is only a hint until the checksum has passed; bound the reservation by what the
+  // record can hold (14 bytes per partition at least).
+  if (bytes.size() >= 25) {
+    checkpoint.offsets.reserve(std::min<std::size_t>(load_le<std::uint32_t>(bytes.data() + 17), bytes.size() / 14));
+  }
+  const CheckpointHeader header =
+      read_checkpoint(bytes, key, [&](std::string_view topic, std::int32_t partition, std::int64_t offset) {
+        checkpoint.offsets.emplace(TopicPartition(std::string(topic), partition), offset);
+      });
+  checkpoint.id = header.id;
+  checkpoint.created_at = header.created_at;
   return checkpoint;
 }
 
@@ -109,16 +165,115 @@ state::StateBackend& require_backend(const std::shared_ptr<state::StateBackend>&
   return *backend;
 }
 
-// The checkpoint ids under `prefix` (keys of a longer group name are not ids and are skipped).
+// The checkpoint id of a key under `prefix`; nullopt for a key of a longer group name.
+std::optional<std::uint64_t> parse_id(std::string_view key, const std::string& prefix) {
+  const std::string_view rest = key.substr(prefix.size());
+  std::uint64_t id = 0;
+  const auto [end, error] = std::from_chars(rest.data(), rest.data() + rest.size(), id);
+  if (rest.size() != kIdDigits || error != std::errc() || end != rest.data() + rest.size()) return std::nullopt;
+  return id;
+}
+
+// The checkpoint ids under `prefix`, ascending (zero-padded keys sort numerically).
 std::vector<std::uint64_t> stored_ids(state::StateBackend& backend, const std::string& prefix) {
   std::vector<std::uint64_t> ids;
   for (const auto& key : internal::call_backend("listing checkpoints", [&] { return backend.list_keys(prefix); })) {
-    const std::string_view rest = std::string_view(key).substr(prefix.size());
-    std::uint64_t id = 0;
-    const auto [end, error] = std::from_chars(rest.data(), rest.data() + rest.size(), id);
-    if (rest.size() == kIdDigits && error == std::errc() && end == rest.data() + rest.size()) ids.push_back(id);
+    if (const auto id = parse_id(key, prefix)) ids.push_back(*id);
   }
-  return ids;  // ascending: zero-padded keys sort numerically
+  return ids;
+}
+
+struct StoredCheckpoint {
+  std::uint64_t id;
+  std::string key;
+  std::string record;
+};
+
+// Every retained checkpoint record under `prefix`, ascending by id, read in one pass: a restore
+// needs them all, and listing the keys first would read every record twice.
+std::vector<StoredCheckpoint> load_checkpoints(state::StateBackend& backend, const std::string& prefix) {
+  std::vector<StoredCheckpoint> checkpoints;
+  internal::call_backend("reading checkpoints", [&] {
+    backend.for_each(prefix, [&](std::string_view key, std::string_view record) {
+      if (const auto id = parse_id(key, prefix)) checkpoints.push_back({*id, std::string(key), std::string(record)});
+    });
+  });
+  return checkpoints;
+}
+
+// What the journal needs of the manager.
+struct JournalContext {
+  OffsetStore& store;
+  const std::string& group;
+  OffsetManagerOptions::RestorePolicy policy;
+  bool checkpoints_only;  // under on_checkpoint(): every store offset should be a checkpoint's
+};
+
+// The journal compares the checkpoint with the store partition by partition, and needs the
+// other retained checkpoints only where the two differ. So: one pass over the store, looking
+// each partition up in the checkpoint's map (nothing else is built); then one pass over each
+// other record, consulted only for the partitions that differ. Every record is still checked,
+// so that a corrupt one fails the restore as before.
+RestoreReport run_journal(const JournalContext& context, const CheckpointInfo& checkpoint,
+                          const std::vector<StoredCheckpoint>& retained) {
+  RestoreReport report;
+  report.checkpoint_id = checkpoint.id;
+  report.policy = context.policy;
+
+  struct Difference {
+    std::int64_t store_offset;
+    bool explained;  // a retained checkpoint of ours gave the partition this offset
+  };
+  std::unordered_map<TopicPartition, Difference> differences;
+  TopicPartition probe;
+  const auto compare = [&](std::string_view topic, std::int32_t partition, std::int64_t store_offset) {
+    probe.topic.assign(topic);
+    probe.partition = partition;
+    const auto found = checkpoint.offsets.find(probe);
+    if (found == checkpoint.offsets.end()) return;
+    // A partition stored twice counts with its later value, as in get_all_offsets().
+    if (found->second == store_offset) {
+      differences.erase(probe);
+    } else {
+      differences.insert_or_assign(probe, Difference{store_offset, false});
+    }
+  };
+  // The exact type only: a subclass may override get_all_offsets().
+  if (typeid(context.store) == typeid(StateBackendOffsetStore)) {
+    static_cast<StateBackendOffsetStore&>(context.store)
+        .for_each_offset(context.group, [&](std::string_view topic, std::int32_t partition, const OffsetInfo& info) {
+          compare(topic, partition, info.offset);
+        });
+  } else {
+    const auto stored =
+        internal::call_backend("reading the offsets of group '" + context.group + "' for the restore journal",
+                               [&] { return context.store.get_all_offsets(context.group); });
+    for (const auto& [tp, info] : stored) compare(tp.topic, tp.partition, info.offset);
+  }
+
+  for (const StoredCheckpoint& other : retained) {
+    if (other.id == checkpoint.id) continue;  // already decoded by the caller
+    read_checkpoint(other.record, other.key, [&](std::string_view topic, std::int32_t partition, std::int64_t offset) {
+      if (differences.empty()) return;
+      probe.topic.assign(topic);
+      probe.partition = partition;
+      const auto found = differences.find(probe);
+      if (found != differences.end() && found->second.store_offset == offset) found->second.explained = true;
+    });
+  }
+  if (differences.empty()) return report;
+
+  for (const auto& [tp, checkpoint_offset] : checkpoint.offsets) {
+    const auto found = differences.find(tp);
+    if (found == differences.end()) continue;
+    const auto [store_offset, explained] = found->second;
+    if (explained && store_offset < checkpoint_offset) {
+      report.store_behind.push_back(tp);
+    } else if (!explained && (context.checkpoints_only || store_offset < checkpoint_offset)) {
+      report.external_moves.push_back(ExternalMove{tp, checkpoint_offset, store_offset});
+    }
+  }
+  return report;
 }
 
 }  // namespace
@@ -131,25 +286,28 @@ CheckpointInfo OffsetManager::checkpoint(std::uint64_t checkpoint_id, const stat
                                                      " is not above the last one, " +
                                                      std::to_string(impl_->last_checkpoint_id));
   }
-  CheckpointInfo checkpoint;
-  checkpoint.id = checkpoint_id;
-  checkpoint.created_at = std::chrono::system_clock::now();
+  // Built once and shared by the pending list and the last checkpoint: the caller's copy is the
+  // only one made.
+  auto checkpoint = std::make_shared<CheckpointInfo>();
+  checkpoint->id = checkpoint_id;
+  checkpoint->created_at = std::chrono::system_clock::now();
   {
     std::lock_guard registry_lock(impl_->partitions.mutex());
     std::lock_guard gate_lock(impl_->gate_mutex);
+    checkpoint->offsets.reserve(impl_->partitions.size_locked());
     impl_->partitions.for_each_locked([&](const PartitionSlot& slot) {
       std::int64_t position = std::max(slot.latest.load(std::memory_order_acquire),
                                        slot.committed.load(std::memory_order_acquire));
       if (slot.cold->gate) position = std::max(position, slot.cold->gate->highest());
       // Tracked records still in flight are not in the state yet: only what is acknowledged.
       if (slot.cold->acks) position = std::max(position, slot.cold->acks->committable());
-      if (position != kNoOffset) checkpoint.offsets.emplace(TopicPartition(*slot.topic, slot.partition), position);
+      if (position != kNoOffset) checkpoint->offsets.emplace(TopicPartition(*slot.topic, slot.partition), position);
     });
   }
 
   const std::string prefix = checkpoint_key_prefix(impl_->options, impl_->group);
   state::WriteBatch batch = operator_state;
-  batch.put(prefix + id_text(checkpoint_id), encode_checkpoint(checkpoint));
+  batch.put(prefix + id_text(checkpoint_id), encode_checkpoint(*checkpoint));
   auto ids = stored_ids(backend, prefix);
   ids.push_back(checkpoint_id);
   const std::size_t retained = std::max<std::size_t>(impl_->options.checkpoints_retained, 1);
@@ -160,7 +318,7 @@ CheckpointInfo OffsetManager::checkpoint(std::uint64_t checkpoint_id, const stat
   impl_->pending_checkpoints.emplace(checkpoint_id, checkpoint);
   std::lock_guard checkpoint_lock(impl_->checkpoint_mutex);
   impl_->last_checkpoint = checkpoint;
-  return checkpoint;
+  return *checkpoint;
 }
 
 std::size_t OffsetManager::notify_checkpoint_complete(std::uint64_t checkpoint_id) {
@@ -173,7 +331,7 @@ std::size_t OffsetManager::notify_checkpoint_complete(std::uint64_t checkpoint_i
   const auto wall_now = std::chrono::system_clock::now();
   std::vector<PartitionOffset> batch;
   std::vector<PartitionSlot*> slots;
-  for (const auto& [tp, offset] : found->second.offsets) {
+  for (const auto& [tp, offset] : found->second->offsets) {
     PartitionSlot& slot = slot_for(tp.topic, tp.partition);
     if (offset <= slot.committed.load(std::memory_order_acquire)) continue;
     batch.emplace_back(tp, Impl::info_at(slot, offset, wall_now));
@@ -195,44 +353,46 @@ std::optional<CheckpointInfo> OffsetManager::restore_from_checkpoint(std::option
   state::StateBackend& backend = require_backend(impl_->backend);
   std::lock_guard lock(impl_->commit_mutex);
   const std::string prefix = checkpoint_key_prefix(impl_->options, impl_->group);
-  std::uint64_t id = 0;
-  if (checkpoint_id) {
-    id = *checkpoint_id;
-  } else {
-    const auto ids = stored_ids(backend, prefix);
-    if (ids.empty()) return std::nullopt;
-    id = ids.back();
+  const std::vector<StoredCheckpoint> retained = load_checkpoints(backend, prefix);
+  if (!checkpoint_id && retained.empty()) return std::nullopt;
+  const std::uint64_t id = checkpoint_id ? *checkpoint_id : retained.back().id;
+  const auto stored = std::find_if(retained.begin(), retained.end(),
+                                   [id](const StoredCheckpoint& candidate) { return candidate.id == id; });
+  if (stored == retained.end()) {
+    throw StateError(ErrorKind::NotFound,
+                     "no checkpoint " + std::to_string(id) + " at key '" + prefix + id_text(id) + "'");
   }
-  const std::string key = prefix + id_text(id);
-  const auto record = internal::call_backend("reading checkpoint " + std::to_string(id), [&] { return backend.get(key); });
-  if (!record) throw StateError(ErrorKind::NotFound, "no checkpoint " + std::to_string(id) + " at key '" + key + "'");
-  CheckpointInfo checkpoint = decode_checkpoint(*record, key);
-  if (checkpoint.id != id) corrupt(key, "record holds checkpoint " + std::to_string(checkpoint.id));
+  CheckpointInfo checkpoint = decode_checkpoint(stored->record, stored->key);
+  if (checkpoint.id != id) corrupt(stored->key, "record holds checkpoint " + std::to_string(checkpoint.id));
 
-  RestoreReport report = journal(backend, prefix, checkpoint);
-  std::unordered_map<TopicPartition, std::int64_t> positions = checkpoint.offsets;
+  const JournalContext context{*impl_->store, impl_->group, impl_->options.restore_policy,
+                               impl_->strategy.kind() == OffsetCommitStrategy::Kind::OnCheckpoint};
+  RestoreReport report = run_journal(context, checkpoint, retained);
   if (!report.external_moves.empty()) {
     if (report.policy == OffsetManagerOptions::RestorePolicy::Fail) {
       std::string moves;
       for (const auto& move : report.external_moves) {
-        moves += " " + move.partition.to_key() + " (checkpoint " + std::to_string(move.checkpoint_offset) +
-                 ", store " + std::to_string(move.store_offset) + ")";
+        moves.append(" ").append(move.partition.to_key()).append(" (checkpoint ");
+        moves.append(std::to_string(move.checkpoint_offset)).append(", store ");
+        moves.append(std::to_string(move.store_offset)).append(")");
       }
       throw StateError(ErrorKind::Kafka, "restore of checkpoint " + std::to_string(id) + " refused: group '" +
                                              impl_->group + "' was moved outside this application:" + moves);
     }
     if (report.policy == OffsetManagerOptions::RestorePolicy::TrustStore) {
-      for (const auto& move : report.external_moves) positions[move.partition] = move.store_offset;
+      // The restored positions: the checkpoint's, with the store's where the group was moved.
+      for (const auto& move : report.external_moves) checkpoint.offsets[move.partition] = move.store_offset;
     }
   }
 
   std::vector<PartitionSlot*> slots;
-  for (const auto& [tp, offset] : positions) slots.push_back(&slot_for(tp.topic, tp.partition));
+  slots.reserve(checkpoint.offsets.size());
+  for (const auto& [tp, offset] : checkpoint.offsets) slots.push_back(&slot_for(tp.topic, tp.partition));
   {
     std::lock_guard gate_lock(impl_->gate_mutex);
     std::unique_lock view_lock(impl_->view_mutex);
     std::size_t index = 0;
-    for (const auto& [tp, offset] : positions) {
+    for (const auto& [tp, offset] : checkpoint.offsets) {
       PartitionSlot& slot = *slots[index++];
       OffsetInfo info(offset);
       impl_->set_committed_locked(slot, info);
@@ -243,45 +403,18 @@ std::optional<CheckpointInfo> OffsetManager::restore_from_checkpoint(std::option
   }
   impl_->last_checkpoint_id = std::max(impl_->last_checkpoint_id, id);
   impl_->pending_checkpoints.clear();
-  checkpoint.offsets = positions;
+  auto restored = std::make_shared<const CheckpointInfo>(checkpoint);
   std::lock_guard checkpoint_lock(impl_->checkpoint_mutex);
-  impl_->last_checkpoint = checkpoint;
+  impl_->last_checkpoint = std::move(restored);
   impl_->last_restore_report = std::move(report);
   return checkpoint;
 }
 
 RestoreReport OffsetManager::journal(state::StateBackend& backend, const std::string& prefix,
                                      const CheckpointInfo& checkpoint) {
-  RestoreReport report;
-  report.checkpoint_id = checkpoint.id;
-  report.policy = impl_->options.restore_policy;
-  const auto stored = internal::call_backend("reading the offsets of group '" + impl_->group + "' for the restore journal",
-                                             [&] { return impl_->store->get_all_offsets(impl_->group); });
-  // Every offset a retained checkpoint of ours gave each partition.
-  std::unordered_map<TopicPartition, std::vector<std::int64_t>> ours;
-  for (const auto& [tp, offset] : checkpoint.offsets) ours[tp].push_back(offset);
-  for (const std::uint64_t retained : stored_ids(backend, prefix)) {
-    if (retained == checkpoint.id) continue;  // already decoded by the caller
-    const std::string key = prefix + id_text(retained);
-    const auto bytes = internal::call_backend("reading checkpoint " + std::to_string(retained), [&] { return backend.get(key); });
-    if (!bytes) continue;
-    for (const auto& [tp, offset] : decode_checkpoint(*bytes, key).offsets) ours[tp].push_back(offset);
-  }
-  const bool checkpoints_only = impl_->strategy.kind() == OffsetCommitStrategy::Kind::OnCheckpoint;
-  for (const auto& [tp, checkpoint_offset] : checkpoint.offsets) {
-    const auto found = stored.find(tp);
-    if (found == stored.end()) continue;
-    const std::int64_t store_offset = found->second.offset;
-    if (store_offset == checkpoint_offset) continue;
-    const auto& known = ours[tp];
-    const bool explained = std::find(known.begin(), known.end(), store_offset) != known.end();
-    if (explained && store_offset < checkpoint_offset) {
-      report.store_behind.push_back(tp);
-    } else if (!explained && (checkpoints_only || store_offset < checkpoint_offset)) {
-      report.external_moves.push_back(ExternalMove{tp, checkpoint_offset, store_offset});
-    }
-  }
-  return report;
+  const JournalContext context{*impl_->store, impl_->group, impl_->options.restore_policy,
+                               impl_->strategy.kind() == OffsetCommitStrategy::Kind::OnCheckpoint};
+  return run_journal(context, checkpoint, load_checkpoints(backend, prefix));
 }
 
 std::optional<RestoreReport> OffsetManager::last_restore_report() const {
@@ -291,8 +424,9 @@ std::optional<RestoreReport> OffsetManager::last_restore_report() const {
 
 std::optional<std::int64_t> OffsetManager::checkpointed_offset(std::string_view topic, std::int32_t partition) const {
   std::lock_guard checkpoint_lock(impl_->checkpoint_mutex);
-  const auto it = impl_->last_checkpoint.offsets.find(TopicPartition(std::string(topic), partition));
-  if (it == impl_->last_checkpoint.offsets.end()) return std::nullopt;
+  if (!impl_->last_checkpoint) return std::nullopt;
+  const auto it = impl_->last_checkpoint->offsets.find(TopicPartition(std::string(topic), partition));
+  if (it == impl_->last_checkpoint->offsets.end()) return std::nullopt;
   return it->second;
 }
 

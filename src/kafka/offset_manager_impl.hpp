@@ -54,11 +54,12 @@ struct OffsetManager::Impl {
   SteadyClock::time_point auto_retry_not_before{};            // GUARDED_BY(commit_mutex)
   std::uint64_t timer_id = 0;                                 // set once in the constructor
 
-  // Checkpoints taken and not yet completed, and the last one taken or restored.
-  std::map<std::uint64_t, CheckpointInfo> pending_checkpoints;  // GUARDED_BY(commit_mutex)
-  std::uint64_t last_checkpoint_id = 0;                         // GUARDED_BY(commit_mutex)
+  // Checkpoints taken and not yet completed, and the last one taken or restored (shared: a
+  // checkpoint of 100k partitions is not copied for each).
+  std::map<std::uint64_t, std::shared_ptr<const CheckpointInfo>> pending_checkpoints;  // GUARDED_BY(commit_mutex)
+  std::uint64_t last_checkpoint_id = 0;                                                // GUARDED_BY(commit_mutex)
   mutable std::mutex checkpoint_mutex;
-  CheckpointInfo last_checkpoint;                               // GUARDED_BY(checkpoint_mutex)
+  std::shared_ptr<const CheckpointInfo> last_checkpoint;  // GUARDED_BY(checkpoint_mutex); null before the first
   std::optional<RestoreReport> last_restore_report;             // GUARDED_BY(checkpoint_mutex)
 
   OffsetStats stats;                       // GUARDED_BY(stats_mutex)

@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 
 #include "processor/kafka.hpp"
@@ -226,6 +227,73 @@ TEST_F(RestoreJournal, FailRefusesAndChangesNothing) {
   EXPECT_STATE_ERROR(manager_->restore_from_checkpoint(), ErrorKind::Kafka, "t:1 (checkpoint 5, store 400)");
   EXPECT_FALSE(manager_->checkpointed_offset("t", 1));
   EXPECT_TRUE(manager_->get_all_committed().empty());
+}
+
+TEST_F(RestoreJournal, AStoreAtALaterRetainedCheckpointIsOursNotAMove) {
+  take_checkpoints();
+  manager_->notify_checkpoint_complete(2);  // the store holds t:0 at 20, t:1 at 5
+  open();
+  manager_->restore_from_checkpoint(1);  // t:0 at 10: the store is ahead, at checkpoint 2's
+  const auto report = manager_->last_restore_report();
+  EXPECT_EQ(report->checkpoint_id, 1u);
+  EXPECT_TRUE(report->external_moves.empty());
+  EXPECT_TRUE(report->store_behind.empty());
+  EXPECT_EQ(manager_->checkpointed_offset("t", 0), 10);
+  EXPECT_FALSE(manager_->checkpointed_offset("t", 1));
+}
+
+TEST_F(RestoreJournal, UnderOtherStrategiesOnlyAMoveBelowTheCheckpointCounts) {
+  take_checkpoints();
+  store_->store_offset("group", {"t", 0}, OffsetInfo(30));  // ahead: a manual commit of ours
+  store_->store_offset("group", {"t", 1}, OffsetInfo(4));   // behind, and no checkpoint's
+  open(OffsetCommitStrategy::manual());
+  manager_->restore_from_checkpoint();
+  const auto report = manager_->last_restore_report();
+  ASSERT_EQ(report->external_moves.size(), 1u);
+  EXPECT_EQ(report->external_moves[0].partition, TopicPartition("t", 1));
+  EXPECT_EQ(report->external_moves[0].store_offset, 4);
+  EXPECT_TRUE(report->store_behind.empty());
+}
+
+TEST_F(RestoreJournal, ACorruptOlderCheckpointFailsTheRestoreEvenWhenNothingDiffers) {
+  take_checkpoints();
+  manager_->notify_checkpoint_complete(2);
+  const std::string older = "checkpoint:group:" + std::string(19, '0') + "1";
+  auto record = *backend_->get(older);
+  record[record.size() / 2] = static_cast<char>(record[record.size() / 2] ^ 1);
+  backend_->put(older, record);
+  open();
+  EXPECT_STATE_ERROR(manager_->restore_from_checkpoint(), ErrorKind::Corruption, older);
+}
+
+// The journal over a StateBackendOffsetStore reads the store without building its map: the
+// same classification, partition by partition.
+TEST_F(Checkpoints, JournalOverAStateBackendStoreClassifiesEveryPartition) {
+  auto state_store = std::make_shared<StateBackendOffsetStore>(backend_);
+  auto manager = std::make_unique<OffsetManager>("group", backend_, state_store, OffsetCommitStrategy::on_checkpoint());
+  for (int p = 0; p < 4; ++p) manager->update_offset("t", p, 10);
+  manager->checkpoint(1);
+  manager->notify_checkpoint_complete(1);  // the store: every partition at 10
+  for (int p = 0; p < 4; ++p) manager->update_offset("t", p, 20);
+  manager->update_offset("u", 0, 7);
+  manager->checkpoint(2);                  // never completed
+  state_store->store_offset("group", {"t", 2}, OffsetInfo(20));  // as checkpoint 2: equal
+  state_store->store_offset("group", {"t", 3}, OffsetInfo(3));   // moved by an operator
+  state_store->store_offset("group:x", {"t", 1}, OffsetInfo(1)); // another group: ignored
+  manager.reset();
+
+  manager = std::make_unique<OffsetManager>("group", backend_, state_store, OffsetCommitStrategy::on_checkpoint());
+  const auto restored = manager->restore_from_checkpoint();
+  ASSERT_TRUE(restored);
+  EXPECT_EQ(restored->offsets.size(), 5u);
+  const auto report = manager->last_restore_report();
+  std::vector<TopicPartition> behind = report->store_behind;
+  std::sort(behind.begin(), behind.end(), [](const auto& a, const auto& b) { return a.partition < b.partition; });
+  EXPECT_EQ(behind, (std::vector<TopicPartition>{{"t", 0}, {"t", 1}}));
+  ASSERT_EQ(report->external_moves.size(), 1u);
+  EXPECT_EQ(report->external_moves[0].partition, TopicPartition("t", 3));
+  EXPECT_EQ(report->external_moves[0].checkpoint_offset, 20);
+  EXPECT_EQ(report->external_moves[0].store_offset, 3);
 }
 
 TEST(CheckpointsWithoutBackend, AreRefused) {
