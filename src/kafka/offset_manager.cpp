@@ -34,6 +34,7 @@ void reset_slot_locked(PartitionSlot& slot) {
   slot.high_watermark.store(kNoOffset, std::memory_order_relaxed);
   slot.floor.store(kNoOffset, std::memory_order_relaxed);
   slot.committed.store(kNoOffset, std::memory_order_release);
+  slot.unflushed_events.store(0, std::memory_order_relaxed);
   if (slot.cold->acks) slot.cold->acks->revoke();  // late acks of in-flight records change nothing
   *slot.cold = detail::SlotCold{};
 }
@@ -56,9 +57,7 @@ OffsetManager::OffsetManager(std::string consumer_group, std::shared_ptr<state::
   }
   impl_ = std::make_unique<Impl>(std::move(consumer_group), std::move(backend), std::move(store), strategy,
                                  std::move(options), trigger_);
-  trigger_.kind = strategy.kind();
-  trigger_.every_n = strategy.events();
-  trigger_.attention.store(strategy.kind() == OffsetCommitStrategy::Kind::EveryNEvents, std::memory_order_relaxed);
+  trigger_.configure(strategy.kind(), strategy.events());
   if (strategy.kind() == OffsetCommitStrategy::Kind::Periodic) {
     auto& timer = internal::CommitTimer::instance();
     impl_->timer_id = timer.add(&trigger_.attention);
@@ -94,7 +93,7 @@ PartitionHandle OffsetManager::partition(std::string_view topic, std::int32_t pa
 
 void OffsetManager::record_update(PartitionSlot& slot, std::int64_t offset) {
   if (!slot.try_advance(offset)) [[unlikely]] reject_offset(slot, offset);
-  if (trigger_.on_update()) [[unlikely]] auto_commit();
+  if (trigger_.on_update(slot)) [[unlikely]] auto_commit();
 }
 
 void OffsetManager::update_offset(std::string_view topic, std::int32_t partition, std::int64_t offset) {
@@ -115,7 +114,7 @@ void OffsetManager::update_offset_with_watermark(std::string_view topic, std::in
   }
   slot.high_watermark.store(high_watermark, std::memory_order_relaxed);
   slot.latest.store(offset, std::memory_order_release);  // publishes the high watermark with it
-  if (trigger_.on_update()) [[unlikely]] auto_commit();
+  if (trigger_.on_update(slot)) [[unlikely]] auto_commit();
 }
 
 void OffsetManager::update_offset_with_event_time(std::string_view topic, std::int32_t partition,
@@ -129,7 +128,7 @@ void OffsetManager::update_offset_with_event_time(std::string_view topic, std::i
     gate->add(offset, event_time.millis(), slot.latest.load(std::memory_order_acquire));
     raise_to(slot.floor, offset);
   }
-  if (trigger_.on_update()) auto_commit();
+  if (trigger_.on_update(slot)) auto_commit();
 }
 
 void OffsetManager::reject_offset(const PartitionSlot& slot, std::int64_t offset) const {

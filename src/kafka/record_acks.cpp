@@ -66,7 +66,7 @@ std::shared_ptr<PartitionAcks> OffsetManager::track_in(PartitionSlot& slot, std:
     acks = slot.cold->acks;
   }
   if (!acks->try_track(record_offset)) return nullptr;
-  if (trigger_.on_update()) auto_commit();
+  if (trigger_.on_update(slot)) auto_commit();
   return acks;
 }
 

@@ -215,6 +215,26 @@ TEST(OffsetManager, EveryNEventsCountRestartsAfterAManualCommit) {
   EXPECT_EQ(f.manager.stats().successful_commits, 2u);
 }
 
+// From n = 65,536 updates are counted per partition in batches of n / 1024 (at most 64) before
+// they reach the shared count: the first commit comes at the n-th update at the earliest and
+// at most (batch - 1) updates per partition later.
+TEST(OffsetManager, EveryNEventsWithALargeNCommitsWithinOneBatchPerPartition) {
+  constexpr std::int64_t n = 1 << 17;  // batch 64
+  constexpr int partitions = 3;
+  Fixture f(OffsetCommitStrategy::every_n_events(n));
+  std::int64_t updates = 0;
+  std::vector<std::int64_t> next(partitions, 1);
+  while (f.manager.stats().total_commits == 0 && updates < n + partitions * 64) {
+    const int p = static_cast<int>(updates % partitions);
+    f.manager.update_offset("t", p, next[p]++);
+    ++updates;
+  }
+  EXPECT_EQ(f.manager.stats().successful_commits, 1u);
+  EXPECT_GE(updates, n);
+  EXPECT_LE(updates, n + partitions * 63);
+  EXPECT_EQ(f.manager.get_all_committed().size(), 3u);
+}
+
 TEST(OffsetManager, UpdateThatTriggersAFailingCommitThrowsCommitFailedButStaysRecorded) {
   Fixture f(OffsetCommitStrategy::every_n_events(1));
   f.store->fail_writes(1);

@@ -376,7 +376,7 @@ class OffsetManager {
 
 inline void PartitionHandle::update(std::int64_t offset) {
   if (!slot_->try_advance(offset)) [[unlikely]] owner_->reject_offset(*slot_, offset);
-  if (trigger_->on_update()) [[unlikely]] owner_->auto_commit();
+  if (trigger_->on_update(*slot_)) [[unlikely]] owner_->auto_commit();
 }
 
 }  // namespace processor::kafka

@@ -19,6 +19,9 @@ class OffsetCommitStrategy {
     return periodic_ns(std::chrono::duration_cast<std::chrono::nanoseconds>(interval));
   }
   // Commit on the n-th update since the last successful commit, counted over all partitions.
+  // Exact for n < 65,536. From there a partition adds its updates to the shared count in
+  // batches of min(64, n / 1024), so that threads updating different partitions do not all
+  // write one counter; a commit then comes up to batch - 1 updates per partition early or late.
   static OffsetCommitStrategy every_n_events(std::int64_t n);
   // Commit when notify_watermark() advances the watermark.
   static OffsetCommitStrategy on_watermark();

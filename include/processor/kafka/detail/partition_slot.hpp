@@ -35,6 +35,9 @@ struct alignas(64) PartitionSlot {
   SlotCold* cold = nullptr;
   std::uint64_t hash = 0;
   std::int32_t partition = 0;
+  // EveryNEvents with a large n: updates of this partition not yet added to the shared count
+  // (CommitTrigger::batch). Written by the partition's updater only, so the line stays its own.
+  std::atomic<std::uint32_t> unflushed_events{0};
 
   // The offset below which an update is refused (never below 0).
   std::int64_t min_acceptable() const noexcept {
@@ -63,14 +66,38 @@ struct CommitTrigger {
   alignas(64) std::atomic<bool> attention{false};
   OffsetCommitStrategy::Kind kind = OffsetCommitStrategy::Kind::Manual;
   std::int64_t every_n = 0;
+  // EveryNEvents: updates a partition counts on its own line before adding them to `events`
+  // in one step. 1 (exact) for n below kBatchFrom; up to kMaxBatch for large n, where one
+  // shared counter written by every update would stop threads from scaling. The commit may
+  // then come up to batch - 1 updates per partition early or late.
+  std::uint32_t batch = 1;
+  static constexpr std::int64_t kBatchFrom = 65'536;
+  static constexpr std::uint32_t kMaxBatch = 64;
   // Updates not yet covered by a successful commit (EveryNEvents only); relaxed likewise.
   alignas(64) std::atomic<std::int64_t> events{0};
 
-  // Called after every accepted update; true when the strategy wants a commit now.
-  bool on_update() noexcept {
+  void configure(OffsetCommitStrategy::Kind strategy_kind, std::int64_t n) noexcept {
+    kind = strategy_kind;
+    every_n = n;
+    batch = n >= kBatchFrom ? static_cast<std::uint32_t>(std::min<std::int64_t>(kMaxBatch, n / 1024)) : 1;
+    attention.store(kind == OffsetCommitStrategy::Kind::EveryNEvents, std::memory_order_relaxed);
+  }
+
+  // Called after every accepted update of `slot`; true when the strategy wants a commit now.
+  bool on_update(PartitionSlot& slot) noexcept {
     if (!attention.load(std::memory_order_relaxed)) [[likely]] return false;
     if (kind != OffsetCommitStrategy::Kind::EveryNEvents) return true;  // raised by the timer
-    return events.fetch_add(1, std::memory_order_relaxed) + 1 >= every_n;
+    std::int64_t counted = 1;
+    if (batch > 1) {
+      const std::uint32_t unflushed = slot.unflushed_events.load(std::memory_order_relaxed) + 1;
+      if (unflushed < batch) {
+        slot.unflushed_events.store(unflushed, std::memory_order_relaxed);
+        return false;
+      }
+      slot.unflushed_events.store(0, std::memory_order_relaxed);
+      counted = unflushed;
+    }
+    return events.fetch_add(counted, std::memory_order_relaxed) + counted >= every_n;
   }
 };
 
