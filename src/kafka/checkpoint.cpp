@@ -298,9 +298,9 @@ CheckpointInfo OffsetManager::checkpoint(std::uint64_t checkpoint_id, const stat
     impl_->partitions.for_each_locked([&](const PartitionSlot& slot) {
       std::int64_t position = std::max(slot.latest.load(std::memory_order_acquire),
                                        slot.committed.load(std::memory_order_acquire));
-      if (slot.cold->gate) position = std::max(position, slot.cold->gate->highest());
+      if (const detail::EventTimeGate* gate = slot.cold->gate()) position = std::max(position, gate->highest());
       // Tracked records still in flight are not in the state yet: only what is acknowledged.
-      if (slot.cold->acks) position = std::max(position, slot.cold->acks->committable());
+      if (const PartitionAcks* acks = slot.cold->acks()) position = std::max(position, acks->committable());
       if (position != kNoOffset) checkpoint->offsets.emplace(TopicPartition(*slot.topic, slot.partition), position);
     });
   }

@@ -35,8 +35,8 @@ void reset_slot_locked(PartitionSlot& slot) {
   slot.floor.store(kNoOffset, std::memory_order_relaxed);
   slot.committed.store(kNoOffset, std::memory_order_release);
   slot.unflushed_events.store(0, std::memory_order_relaxed);
-  if (slot.cold->acks) slot.cold->acks->revoke();  // late acks of in-flight records change nothing
-  *slot.cold = detail::SlotCold{};
+  if (PartitionAcks* acks = slot.cold->acks()) acks->revoke();  // late acks of in-flight records change nothing
+  slot.cold->reset_locked();
 }
 
 }  // namespace
@@ -123,7 +123,7 @@ void OffsetManager::update_offset_with_event_time(std::string_view topic, std::i
   {
     std::lock_guard gate_lock(impl_->gate_mutex);
     if (offset < slot.min_acceptable()) reject_offset(slot, offset);
-    auto& gate = slot.cold->gate;
+    auto& gate = slot.cold->extras_or_new().gate;
     if (!gate) gate = std::make_unique<detail::EventTimeGate>();
     gate->add(offset, event_time.millis(), slot.latest.load(std::memory_order_acquire));
     raise_to(slot.floor, offset);
@@ -167,13 +167,13 @@ void OffsetManager::Impl::snapshot_committable_locked(std::vector<PartitionOffse
     const std::int64_t committed = slot.committed.load(std::memory_order_relaxed);
     std::int64_t target = slot.latest.load(std::memory_order_acquire);
     std::optional<std::string> metadata;
-    if (slot.cold->acks) {
-      auto acked = slot.cold->acks->snapshot();
+    if (PartitionAcks* acks = slot.cold->acks()) {
+      auto acked = acks->snapshot();
       std::int64_t acked_target = acked.committable;
-      if (slot.cold->gate) {
+      if (slot.cold->gate() != nullptr) {
         // Records held by the watermark stop the commit below them, without metadata: after a
         // restart they, and the acknowledged records above them, are processed again.
-        const std::int64_t bound = slot.cold->gate->release_bound(current_watermark);
+        const std::int64_t bound = slot.cold->gate()->release_bound(current_watermark);
         if (bound < acked_target) {
           acked_target = bound;
           acked.metadata.clear();
@@ -183,8 +183,8 @@ void OffsetManager::Impl::snapshot_committable_locked(std::vector<PartitionOffse
         target = acked_target;
         if (!acked.metadata.empty()) metadata = std::move(acked.metadata);
       }
-    } else if (slot.cold->gate) {
-      target = std::max(target, slot.cold->gate->committable(current_watermark, target));
+    } else if (detail::EventTimeGate* gate = slot.cold->gate()) {
+      target = std::max(target, gate->committable(current_watermark, target));
     }
     if (target <= committed) return;
     OffsetInfo info = info_at(slot, target, wall_now);
@@ -230,7 +230,7 @@ void OffsetManager::Impl::apply_committed_locked(const std::vector<PartitionOffs
     std::unique_lock view_lock(view_mutex);
     for (std::size_t i = 0; i < batch.size(); ++i) {
       set_committed_locked(*slots[i], batch[i].second);
-      if (slots[i]->cold->gate) slots[i]->cold->gate->release_through(batch[i].second.offset);
+      if (detail::EventTimeGate* gate = slots[i]->cold->gate()) gate->release_through(batch[i].second.offset);
     }
   }
   trigger.events.fetch_sub(events_seen, std::memory_order_relaxed);
@@ -283,7 +283,11 @@ void OffsetManager::Impl::set_committed_locked(PartitionSlot& slot, const Offset
   cold.committed_high_watermark = info.high_watermark.value_or(kNoOffset);
   cold.committed_leader_epoch = info.leader_epoch.value_or(-1);
   cold.committed_at = info.last_updated;
-  cold.committed_metadata = info.metadata ? std::make_unique<std::string>(*info.metadata) : nullptr;
+  if (info.metadata) {
+    cold.extras_or_new().committed_metadata = std::make_unique<std::string>(*info.metadata);
+  } else if (detail::SlotExtras* extras = cold.extras.load(std::memory_order_acquire)) {
+    extras->committed_metadata.reset();
+  }
 }
 
 OffsetInfo OffsetManager::Impl::committed_info_locked(const PartitionSlot& slot) const {
@@ -292,7 +296,7 @@ OffsetInfo OffsetManager::Impl::committed_info_locked(const PartitionSlot& slot)
   info.offset = slot.committed.load(std::memory_order_acquire);
   info.high_watermark = known(cold.committed_high_watermark);
   info.last_updated = cold.committed_at;
-  if (cold.committed_metadata) info.metadata = *cold.committed_metadata;
+  if (const std::string* metadata = cold.committed_metadata()) info.metadata = *metadata;
   if (cold.committed_leader_epoch >= 0) info.leader_epoch = cold.committed_leader_epoch;
   return info;
 }
@@ -343,8 +347,8 @@ std::unordered_map<TopicPartition, OffsetInfo> OffsetManager::get_all_pending() 
   impl_->partitions.for_each_locked([&](const PartitionSlot& slot) {
     const std::int64_t committed = slot.committed.load(std::memory_order_acquire);
     std::int64_t pending = slot.latest.load(std::memory_order_acquire);
-    if (slot.cold->gate) pending = std::max(pending, slot.cold->gate->highest());
-    if (slot.cold->acks) pending = std::max(pending, slot.cold->acks->committable());
+    if (const detail::EventTimeGate* gate = slot.cold->gate()) pending = std::max(pending, gate->highest());
+    if (const PartitionAcks* acks = slot.cold->acks()) pending = std::max(pending, acks->committable());
     if (pending <= committed) return;
     out.emplace(TopicPartition(*slot.topic, slot.partition), Impl::info_at(slot, pending, now));
   });

@@ -46,19 +46,62 @@ struct EventTimeGate {
   std::int64_t release_bound(std::int64_t watermark) const noexcept;
 };
 
-// The committed view and event-time gate of one partition.
-struct SlotCold {
-  // GUARDED_BY(the manager's view mutex)
-  std::int64_t committed_high_watermark = kNoOffset;
-  std::int32_t committed_leader_epoch = -1;
-  std::chrono::system_clock::time_point committed_at{};
+// What few partitions need: allocated on first use, so that SlotCold stays 32 bytes.
+struct SlotExtras {
+  // GUARDED_BY(the manager's view mutex); commit metadata, when the commit carried any.
   std::unique_ptr<std::string> committed_metadata;
   // GUARDED_BY(the manager's gate mutex); allocated on the first event-time offset.
   std::unique_ptr<EventTimeGate> gate;
   // GUARDED_BY(the manager's gate mutex); allocated on the first track(). Shared so that ack()
-  // can use it outside the lock while a revocation replaces it.
+  // and AckTickets can use it outside the lock while a revocation replaces it.
   std::shared_ptr<PartitionAcks> acks;
 };
+
+// The committed view of one partition, and its extras.
+struct SlotCold {
+  SlotCold() = default;
+  SlotCold(const SlotCold&) = delete;
+  SlotCold& operator=(const SlotCold&) = delete;
+  ~SlotCold() { delete extras.load(std::memory_order_relaxed); }
+
+  // GUARDED_BY(the manager's view mutex)
+  std::int64_t committed_high_watermark = kNoOffset;
+  std::chrono::system_clock::time_point committed_at{};
+  std::int32_t committed_leader_epoch = -1;
+  // Owned. Created once by extras_or_new() under either mutex (hence atomic), deleted only by
+  // reset_locked(); each member is guarded as SlotExtras says.
+  std::atomic<SlotExtras*> extras{nullptr};
+
+  EventTimeGate* gate() const noexcept {
+    const SlotExtras* more = extras.load(std::memory_order_acquire);
+    return more != nullptr ? more->gate.get() : nullptr;
+  }
+  PartitionAcks* acks() const noexcept {
+    const SlotExtras* more = extras.load(std::memory_order_acquire);
+    return more != nullptr ? more->acks.get() : nullptr;
+  }
+  const std::string* committed_metadata() const noexcept {
+    const SlotExtras* more = extras.load(std::memory_order_acquire);
+    return more != nullptr ? more->committed_metadata.get() : nullptr;
+  }
+  SlotExtras& extras_or_new() {
+    SlotExtras* current = extras.load(std::memory_order_acquire);
+    if (current != nullptr) return *current;
+    auto fresh = std::make_unique<SlotExtras>();
+    if (extras.compare_exchange_strong(current, fresh.get(), std::memory_order_acq_rel, std::memory_order_acquire)) {
+      return *fresh.release();
+    }
+    return *current;
+  }
+  // Back to a partition never seen. REQUIRES: the manager's gate and view mutexes.
+  void reset_locked() {
+    committed_high_watermark = kNoOffset;
+    committed_at = {};
+    committed_leader_epoch = -1;
+    delete extras.exchange(nullptr, std::memory_order_acq_rel);
+  }
+};
+static_assert(sizeof(SlotCold) == 32, "the committed view of a partition stays small");
 
 }  // namespace processor::kafka::detail
 

@@ -10,10 +10,12 @@ using detail::kNoOffset;
 using detail::PartitionSlot;
 
 void OffsetManager::Impl::drop_tracking_locked(PartitionSlot& slot) {
-  slot.cold->gate.reset();
-  if (slot.cold->acks) {
-    slot.cold->acks->revoke();
-    slot.cold->acks.reset();
+  detail::SlotExtras* extras = slot.cold->extras.load(std::memory_order_acquire);
+  if (extras == nullptr) return;
+  extras->gate.reset();
+  if (extras->acks) {
+    extras->acks->revoke();
+    extras->acks.reset();
   }
 }
 
@@ -40,7 +42,7 @@ std::optional<AckTicket> OffsetManager::track_record(std::string_view topic, std
   if (!acks) return std::nullopt;
   {
     std::lock_guard gate_lock(impl_->gate_mutex);
-    auto& gate = slot.cold->gate;
+    auto& gate = slot.cold->extras_or_new().gate;
     if (!gate) gate = std::make_unique<detail::EventTimeGate>();
     gate->add(record_offset + 1, event_time.millis(), kNoOffset);
   }
@@ -54,16 +56,17 @@ std::shared_ptr<PartitionAcks> OffsetManager::track_in(PartitionSlot& slot, std:
   std::shared_ptr<PartitionAcks> acks;
   {
     std::lock_guard gate_lock(impl_->gate_mutex);
-    if (!slot.cold->acks) {
+    auto& current = slot.cold->extras_or_new().acks;
+    if (!current) {
       const std::int64_t committed = slot.committed.load(std::memory_order_acquire);
       if (record_offset < committed) {
         throw StateError(ErrorKind::InvalidArgument, "record " + std::to_string(record_offset) + " of " + (*slot.topic + ":" + std::to_string(slot.partition)) +
                                                          " is below the committed offset " + std::to_string(committed));
       }
-      slot.cold->acks = std::make_shared<PartitionAcks>(committed == kNoOffset ? record_offset : committed,
+      current = std::make_shared<PartitionAcks>(committed == kNoOffset ? record_offset : committed,
                                                         impl_->options.acks);
     }
-    acks = slot.cold->acks;
+    acks = current;
   }
   if (!acks->try_track(record_offset)) return nullptr;
   if (trigger_.on_update(slot)) auto_commit();
@@ -75,7 +78,7 @@ bool OffsetManager::ack(std::string_view topic, std::int32_t partition, std::int
   std::shared_ptr<PartitionAcks> acks;
   if (slot != nullptr) {
     std::lock_guard gate_lock(impl_->gate_mutex);
-    acks = slot->cold->acks;
+    if (const detail::SlotExtras* extras = slot->cold->extras.load(std::memory_order_acquire)) acks = extras->acks;
   }
   if (!acks) {
     validate_topic(topic);
