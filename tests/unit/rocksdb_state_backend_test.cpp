@@ -18,6 +18,9 @@
 
 #include "processor/error.hpp"
 
+#include <rocksdb/perf_context.h>
+#include <rocksdb/perf_level.h>
+
 namespace processor::state {
 namespace {
 
@@ -277,6 +280,24 @@ TEST_F(RocksDbStateBackendTest, LargeBatchesIntoAFreshMemtableKeepEveryValueAndS
   EXPECT_EQ(reopened.count(), 301u);
   EXPECT_EQ(reopened.get("k0"), "v2b");
   EXPECT_EQ(reopened.get("before"), "kept");
+}
+
+// Writes and scans pause RocksDB's default perf counting on the calling thread; a level the
+// caller chose, and the default itself, are what the thread has afterwards.
+TEST_F(RocksDbStateBackendTest, WritesAndScansLeaveTheThreadsPerfLevelAsTheyFoundIt) {
+  RocksDbStateBackend backend(db_path());
+  ASSERT_EQ(rocksdb::GetPerfLevel(), rocksdb::PerfLevel::kEnableCount);
+  backend.put("a", "1");
+  backend.for_each("", [](std::string_view, std::string_view) {});
+  EXPECT_EQ(rocksdb::GetPerfLevel(), rocksdb::PerfLevel::kEnableCount);
+
+  rocksdb::SetPerfLevel(rocksdb::PerfLevel::kEnableTimeExceptForMutex);
+  rocksdb::get_perf_context()->Reset();
+  backend.put("b", "2");
+  EXPECT_EQ(backend.scan("").size(), 2u);
+  EXPECT_EQ(rocksdb::GetPerfLevel(), rocksdb::PerfLevel::kEnableTimeExceptForMutex);
+  EXPECT_GT(rocksdb::get_perf_context()->user_key_comparison_count, 0u);
+  rocksdb::SetPerfLevel(rocksdb::PerfLevel::kEnableCount);
 }
 
 TEST_F(RocksDbStateBackendTest, ForEachStopsAtAnExceptionFromTheVisitor) {
