@@ -201,6 +201,54 @@ std::vector<StoredCheckpoint> load_checkpoints(state::StateBackend& backend, con
   return checkpoints;
 }
 
+// The checkpoint's offsets by topic, then by partition number, for the journal's pass over the
+// store: there the topics come in runs (key order), so a lookup is a compare of the topic name
+// and an index into a vector, instead of hashing a TopicPartition into a 100k-entry map.
+class CheckpointIndex {
+ public:
+  static constexpr std::int64_t kNone = -1;  // checkpoint offsets are never negative
+
+  explicit CheckpointIndex(const CheckpointInfo& checkpoint) {
+    for (const auto& [tp, offset] : checkpoint.offsets) {
+      Topic& topic = topics_[tp.topic];
+      const auto partition = static_cast<std::size_t>(tp.partition);
+      // Dense while the numbers stay near the count seen: a topic with partition 2^31-1 alone
+      // must not allocate 16 GiB.
+      if (partition < topic.dense.size() || partition <= 2 * topic.count + 1024) {
+        if (partition >= topic.dense.size()) topic.dense.resize(partition + 1, kNone);
+        topic.dense[partition] = offset;
+      } else {
+        topic.sparse.emplace(tp.partition, offset);
+      }
+      ++topic.count;
+    }
+  }
+
+  // The checkpoint's offset of the partition, or kNone.
+  std::int64_t find(std::string_view topic_name, std::int32_t partition) {
+    if (last_ == nullptr || topic_name != last_name_) {
+      const auto found = topics_.find(topic_name);
+      if (found == topics_.end()) return kNone;
+      last_name_ = found->first;
+      last_ = &found->second;
+    }
+    const auto index = static_cast<std::size_t>(partition);
+    if (index < last_->dense.size() && last_->dense[index] != kNone) return last_->dense[index];
+    const auto sparse = last_->sparse.find(partition);
+    return sparse == last_->sparse.end() ? kNone : sparse->second;
+  }
+
+ private:
+  struct Topic {
+    std::size_t count = 0;
+    std::vector<std::int64_t> dense;
+    std::unordered_map<std::int32_t, std::int64_t> sparse;
+  };
+  std::unordered_map<std::string_view, Topic> topics_;  // views of the checkpoint's topic names
+  std::string_view last_name_;
+  Topic* last_ = nullptr;
+};
+
 // What the journal needs of the manager.
 struct JournalContext {
   OffsetStore& store;
@@ -225,14 +273,16 @@ RestoreReport run_journal(const JournalContext& context, const CheckpointInfo& c
     bool explained;  // a retained checkpoint of ours gave the partition this offset
   };
   std::unordered_map<TopicPartition, Difference> differences;
+  CheckpointIndex index(checkpoint);
   TopicPartition probe;
   const auto compare = [&](std::string_view topic, std::int32_t partition, std::int64_t store_offset) {
+    const std::int64_t checkpoint_offset = index.find(topic, partition);
+    if (checkpoint_offset == CheckpointIndex::kNone) return;
+    if (checkpoint_offset == store_offset && differences.empty()) return;
     probe.topic.assign(topic);
     probe.partition = partition;
-    const auto found = checkpoint.offsets.find(probe);
-    if (found == checkpoint.offsets.end()) return;
     // A partition stored twice counts with its later value, as in get_all_offsets().
-    if (found->second == store_offset) {
+    if (checkpoint_offset == store_offset) {
       differences.erase(probe);
     } else {
       differences.insert_or_assign(probe, Difference{store_offset, false});

@@ -296,6 +296,29 @@ TEST_F(Checkpoints, JournalOverAStateBackendStoreClassifiesEveryPartition) {
   EXPECT_EQ(report->external_moves[0].store_offset, 3);
 }
 
+// Partition numbers far above the topic's partition count, and topics whose names are
+// prefixes of each other, are looked up as exactly as the dense ones.
+TEST_F(Checkpoints, JournalFindsSparsePartitionsAndPrefixTopics) {
+  auto state_store = std::make_shared<StateBackendOffsetStore>(backend_);
+  auto manager = std::make_unique<OffsetManager>("group", backend_, state_store, OffsetCommitStrategy::on_checkpoint());
+  const std::vector<TopicPartition> partitions{{"t", 0}, {"t", 2147483647}, {"t", 5000}, {"t0", 1}, {"t-", 1}};
+  for (const auto& tp : partitions) manager->update_offset(tp.topic, tp.partition, 10);
+  manager->checkpoint(1);
+  manager->notify_checkpoint_complete(1);
+  state_store->store_offset("group", {"t", 2147483647}, OffsetInfo(4));
+  state_store->store_offset("group", {"t0", 1}, OffsetInfo(6));
+  manager.reset();
+
+  manager = std::make_unique<OffsetManager>("group", backend_, state_store, OffsetCommitStrategy::on_checkpoint());
+  ASSERT_TRUE(manager->restore_from_checkpoint());
+  auto moves = manager->last_restore_report()->external_moves;
+  std::sort(moves.begin(), moves.end(), [](const auto& a, const auto& b) { return a.store_offset < b.store_offset; });
+  ASSERT_EQ(moves.size(), 2u);
+  EXPECT_EQ(moves[0].partition, TopicPartition("t", 2147483647));
+  EXPECT_EQ(moves[1].partition, TopicPartition("t0", 1));
+  EXPECT_TRUE(manager->last_restore_report()->store_behind.empty());
+}
+
 TEST(CheckpointsWithoutBackend, AreRefused) {
   OffsetManager manager("group", nullptr, std::make_shared<InMemoryOffsetStore>(), OffsetCommitStrategy::on_checkpoint());
   EXPECT_STATE_ERROR(manager.checkpoint(1), ErrorKind::InvalidArgument, "state backend");
