@@ -117,18 +117,18 @@ std::uint32_t crc32c(std::string_view bytes) noexcept {
   return crc32c_hardware_available() ? crc32c_hardware(bytes) : crc32c_portable(bytes);
 }
 
-void append_offset(std::string& out, const OffsetInfo& info) {
+std::size_t encoded_offset_size(const OffsetInfo& info) noexcept {
+  return 2 + 8 + 8 + (info.high_watermark ? 8 : 0) + (info.leader_epoch ? 4 : 0) +
+         (info.metadata ? 4 + info.metadata->size() : 0) + 4;
+}
+
+char* encode_offset_into(char* out, const OffsetInfo& info) noexcept {
   std::uint8_t flags = 0;
   if (info.high_watermark) flags |= kHasHighWatermark;
   if (info.metadata) flags |= kHasMetadata;
   if (info.leader_epoch) flags |= kHasLeaderEpoch;
 
-  // The fixed part is written in place: one resize instead of a push_back per byte.
-  const std::size_t start = out.size();
-  const std::size_t fixed = 2 + 8 + 8 + (info.high_watermark ? 8 : 0) + (info.leader_epoch ? 4 : 0) +
-                            (info.metadata ? 4 : 0);
-  out.resize(start + fixed);
-  char* field = out.data() + start;
+  char* field = out;
   field = store_le<std::uint8_t>(field, kOffsetCodecVersion);
   field = store_le<std::uint8_t>(field, flags);
   field = store_le<std::int64_t>(field, info.offset);
@@ -137,10 +137,18 @@ void append_offset(std::string& out, const OffsetInfo& info) {
   if (info.high_watermark) field = store_le<std::int64_t>(field, *info.high_watermark);
   if (info.leader_epoch) field = store_le<std::int32_t>(field, *info.leader_epoch);
   if (info.metadata) {
-    store_le<std::uint32_t>(field, static_cast<std::uint32_t>(info.metadata->size()));
-    out += *info.metadata;
+    field = store_le<std::uint32_t>(field, static_cast<std::uint32_t>(info.metadata->size()));
+    std::memcpy(field, info.metadata->data(), info.metadata->size());
+    field += info.metadata->size();
   }
-  put_le<std::uint32_t>(out, crc32c(std::string_view(out).substr(start)));
+  const auto crc = crc32c(std::string_view(out, static_cast<std::size_t>(field - out)));
+  return store_le<std::uint32_t>(field, crc);
+}
+
+void append_offset(std::string& out, const OffsetInfo& info) {
+  const std::size_t start = out.size();
+  out.resize(start + encoded_offset_size(info));
+  encode_offset_into(out.data() + start, info);
 }
 
 std::string encode_offset(const OffsetInfo& info) {

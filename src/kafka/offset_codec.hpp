@@ -26,6 +26,13 @@ std::string encode_offset(const OffsetInfo& info);
 // share one buffer.
 void append_offset(std::string& out, const OffsetInfo& info);
 
+// The size of the encoding of `info`.
+std::size_t encoded_offset_size(const OffsetInfo& info) noexcept;
+
+// Writes the encoding of `info` at `out`; returns its end.
+// REQUIRES: encoded_offset_size(info) writable bytes at `out`.
+char* encode_offset_into(char* out, const OffsetInfo& info) noexcept;
+
 // Throws StateError(Corruption) naming `key` when `bytes` fails its checksum, has an unknown
 // version, or is truncated or over-long.
 OffsetInfo decode_offset(std::string_view bytes, std::string_view key);

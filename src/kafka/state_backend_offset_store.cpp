@@ -1,7 +1,9 @@
 #include "processor/kafka/state_backend_offset_store.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <charconv>
+#include <utility>
 #include <cstring>
 #include <unordered_map>
 #include <vector>
@@ -53,15 +55,42 @@ std::uint64_t partition_key_rank(std::string_view digits) noexcept {
   return rank;
 }
 
-// One entry of a commit, in the packed buffer: the key's remainder after the group prefix and
-// the encoded value follow each other.
+// One entry of a commit, in the packed buffer: its key, then its encoded value.
 struct PackedEntry {
-  std::uint64_t order;  // topic rank << 35 | partition_key_rank: the key's byte order
-  std::uint32_t index;  // position in the commit: a later entry for the same key wins
   std::uint32_t start;  // of the key in the buffer
   std::uint32_t key_size;
   std::uint32_t value_size;
 };
+
+// An entry's place in key order: topic rank << 35 | partition_key_rank.
+struct KeyOrder {
+  std::uint64_t order;
+  std::uint32_t entry;
+};
+
+// Sorts by `order`, stably (entries of one key keep their commit order: the later one wins),
+// looking at the low `bits` bits only. A commit of many partitions is sorted by radix, 11 bits
+// per pass: 4 passes for 100k partitions of up to 256 topics, against ~17 compares per entry.
+void sort_by_key_order(std::vector<KeyOrder>& items, int bits) {
+  constexpr std::size_t kRadixMin = 4096;
+  if (items.size() < kRadixMin) {
+    std::stable_sort(items.begin(), items.end(),
+                     [](const KeyOrder& a, const KeyOrder& b) { return a.order < b.order; });
+    return;
+  }
+  constexpr int kDigitBits = 11;
+  constexpr std::uint64_t kDigitMask = (1u << kDigitBits) - 1;
+  std::vector<KeyOrder> scratch(items.size());
+  std::vector<std::uint32_t> counts(std::size_t{1} << kDigitBits);
+  for (int shift = 0; shift < bits; shift += kDigitBits) {
+    std::fill(counts.begin(), counts.end(), 0);
+    for (const KeyOrder& item : items) ++counts[(item.order >> shift) & kDigitMask];
+    std::uint32_t next = 0;
+    for (std::uint32_t& count : counts) next += std::exchange(count, next);
+    for (const KeyOrder& item : items) scratch[counts[(item.order >> shift) & kDigitMask]++] = item;
+    items.swap(scratch);
+  }
+}
 
 }  // namespace
 
@@ -95,7 +124,7 @@ void StateBackendOffsetStore::store_offsets(std::string_view group, std::span<co
   const std::string prefix = group_prefix(group);
 
   // Topic ranks in key order; a commit lists a topic's partitions together, so the map is
-  // consulted once per run of one topic.
+  // consulted once per run of one topic. Sizes are exact, so the buffer is allocated once.
   std::vector<std::string_view> topics;
   std::unordered_map<std::string_view, std::uint32_t> topic_index;
   std::vector<std::uint32_t> entry_topic(offsets.size());
@@ -110,7 +139,11 @@ void StateBackendOffsetStore::store_offsets(std::string_view group, std::span<co
       if (added) topics.push_back(tp.topic);
       entry_topic[i] = it->second;
     }
-    bytes += prefix.size() + tp.topic.size() + 12 + 40 + (info.metadata ? info.metadata->size() : 0);
+    bytes += prefix.size() + tp.topic.size() + 1 + 10 + internal::encoded_offset_size(info);
+  }
+  if (bytes > UINT32_MAX) {
+    throw StateError(ErrorKind::InvalidArgument,
+                     "a commit of " + std::to_string(bytes) + " bytes of offsets is too large for one batch");
   }
   std::vector<std::uint32_t> by_key(topics.size());
   for (std::uint32_t t = 0; t < by_key.size(); ++t) by_key[t] = t;
@@ -119,36 +152,37 @@ void StateBackendOffsetStore::store_offsets(std::string_view group, std::span<co
   std::vector<std::uint64_t> topic_rank(topics.size());
   for (std::uint32_t rank = 0; rank < by_key.size(); ++rank) topic_rank[by_key[rank]] = rank;
 
-  std::string buffer;
-  buffer.reserve(bytes);
+  std::string buffer(bytes, '\0');
+  char* const base = buffer.data();
+  char* out = base;
   std::vector<PackedEntry> entries(offsets.size());
+  std::vector<KeyOrder> key_order(offsets.size());
   for (std::size_t i = 0; i < offsets.size(); ++i) {
     const auto& [tp, info] = offsets[i];
     PackedEntry& entry = entries[i];
-    entry.index = static_cast<std::uint32_t>(i);
-    entry.start = static_cast<std::uint32_t>(buffer.size());
-    buffer.append(prefix).append(tp.topic).push_back(':');
-    char digits[16];
-    const auto end = std::to_chars(digits, digits + sizeof digits, tp.partition).ptr;
-    const std::string_view partition_digits(digits, static_cast<std::size_t>(end - digits));
-    buffer.append(partition_digits);
-    entry.key_size = static_cast<std::uint32_t>(buffer.size() - entry.start);
-    entry.order = topic_rank[entry_topic[i]] << 35 | partition_key_rank(partition_digits);
-    internal::append_offset(buffer, info);
-    entry.value_size = static_cast<std::uint32_t>(buffer.size() - entry.start - entry.key_size);
+    entry.start = static_cast<std::uint32_t>(out - base);
+    std::memcpy(out, prefix.data(), prefix.size());
+    out += prefix.size();
+    std::memcpy(out, tp.topic.data(), tp.topic.size());
+    out += tp.topic.size();
+    *out++ = ':';
+    char* const digits = out;
+    out = std::to_chars(out, out + 10, tp.partition).ptr;
+    entry.key_size = static_cast<std::uint32_t>(out - base) - entry.start;
+    key_order[i] = {topic_rank[entry_topic[i]] << 35 |
+                        partition_key_rank(std::string_view(digits, static_cast<std::size_t>(out - digits))),
+                    static_cast<std::uint32_t>(i)};
+    char* const value = out;
+    out = internal::encode_offset_into(out, info);
+    entry.value_size = static_cast<std::uint32_t>(out - value);
   }
-  if (buffer.size() > UINT32_MAX) {
-    throw StateError(ErrorKind::InvalidArgument, "a commit of " + std::to_string(buffer.size()) +
-                                                     " bytes of offsets is too large for one batch");
-  }
-  std::sort(entries.begin(), entries.end(), [](const PackedEntry& a, const PackedEntry& b) {
-    return a.order != b.order ? a.order < b.order : a.index < b.index;
-  });
+  sort_by_key_order(key_order, 35 + std::bit_width(topics.size() - 1));
 
   std::vector<state::StateBackend::PutView> puts;
   puts.reserve(entries.size());
   const std::string_view packed(buffer);
-  for (const PackedEntry& entry : entries) {
+  for (const KeyOrder& item : key_order) {
+    const PackedEntry& entry = entries[item.entry];
     puts.emplace_back(packed.substr(entry.start, entry.key_size),
                       packed.substr(entry.start + entry.key_size, entry.value_size));
   }

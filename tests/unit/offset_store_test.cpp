@@ -245,6 +245,34 @@ TEST(StateBackendOffsetStore, CommitReachesTheBackendSortedByKeyAndALaterEntryWi
   EXPECT_EQ(store.get_all_offsets("g").size(), batch.size() - 1);
 }
 
+// Large commits are sorted by radix rather than by comparison: the same order, the same winner.
+TEST(StateBackendOffsetStore, LargeCommitReachesTheBackendSortedByKeyAndALaterEntryWins) {
+  struct RecordingBackend : state::MemoryStateBackend {
+    std::vector<std::string> keys;
+    void write_puts(std::span<const PutView> puts) override {
+      for (const auto& [key, value] : puts) keys.emplace_back(key);
+      MemoryStateBackend::write_puts(puts);
+    }
+  };
+  auto backend = std::make_shared<RecordingBackend>();
+  StateBackendOffsetStore store(backend);
+  std::vector<PartitionOffset> batch;
+  std::mt19937 random(5);
+  for (const char* topic : {"orders", "orders0", "orders-eu", "Orders", "o"}) {
+    for (int p = 0; p < 1200; ++p) batch.emplace_back(TopicPartition(topic, p), OffsetInfo(p));
+  }
+  batch.emplace_back(TopicPartition("o", 2147483647), OffsetInfo(9));
+  std::shuffle(batch.begin(), batch.end(), random);
+  batch.emplace_back(TopicPartition("orders", 7), OffsetInfo(70));  // after the first "orders:7"
+  store.store_offsets("g", batch);
+
+  ASSERT_EQ(backend->keys.size(), batch.size());
+  EXPECT_TRUE(std::is_sorted(backend->keys.begin(), backend->keys.end()));
+  EXPECT_EQ(store.get_offset("g", {"orders", 7})->offset, 70);
+  EXPECT_EQ(store.get_offset("g", {"o", 2147483647})->offset, 9);
+  EXPECT_EQ(store.get_offset("g", {"orders-eu", 1199})->offset, 1199);
+}
+
 TEST(StateBackendOffsetStore, ForEachOffsetVisitsTheGroupsOffsetsOnly) {
   auto backend = std::make_shared<state::MemoryStateBackend>();
   StateBackendOffsetStore store(backend);
