@@ -66,7 +66,8 @@ class StateBackend {
   // Applies the puts, in order and atomically, exactly as write() of a WriteBatch holding the
   // same puts would; the views need only outlive the call. For writers of many small records
   // (an offset store's commit): a backend can take them without a copy per key.
-  // Default: copies them into a WriteBatch and calls write().
+  // Default: copies them into a WriteBatch and calls write(). A backend that overrides this
+  // bypasses its own write(): a subclass that intercepts write() should intercept this too.
   virtual void write_puts(std::span<const PutView> puts);
 
   // Calls visit(key, value) for every key that starts with `prefix`, in ascending key order; the
