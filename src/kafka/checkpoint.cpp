@@ -437,6 +437,7 @@ std::optional<CheckpointInfo> OffsetManager::restore_from_checkpoint(std::option
 
   std::vector<PartitionSlot*> slots;
   slots.reserve(checkpoint.offsets.size());
+  impl_->partitions.reserve_additional(checkpoint.offsets.size());
   for (const auto& [tp, offset] : checkpoint.offsets) slots.push_back(&slot_for(tp.topic, tp.partition));
   {
     std::lock_guard gate_lock(impl_->gate_mutex);

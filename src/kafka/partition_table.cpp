@@ -108,9 +108,7 @@ void PartitionTable::insert_into(Index& index, std::uint32_t number, std::uint64
   index.buckets[i].store(number + 1, std::memory_order_release);
 }
 
-void PartitionTable::grow_index_locked() {
-  const Index& old_index = *indexes_.back();
-  const std::size_t buckets = (old_index.mask + 1) * 2;
+void PartitionTable::grow_index_locked(std::size_t buckets) {
   auto grown = std::make_unique<Index>(Index{buckets - 1, zeroed<std::uint32_t>(buckets)});
   std::uint32_t number = 0;
   for_each_locked([&](detail::PartitionSlot& slot) { insert_into(*grown, number++, slot.hash); });
@@ -136,6 +134,13 @@ void PartitionTable::add_chunk_locked() {
   directory_.store(directory, std::memory_order_release);
 }
 
+void PartitionTable::reserve_additional(std::size_t additional) {
+  std::lock_guard lock(mutex_);
+  std::size_t buckets = indexes_.back()->mask + 1;
+  while ((size_ + additional) * 2 > buckets) buckets *= 2;
+  if (buckets != indexes_.back()->mask + 1) grow_index_locked(buckets);
+}
+
 detail::PartitionSlot& PartitionTable::find_or_add(std::string_view topic, std::int32_t partition) {
   validate_topic(topic);
   validate_partition(topic, partition);
@@ -148,9 +153,12 @@ detail::PartitionSlot& PartitionTable::find_or_add(std::string_view topic, std::
   if (size_ % kChunkSize == 0) add_chunk_locked();
   Chunk& chunk = chunks_.back();
   detail::PartitionSlot& slot = chunk.hot[size_ % kChunkSize];
-  auto topic_it = topics_.find(topic);
-  if (topic_it == topics_.end()) topic_it = topics_.emplace(topic).first;
-  slot.topic = &*topic_it;
+  if (last_topic_ == nullptr || *last_topic_ != topic) {
+    auto topic_it = topics_.find(topic);
+    if (topic_it == topics_.end()) topic_it = topics_.emplace(topic).first;
+    last_topic_ = &*topic_it;
+  }
+  slot.topic = last_topic_;
   slot.partition = partition;
   slot.hash = hash(topic, partition);
   slot.cold = &chunk.cold[size_ % kChunkSize];
@@ -159,7 +167,7 @@ detail::PartitionSlot& PartitionTable::find_or_add(std::string_view topic, std::
 
   // Keep the load factor at most 1/2 so that probes stay short.
   if (size_ * 2 > indexes_.back()->mask + 1) {
-    grow_index_locked();  // inserts the new slot too
+    grow_index_locked((indexes_.back()->mask + 1) * 2);  // inserts the new slot too
   } else {
     insert_into(*indexes_.back(), number, slot.hash);
   }

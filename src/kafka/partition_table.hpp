@@ -131,6 +131,10 @@ class PartitionTable {
   // Takes mutex(). Validates topic and partition (StateError(InvalidArgument)) before adding.
   detail::PartitionSlot& find_or_add(std::string_view topic, std::int32_t partition);
 
+  // Takes mutex(). Grows the index now for `additional` more partitions, so that registering
+  // many at once (a restore) does not rehash on the way.
+  void reserve_additional(std::size_t additional);
+
   std::mutex& mutex() noexcept { return mutex_; }
 
   // REQUIRES: mutex() held. Calls fn(slot) for every slot in registration order.
@@ -160,13 +164,14 @@ class PartitionTable {
 
   detail::PartitionSlot* slot_at(std::uint32_t number) const noexcept;
   static void insert_into(Index& index, std::uint32_t number, std::uint64_t hash) noexcept;
-  void grow_index_locked();
+  void grow_index_locked(std::size_t buckets);
   void add_chunk_locked();
 
   std::mutex mutex_;
   std::vector<Chunk> chunks_;                           // GUARDED_BY(mutex_)
   std::size_t size_ = 0;                                // GUARDED_BY(mutex_)
   std::set<std::string, std::less<>> topics_;           // GUARDED_BY(mutex_); interned names
+  const std::string* last_topic_ = nullptr;             // GUARDED_BY(mutex_); the last one used
   std::vector<std::unique_ptr<Index>> indexes_;         // GUARDED_BY(mutex_); live one last
   std::vector<std::unique_ptr<Directory>> directories_;  // GUARDED_BY(mutex_); live one last
   // Acquire/release: a reader that sees an index (or a slot number in it) sees it fully built,
