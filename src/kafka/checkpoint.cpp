@@ -30,6 +30,7 @@ namespace {
 constexpr std::uint8_t kCheckpointVersion = 1;
 constexpr std::size_t kIdDigits = 20;
 
+using internal::LeReader;
 using internal::load_le;
 using internal::store_le;
 
@@ -67,37 +68,6 @@ std::string encode_checkpoint(const CheckpointInfo& checkpoint) {
   return out;
 }
 
-// Reads a record's fields in order; a read past the end is corruption.
-class RecordReader {
- public:
-  RecordReader(std::string_view body, const std::string& key) : body_(body), key_(key) {}
-
-  template <class T>
-  T get() {
-    need(sizeof(T));
-    const T value = load_le<T>(body_.data() + pos_);
-    pos_ += sizeof(T);
-    return value;
-  }
-
-  std::string_view take(std::size_t length) {
-    need(length);
-    const std::string_view bytes = body_.substr(pos_, length);
-    pos_ += length;
-    return bytes;
-  }
-
-  bool at_end() const noexcept { return pos_ == body_.size(); }
-
- private:
-  void need(std::size_t length) const {
-    if (body_.size() - pos_ < length) corrupt(key_, "record is truncated");
-  }
-
-  std::string_view body_;
-  const std::string& key_;
-  std::size_t pos_ = 0;
-};
 
 struct CheckpointHeader {
   std::uint64_t id = 0;
@@ -112,7 +82,7 @@ CheckpointHeader read_checkpoint(std::string_view bytes, const std::string& key,
   if (bytes.size() < 4) corrupt(key, "record is too short");
   const std::string_view body = bytes.substr(0, bytes.size() - 4);
   if (load_le<std::uint32_t>(bytes.data() + body.size()) != internal::crc32c(body)) corrupt(key, "checksum mismatch");
-  RecordReader reader(body, key);
+  LeReader reader(body, key, "checkpoint");
   const auto version = reader.get<std::uint8_t>();
   if (version != kCheckpointVersion) corrupt(key, "unsupported format version " + std::to_string(version));
   CheckpointHeader header;

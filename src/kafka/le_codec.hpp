@@ -7,7 +7,10 @@
 #include <cstdint>
 #include <cstring>
 #include <string>
+#include <string_view>
 #include <type_traits>
+
+#include "processor/error.hpp"
 
 namespace processor::kafka::internal {
 
@@ -47,5 +50,45 @@ void put_le(std::string& out, T value) {
   store_le<T>(bytes, value);
   out.append(bytes, sizeof(T));
 }
+
+// Reads little-endian fields of a stored value in order. A read past the end throws
+// StateError(Corruption): "corrupt <what> at key '<key>': <what> is truncated".
+class LeReader {
+ public:
+  // `what` names the stored thing ("stored offset", "checkpoint"); it must outlive the reader.
+  LeReader(std::string_view bytes, std::string_view key, std::string_view what) noexcept
+      : bytes_(bytes), key_(key), what_(what) {}
+
+  template <class T>
+  T get() {
+    need(sizeof(T));
+    const T value = load_le<T>(bytes_.data() + pos_);
+    pos_ += sizeof(T);
+    return value;
+  }
+
+  std::string_view take(std::size_t length) {
+    need(length);
+    const std::string_view out = bytes_.substr(pos_, length);
+    pos_ += length;
+    return out;
+  }
+
+  std::size_t remaining() const noexcept { return bytes_.size() - pos_; }
+  bool at_end() const noexcept { return pos_ == bytes_.size(); }
+
+ private:
+  void need(std::size_t length) const {
+    if (remaining() < length) {
+      throw StateError(ErrorKind::Corruption, "corrupt " + std::string(what_) + " at key '" + std::string(key_) +
+                                                  "': " + std::string(what_) + " is truncated");
+    }
+  }
+
+  std::string_view bytes_;
+  std::string_view key_;
+  std::string_view what_;
+  std::size_t pos_ = 0;
+};
 
 }  // namespace processor::kafka::internal

@@ -60,38 +60,6 @@ bool detect_crc32c_hardware() noexcept {
   throw StateError(ErrorKind::Corruption, "corrupt stored offset at key '" + std::string(key) + "': " + why);
 }
 
-// Reads little-endian fields; a read past the end is corruption.
-class Reader {
- public:
-  Reader(std::string_view bytes, std::string_view key) : bytes_(bytes), key_(key) {}
-
-  template <class T>
-  T get() {
-    need(sizeof(T));
-    const T value = load_le<T>(bytes_.data() + pos_);
-    pos_ += sizeof(T);
-    return value;
-  }
-
-  std::string_view take(std::size_t length) {
-    need(length);
-    auto out = bytes_.substr(pos_, length);
-    pos_ += length;
-    return out;
-  }
-
-  std::size_t remaining() const noexcept { return bytes_.size() - pos_; }
-
- private:
-  void need(std::size_t length) const {
-    if (remaining() < length) corrupt(key_, "value is truncated");
-  }
-
-  std::string_view bytes_;
-  std::string_view key_;
-  std::size_t pos_ = 0;
-};
-
 }  // namespace
 
 std::uint32_t crc32c_portable(std::string_view bytes) noexcept {
@@ -161,11 +129,11 @@ std::string encode_offset(const OffsetInfo& info) {
 OffsetInfo decode_offset(std::string_view bytes, std::string_view key) {
   if (bytes.size() < 4) corrupt(key, "value of " + std::to_string(bytes.size()) + " bytes is too short");
   const std::string_view body = bytes.substr(0, bytes.size() - 4);
-  Reader trailer(bytes.substr(bytes.size() - 4), key);
+  LeReader trailer(bytes.substr(bytes.size() - 4), key, "stored offset");
   const auto stored_crc = trailer.get<std::uint32_t>();
   if (stored_crc != crc32c(body)) corrupt(key, "checksum mismatch");
 
-  Reader reader(body, key);
+  LeReader reader(body, key, "stored offset");
   const auto version = reader.get<std::uint8_t>();
   if (version != kOffsetCodecVersion) corrupt(key, "unsupported format version " + std::to_string(version));
   const auto flags = reader.get<std::uint8_t>();

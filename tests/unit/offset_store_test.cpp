@@ -214,15 +214,17 @@ TEST(StateBackendOffsetStore, BatchIsOneAtomicBackendWrite) {
   EXPECT_EQ(backend->count(), 10u);
 }
 
+// Records the keys of every put, in the order the store hands them over.
+struct KeyRecordingBackend : state::MemoryStateBackend {
+  std::vector<std::string> keys;
+  void write_puts(std::span<const PutView> puts) override {
+    for (const auto& [key, value] : puts) keys.emplace_back(key);
+    MemoryStateBackend::write_puts(puts);
+  }
+};
+
 TEST(StateBackendOffsetStore, CommitReachesTheBackendSortedByKeyAndALaterEntryWins) {
-  struct RecordingBackend : state::MemoryStateBackend {
-    std::vector<std::string> keys;
-    void write_puts(std::span<const PutView> puts) override {
-      for (const auto& [key, value] : puts) keys.emplace_back(key);
-      MemoryStateBackend::write_puts(puts);
-    }
-  };
-  auto backend = std::make_shared<RecordingBackend>();
+  auto backend = std::make_shared<KeyRecordingBackend>();
   StateBackendOffsetStore store(backend);
   // Topics whose order differs with and without the ':' that follows them ("a0:" < "a:" <
   // "a_:"), partitions whose byte order is not numeric (1, 10, 2), and "t:5" twice.
@@ -247,14 +249,7 @@ TEST(StateBackendOffsetStore, CommitReachesTheBackendSortedByKeyAndALaterEntryWi
 
 // Large commits are sorted by radix rather than by comparison: the same order, the same winner.
 TEST(StateBackendOffsetStore, LargeCommitReachesTheBackendSortedByKeyAndALaterEntryWins) {
-  struct RecordingBackend : state::MemoryStateBackend {
-    std::vector<std::string> keys;
-    void write_puts(std::span<const PutView> puts) override {
-      for (const auto& [key, value] : puts) keys.emplace_back(key);
-      MemoryStateBackend::write_puts(puts);
-    }
-  };
-  auto backend = std::make_shared<RecordingBackend>();
+  auto backend = std::make_shared<KeyRecordingBackend>();
   StateBackendOffsetStore store(backend);
   std::vector<PartitionOffset> batch;
   std::mt19937 random(5);
