@@ -60,11 +60,11 @@ std::shared_ptr<PartitionAcks> OffsetManager::track_in(PartitionSlot& slot, std:
     if (!current) {
       const std::int64_t committed = slot.committed.load(std::memory_order_acquire);
       if (record_offset < committed) {
-        throw StateError(ErrorKind::InvalidArgument, "record " + std::to_string(record_offset) + " of " + (*slot.topic + ":" + std::to_string(slot.partition)) +
+        throw StateError(ErrorKind::InvalidArgument, "record " + std::to_string(record_offset) + " of " + *slot.topic +
+                                                         ":" + std::to_string(slot.partition) +
                                                          " is below the committed offset " + std::to_string(committed));
       }
-      current = std::make_shared<PartitionAcks>(committed == kNoOffset ? record_offset : committed,
-                                                        impl_->options.acks);
+      current = std::make_shared<PartitionAcks>(committed == kNoOffset ? record_offset : committed, impl_->options.acks);
     }
     acks = current;
   }
