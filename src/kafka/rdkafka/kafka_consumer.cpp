@@ -39,6 +39,9 @@ struct KafkaConsumer::Impl {
   std::int64_t start_position(const TopicPartition& tp, const std::optional<std::int64_t>& committed);
   void on_partition_end(const rd_kafka_message_t& message);
   void on_consume_error(const rd_kafka_message_t& message);
+  // Starts each listed partition again at its offset: the manager forgets what was pending and
+  // adopts the offset as committed, then the consumer seeks there.
+  void restart_at(rd_kafka_topic_partition_list_t* positions, const char* what);
   void refresh_high_watermarks();
   void rethrow_callback_error();
   // The manager's handle of the message's partition. Records arrive in runs of one partition,
@@ -253,20 +256,27 @@ void KafkaConsumer::Impl::on_consume_error(const rd_kafka_message_t& message) {
   if (message.err == RD_KAFKA_RESP_ERR__AUTO_OFFSET_RESET || message.err == RD_KAFKA_RESP_ERR_OFFSET_OUT_OF_RANGE) {
     // The log moved under a running consumer (retention or truncation): decide again by cause.
     const TopicPartition tp(rd_kafka_topic_name(message.rkt), message.partition);
-    const std::int64_t position = start_position(tp, message.offset >= 0 ? std::optional(message.offset) : std::nullopt);
-    manager.forget_partitions({tp});
-    manager.adopt_committed_offset(tp.topic, tp.partition, position);
     auto list = internal::to_partition_list(std::vector<TopicPartition>{tp});
-    list->elems[0].offset = position;
-    RdPtr<rd_kafka_error_t> error(rd_kafka_seek_partitions(rk(), list.get(), 10'000));
-    if (error) throw StateError(ErrorKind::Kafka, std::string("seek: ") + rd_kafka_error_string(error.get()),
-                                rd_kafka_error_code(error.get()), false);
+    list->elems[0].offset = start_position(tp, message.offset >= 0 ? std::optional(message.offset) : std::nullopt);
+    restart_at(list.get(), "seek");
     return;
   }
   char reason[512];
   const rd_kafka_resp_err_t fatal = rd_kafka_fatal_error(rk(), reason, sizeof reason);
   if (fatal != RD_KAFKA_RESP_ERR_NO_ERROR) throw internal::kafka_error(fatal, std::string("fatal consumer error: ") + reason);
   // Anything else is transient (a broker connection, a leader move): librdkafka retries it.
+}
+
+void KafkaConsumer::Impl::restart_at(rd_kafka_topic_partition_list_t* positions, const char* what) {
+  manager.forget_partitions(internal::from_partition_list(positions));
+  for (int i = 0; i < positions->cnt; ++i) {
+    manager.adopt_committed_offset(positions->elems[i].topic, positions->elems[i].partition, positions->elems[i].offset);
+  }
+  RdPtr<rd_kafka_error_t> error(rd_kafka_seek_partitions(rk(), positions, 10'000));
+  if (error) {
+    throw StateError(ErrorKind::Kafka, std::string(what) + ": " + rd_kafka_error_string(error.get()),
+                     rd_kafka_error_code(error.get()), false);
+  }
 }
 
 void KafkaConsumer::Impl::refresh_high_watermarks() {
@@ -384,16 +394,9 @@ void KafkaConsumer::rewind_to_committed() {
     if (!known && committed->elems[i].err == RD_KAFKA_RESP_ERR_NO_ERROR && committed->elems[i].offset >= 0) {
       known = committed->elems[i].offset;
     }
-    const std::int64_t position = impl_->start_position(tp, known);
-    impl_->manager.forget_partitions({tp});
-    impl_->manager.adopt_committed_offset(tp.topic, tp.partition, position);
-    positions->elems[i].offset = position;
+    positions->elems[i].offset = impl_->start_position(tp, known);
   }
-  RdPtr<rd_kafka_error_t> error(rd_kafka_seek_partitions(impl_->rk(), positions.get(), 10'000));
-  if (error) {
-    throw StateError(ErrorKind::Kafka, std::string("rewinding: ") + rd_kafka_error_string(error.get()),
-                     rd_kafka_error_code(error.get()), false);
-  }
+  impl_->restart_at(positions.get(), "rewinding");
 }
 
 std::vector<TopicPartition> KafkaConsumer::assignment() const { return impl_->client->assignment(); }
