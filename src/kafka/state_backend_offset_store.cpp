@@ -3,9 +3,9 @@
 #include <algorithm>
 #include <bit>
 #include <charconv>
-#include <utility>
 #include <cstring>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "kafka/offset_codec.hpp"
@@ -200,19 +200,10 @@ std::optional<OffsetInfo> StateBackendOffsetStore::get_offset(std::string_view g
 }
 
 std::unordered_map<TopicPartition, OffsetInfo> StateBackendOffsetStore::get_all_offsets(std::string_view group) {
-  validate_group(group);
-  const std::string prefix = group_prefix(group);
-  auto entries = internal::call_backend("reading offsets of group '" + std::string(group) + "'",
-                                        [&] { return backend_->scan(prefix); });
   std::unordered_map<TopicPartition, OffsetInfo> out;
-  out.reserve(entries.size());
-  for (const auto& [key, value] : entries) {
-    const auto parsed = parse_partition_key(std::string_view(key).substr(prefix.size()), key);
-    if (parsed) {
-      out.insert_or_assign(TopicPartition(std::string(parsed->topic), parsed->partition),
-                           internal::decode_offset(value, key));
-    }
-  }
+  for_each_offset(group, [&](std::string_view topic, std::int32_t partition, const OffsetInfo& info) {
+    out.insert_or_assign(TopicPartition(std::string(topic), partition), info);
+  });
   return out;
 }
 
