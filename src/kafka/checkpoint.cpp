@@ -68,7 +68,6 @@ std::string encode_checkpoint(const CheckpointInfo& checkpoint) {
   return out;
 }
 
-
 struct CheckpointHeader {
   std::uint64_t id = 0;
   std::chrono::system_clock::time_point created_at{};
@@ -121,10 +120,6 @@ std::string id_text(std::uint64_t id) {
   std::snprintf(digits, sizeof digits, "%020llu", static_cast<unsigned long long>(id));
   return digits;
 }
-
-}  // namespace
-
-namespace {
 
 std::string checkpoint_key_prefix(const OffsetManagerOptions& options, const std::string& group) {
   return options.checkpoint_prefix + group + ":";
