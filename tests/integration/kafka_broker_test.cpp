@@ -89,33 +89,15 @@ class RealRebalance : public KafkaBroker, public ::testing::WithParamInterface<s
 // where the first member stopped: no record is processed twice and none is skipped.
 TEST_P(RealRebalance, HandsPartitionsOverWithoutDuplicatesOrGaps) {
   create_topic(bootstrap_, topic_, 4);
-  Producer producer(bootstrap_);
-  for (int p = 0; p < 4; ++p) producer.produce(topic_, p, 200);
-  std::map<std::pair<int, std::int64_t>, int> times_seen;
-  auto record = [&](const ConsumedRecord& r) { ++times_seen[{r.partition, r.offset}]; };
-
-  Member a(bootstrap_, group_, topic_, GetParam());
-  ASSERT_TRUE(poll_until(a.consumer, [&](const ConsumedRecord& r) {
-    record(r);
-    if (times_seen.size() == 100) a.consumer.stop();
-  }, [&] { return times_seen.size() >= 100; }));
-  Member b(bootstrap_, group_, topic_, GetParam());
-  auto slow_record = [&](const ConsumedRecord& r) {
-    record(r);
-    if (b.consumer.stats().assignments == 0) a.consumer.stop();
-  };
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-  while (times_seen.size() < 800 && std::chrono::steady_clock::now() < deadline) {
-    a.consumer.poll(slow_record);
-    b.consumer.poll(record);
-  }
-  EXPECT_EQ(times_seen.size(), 800u);
+  const auto run = testing::hand_over(bootstrap_, group_, topic_, GetParam());
+  ASSERT_TRUE(run.first_started);
+  EXPECT_EQ(run.times_seen.size(), 800u);
   int duplicates = 0;
-  for (const auto& [key, count] : times_seen) duplicates += count - 1;
+  for (const auto& [key, count] : run.times_seen) duplicates += count - 1;
   EXPECT_EQ(duplicates, 0);
-  EXPECT_GT(a.consumer.stats().revocations, 0u);
-  EXPECT_EQ(a.consumer.stats().failed_revoke_commits, 0u);
-  EXPECT_GT(b.consumer.stats().assignments, 0u);
+  EXPECT_GT(run.a.revocations, 0u);
+  EXPECT_EQ(run.a.failed_revoke_commits, 0u);
+  EXPECT_GT(run.b.assignments, 0u);
 }
 
 INSTANTIATE_TEST_SUITE_P(EagerAndCooperative, RealRebalance, ::testing::Values("range", "cooperative-sticky"),

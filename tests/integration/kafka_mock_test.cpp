@@ -255,30 +255,11 @@ class RebalanceProtocol : public KafkaMock, public ::testing::WithParamInterface
 // skipped. (The mock coordinator refuses commits while a rebalance is pending, unlike a real
 // broker, so the zero-duplicate hand-over is asserted against the real broker.)
 TEST_P(RebalanceProtocol, HandsPartitionsOverWithoutGaps) {
-  Producer producer(cluster_.bootstrap());
-  for (int p = 0; p < 4; ++p) producer.produce(topic_, p, 200);
-  std::map<std::pair<int, std::int64_t>, int> times_seen;
-  auto record = [&](const ConsumedRecord& r) { ++times_seen[{r.partition, r.offset}]; };
-
-  Member a(cluster_.bootstrap(), group_, topic_, GetParam());
-  ASSERT_TRUE(poll_until(a.consumer, [&](const ConsumedRecord& r) {
-    record(r);
-    if (times_seen.size() == 100) a.consumer.stop();
-  }, [&] { return times_seen.size() >= 100; }));
-  Member b(cluster_.bootstrap(), group_, topic_, GetParam());
-  // Until `b` has partitions, `a` handles one record per poll, so that records remain to hand over.
-  auto slow_record = [&](const ConsumedRecord& r) {
-    record(r);
-    if (b.consumer.stats().assignments == 0) a.consumer.stop();
-  };
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-  while (times_seen.size() < 800 && std::chrono::steady_clock::now() < deadline) {
-    a.consumer.poll(slow_record);
-    b.consumer.poll(record);
-  }
-  EXPECT_EQ(times_seen.size(), 800u);
-  EXPECT_GT(a.consumer.stats().revocations, 0u);
-  EXPECT_GT(b.consumer.stats().assignments, 0u);
+  const auto run = testing::hand_over(cluster_.bootstrap(), group_, topic_, GetParam());
+  ASSERT_TRUE(run.first_started);
+  EXPECT_EQ(run.times_seen.size(), 800u);
+  EXPECT_GT(run.a.revocations, 0u);
+  EXPECT_GT(run.b.assignments, 0u);
 }
 
 INSTANTIATE_TEST_SUITE_P(EagerAndCooperative, RebalanceProtocol, ::testing::Values("range", "cooperative-sticky"),
@@ -390,12 +371,11 @@ TEST_F(KafkaMock, OutOfRangePolicyMovesAPositionAboveTheLogEndToTheEnd) {
 TEST_F(KafkaMock, OutOfRangePolicyForNoOffsetCanStartAtTheEndAndCountsTheSkip) {
   Producer producer(cluster_.bootstrap());
   producer.produce(topic_, 2, 60);
-  auto client = KafkaClient::create(group_properties(cluster_.bootstrap(), group_, "range"));
-  auto store = std::make_shared<KafkaOffsetStore>(client, fast_retries());
-  OffsetManager manager(group_, nullptr, store, OffsetCommitStrategy::manual());
   auto options = Member::options_for(topic_);
   options.out_of_range.no_offset = OutOfRangeAction::Latest;
-  KafkaConsumer consumer(client, manager, options);
+  Member member(cluster_.bootstrap(), group_, options, "range");
+  auto& consumer = member.consumer;
+  auto& manager = member.manager;
   int handled = 0;
   ASSERT_TRUE(poll_until(consumer, [&](const ConsumedRecord&) { ++handled; },
                          [&] { return consumer.assignment().size() == 4; }));
@@ -409,12 +389,10 @@ TEST_F(KafkaMock, OutOfRangePolicyErrorStopsThePoll) {
   Producer producer(cluster_.bootstrap());
   producer.produce(topic_, 0, 10);
   KafkaOffsetStore(standalone_client(), fast_retries()).store_offsets(group_, offsets({{0, 999}}));
-  auto client = KafkaClient::create(group_properties(cluster_.bootstrap(), group_, "range"));
-  auto store = std::make_shared<KafkaOffsetStore>(client, fast_retries());
-  OffsetManager manager(group_, nullptr, store, OffsetCommitStrategy::manual());
   auto options = Member::options_for(topic_);
   options.out_of_range.above_log_end = OutOfRangeAction::Error;
-  KafkaConsumer consumer(client, manager, options);
+  Member member(cluster_.bootstrap(), group_, options, "range");
+  auto& consumer = member.consumer;
   bool thrown = false;
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
   while (!thrown && std::chrono::steady_clock::now() < deadline) {

@@ -9,10 +9,12 @@
 #include <chrono>
 #include <cstdlib>
 #include <functional>
+#include <map>
 #include <memory>
 #include <stdexcept>
 #include <string>
 #include <thread>
+#include <utility>
 
 #include "processor/kafka.hpp"
 
@@ -180,12 +182,18 @@ struct GroupMember {
               const std::string& assignment,
               kafka::OffsetCommitStrategy strategy = kafka::OffsetCommitStrategy::manual(),
               const kafka::KafkaProperties& extra = {})
+      : GroupMember(bootstrap, group, options_for(topic), assignment, strategy, extra) {}
+  // The same with the consumer's options (topics included) given.
+  GroupMember(const std::string& bootstrap, const std::string& group, const kafka::KafkaConsumerOptions& options,
+              const std::string& assignment,
+              kafka::OffsetCommitStrategy strategy = kafka::OffsetCommitStrategy::manual(),
+              const kafka::KafkaProperties& extra = {})
       : client(make_client(bootstrap, group, assignment, extra)),
         store(std::make_shared<kafka::KafkaOffsetStore>(client, fast_retries())),
         manager(group, nullptr, store, strategy,
                 kafka::OffsetManagerOptions{std::make_shared<kafka::KafkaBrokerMetadata>(client),
                                             std::chrono::milliseconds(100)}),
-        consumer(client, manager, options_for(topic)) {}
+        consumer(client, manager, options) {}
 
   static std::shared_ptr<kafka::KafkaClient> make_client(const std::string& bootstrap, const std::string& group,
                                                          const std::string& assignment,
@@ -213,6 +221,45 @@ inline bool poll_until(kafka::KafkaConsumer& consumer, const kafka::KafkaConsume
     if (done()) return true;
   }
   return done();
+}
+
+// A group member takes over part of a topic while another consumes it: member `a` of
+// `assignment` handles 100 of 4 partitions x 200 records, then `b` joins, and both poll until
+// every record was handled or 60 s pass. Until `b` has partitions, `a` handles one record per
+// poll, so that records remain to hand over.
+struct HandOver {
+  bool first_started = false;  // `a` handled its first 100 records
+  std::map<std::pair<int, std::int64_t>, int> times_seen;  // (partition, offset) -> times handled
+  kafka::ConsumerStats a;
+  kafka::ConsumerStats b;
+};
+
+inline HandOver hand_over(const std::string& bootstrap, const std::string& group, const std::string& topic,
+                          const std::string& assignment) {
+  Producer producer(bootstrap);
+  for (int p = 0; p < 4; ++p) producer.produce(topic, p, 200);
+  HandOver out;
+  auto record = [&](const kafka::ConsumedRecord& r) { ++out.times_seen[{r.partition, r.offset}]; };
+
+  GroupMember a(bootstrap, group, topic, assignment);
+  out.first_started = poll_until(a.consumer, [&](const kafka::ConsumedRecord& r) {
+    record(r);
+    if (out.times_seen.size() == 100) a.consumer.stop();
+  }, [&] { return out.times_seen.size() >= 100; });
+  if (!out.first_started) return out;
+  GroupMember b(bootstrap, group, topic, assignment);
+  auto slow_record = [&](const kafka::ConsumedRecord& r) {
+    record(r);
+    if (b.consumer.stats().assignments == 0) a.consumer.stop();
+  };
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (out.times_seen.size() < 800 && std::chrono::steady_clock::now() < deadline) {
+    a.consumer.poll(slow_record);
+    b.consumer.poll(record);
+  }
+  out.a = a.consumer.stats();
+  out.b = b.consumer.stats();
+  return out;
 }
 
 inline std::shared_ptr<kafka::KafkaClient> GroupMember::make_client(const std::string& bootstrap,
