@@ -23,6 +23,7 @@
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "bench_common.hpp"
@@ -42,6 +43,34 @@ void set(rd_kafka_conf_t* conf, const std::string& name, const std::string& valu
   if (rd_kafka_conf_set(conf, name.c_str(), value.c_str(), error, sizeof error) != RD_KAFKA_CONF_OK) {
     throw std::runtime_error(name + ": " + error);
   }
+}
+
+// A bare librdkafka consumer with `properties`, subscribed to `topic`.
+rd_kafka_t* subscribed_consumer(const std::vector<std::pair<std::string, std::string>>& properties,
+                                const std::string& topic) {
+  rd_kafka_conf_t* conf = rd_kafka_conf_new();
+  try {
+    for (const auto& [name, value] : properties) set(conf, name, value);
+  } catch (...) {
+    rd_kafka_conf_destroy(conf);
+    throw;
+  }
+  char error[512];
+  rd_kafka_t* rk = rd_kafka_new(RD_KAFKA_CONSUMER, conf, error, sizeof error);
+  if (rk == nullptr) {
+    rd_kafka_conf_destroy(conf);
+    throw std::runtime_error(error);
+  }
+  rd_kafka_poll_set_consumer(rk);
+  rd_kafka_topic_partition_list_t* topics = rd_kafka_topic_partition_list_new(1);
+  rd_kafka_topic_partition_list_add(topics, topic.c_str(), RD_KAFKA_PARTITION_UA);
+  const rd_kafka_resp_err_t subscribed = rd_kafka_subscribe(rk, topics);
+  rd_kafka_topic_partition_list_destroy(topics);
+  if (subscribed != RD_KAFKA_RESP_ERR_NO_ERROR) {
+    rd_kafka_destroy(rk);
+    throw std::runtime_error(rd_kafka_err2str(subscribed));
+  }
+  return rk;
 }
 
 // A Kafka cluster to run against: the mock cluster, or the broker at KAFKA_BOOTSTRAP.
@@ -204,23 +233,14 @@ enum class PollStyle {
 
 // (a) The bare librdkafka consumer.
 ConsumeRun consume_bare(const Target& target, PollStyle style) {
-  rd_kafka_conf_t* conf = rd_kafka_conf_new();
-  set(conf, "bootstrap.servers", target.bootstrap);
-  set(conf, "group.id", support::unique_name("bench-bare"));
-  set(conf, "enable.auto.commit", "true");
-  set(conf, "enable.auto.offset.store", "true");
-  set(conf, "auto.offset.reset", "earliest");
-  set(conf, "queued.min.messages", kQueuedMinMessages);
-  set(conf, "log_level", "3");
-  char error[512];
-  rd_kafka_t* rk = rd_kafka_new(RD_KAFKA_CONSUMER, conf, error, sizeof error);
-  if (rk == nullptr) throw std::runtime_error(error);
-  rd_kafka_poll_set_consumer(rk);
-  rd_kafka_topic_partition_list_t* topics = rd_kafka_topic_partition_list_new(1);
-  rd_kafka_topic_partition_list_add(topics, target.e2e_topic.c_str(), RD_KAFKA_PARTITION_UA);
-  const rd_kafka_resp_err_t subscribed = rd_kafka_subscribe(rk, topics);
-  rd_kafka_topic_partition_list_destroy(topics);
-  if (subscribed != RD_KAFKA_RESP_ERR_NO_ERROR) throw std::runtime_error(rd_kafka_err2str(subscribed));
+  rd_kafka_t* rk = subscribed_consumer({{"bootstrap.servers", target.bootstrap},
+                                        {"group.id", support::unique_name("bench-bare")},
+                                        {"enable.auto.commit", "true"},
+                                        {"enable.auto.offset.store", "true"},
+                                        {"auto.offset.reset", "earliest"},
+                                        {"queued.min.messages", kQueuedMinMessages},
+                                        {"log_level", "3"}},
+                                       target.e2e_topic);
 
   const auto start = bench::Clock::now();
   const auto deadline = start + consume_deadline();
@@ -370,20 +390,12 @@ struct RttEnv {
     for (int p = 0; p < kPartitions; ++p) handles.push_back(manager->partition(target.rtt_topic, p));
 
     // Raw: a subscribed librdkafka consumer of another group, committing by hand.
-    rd_kafka_conf_t* conf = rd_kafka_conf_new();
-    set(conf, "bootstrap.servers", target.bootstrap);
-    set(conf, "group.id", support::unique_name("bench-rtt-raw"));
-    set(conf, "enable.auto.commit", "false");
-    set(conf, "auto.offset.reset", "earliest");
-    set(conf, "log_level", "3");
-    char error[512];
-    raw = rd_kafka_new(RD_KAFKA_CONSUMER, conf, error, sizeof error);
-    if (raw == nullptr) throw std::runtime_error(error);
-    rd_kafka_poll_set_consumer(raw);
-    rd_kafka_topic_partition_list_t* topics = rd_kafka_topic_partition_list_new(1);
-    rd_kafka_topic_partition_list_add(topics, target.rtt_topic.c_str(), RD_KAFKA_PARTITION_UA);
-    rd_kafka_subscribe(raw, topics);
-    rd_kafka_topic_partition_list_destroy(topics);
+    raw = subscribed_consumer({{"bootstrap.servers", target.bootstrap},
+                               {"group.id", support::unique_name("bench-rtt-raw")},
+                               {"enable.auto.commit", "false"},
+                               {"auto.offset.reset", "earliest"},
+                               {"log_level", "3"}},
+                              target.rtt_topic);
     offsets = rd_kafka_topic_partition_list_new(kPartitions);
     for (int p = 0; p < kPartitions; ++p) rd_kafka_topic_partition_list_add(offsets, target.rtt_topic.c_str(), p);
 
