@@ -169,9 +169,15 @@ std::vector<StoredCheckpoint> load_checkpoints(state::StateBackend& backend, con
 // The checkpoint's offsets by topic, then by partition number, for the journal's pass over the
 // store: there the topics come in runs (key order), so a lookup is a compare of the topic name
 // and an index into a vector, instead of hashing a TopicPartition into a 100k-entry map.
+// Each entry also records whether the store holds the partition at all.
 class CheckpointIndex {
  public:
   static constexpr std::int64_t kNone = -1;  // checkpoint offsets are never negative
+
+  struct Entry {
+    std::int64_t offset = kNone;
+    bool in_store = false;
+  };
 
   explicit CheckpointIndex(const CheckpointInfo& checkpoint) {
     for (const auto& [tp, offset] : checkpoint.offsets) {
@@ -180,34 +186,34 @@ class CheckpointIndex {
       // Dense while the numbers stay near the count seen: a topic with partition 2^31-1 alone
       // must not allocate 16 GiB.
       if (partition < topic.dense.size() || partition <= 2 * topic.count + 1024) {
-        if (partition >= topic.dense.size()) topic.dense.resize(partition + 1, kNone);
-        topic.dense[partition] = offset;
+        if (partition >= topic.dense.size()) topic.dense.resize(partition + 1);
+        topic.dense[partition].offset = offset;
       } else {
-        topic.sparse.emplace(tp.partition, offset);
+        topic.sparse[tp.partition].offset = offset;
       }
       ++topic.count;
     }
   }
 
-  // The checkpoint's offset of the partition, or kNone.
-  std::int64_t find(std::string_view topic_name, std::int32_t partition) {
+  // The checkpoint's entry of the partition, or nullptr.
+  Entry* find(std::string_view topic_name, std::int32_t partition) {
     if (last_ == nullptr || topic_name != last_name_) {
       const auto found = topics_.find(topic_name);
-      if (found == topics_.end()) return kNone;
+      if (found == topics_.end()) return nullptr;
       last_name_ = found->first;
       last_ = &found->second;
     }
     const auto index = static_cast<std::size_t>(partition);
-    if (index < last_->dense.size() && last_->dense[index] != kNone) return last_->dense[index];
+    if (index < last_->dense.size() && last_->dense[index].offset != kNone) return &last_->dense[index];
     const auto sparse = last_->sparse.find(partition);
-    return sparse == last_->sparse.end() ? kNone : sparse->second;
+    return sparse == last_->sparse.end() ? nullptr : &sparse->second;
   }
 
  private:
   struct Topic {
     std::size_t count = 0;
-    std::vector<std::int64_t> dense;
-    std::unordered_map<std::int32_t, std::int64_t> sparse;
+    std::vector<Entry> dense;
+    std::unordered_map<std::int32_t, Entry> sparse;
   };
   std::unordered_map<std::string_view, Topic> topics_;  // views of the checkpoint's topic names
   std::string_view last_name_;
@@ -222,32 +228,46 @@ struct JournalContext {
   bool checkpoints_only;  // under on_checkpoint(): every store offset should be a checkpoint's
 };
 
+// What the journal found: its report, and what the store holds for every checkpoint partition
+// where that is not the checkpoint's offset (nullopt: nothing), so that the restore sets the
+// committed view to the store's truth.
+struct JournalResult {
+  RestoreReport report;
+  std::unordered_map<TopicPartition, std::optional<std::int64_t>> store_differs;
+};
+
 // The journal compares the checkpoint with the store partition by partition, and needs the
 // other retained checkpoints only where the two differ. So: one pass over the store, looking
-// each partition up in the checkpoint's map (nothing else is built); then one pass over each
+// each partition up in the checkpoint's index (nothing else is built); then one pass over each
 // other record, consulted only for the partitions that differ. Every record is still checked,
 // so that a corrupt one fails the restore as before.
-RestoreReport run_journal(const JournalContext& context, const CheckpointInfo& checkpoint,
+JournalResult run_journal(const JournalContext& context, const CheckpointInfo& checkpoint,
                           const std::vector<StoredCheckpoint>& retained) {
-  RestoreReport report;
+  JournalResult result;
+  RestoreReport& report = result.report;
   report.checkpoint_id = checkpoint.id;
   report.policy = context.policy;
 
   struct Difference {
-    std::int64_t store_offset;
+    std::optional<std::int64_t> store_offset;  // nullopt: the store has none
     bool explained;  // a retained checkpoint of ours gave the partition this offset
   };
   std::unordered_map<TopicPartition, Difference> differences;
   CheckpointIndex index(checkpoint);
+  std::size_t in_store = 0;
   TopicPartition probe;
   const auto compare = [&](std::string_view topic, std::int32_t partition, std::int64_t store_offset) {
-    const std::int64_t checkpoint_offset = index.find(topic, partition);
-    if (checkpoint_offset == CheckpointIndex::kNone) return;
-    if (checkpoint_offset == store_offset && differences.empty()) return;
+    CheckpointIndex::Entry* entry = index.find(topic, partition);
+    if (entry == nullptr) return;
+    if (!entry->in_store) {
+      entry->in_store = true;
+      ++in_store;
+    }
+    if (entry->offset == store_offset && differences.empty()) return;
     probe.topic.assign(topic);
     probe.partition = partition;
     // A partition stored twice counts with its later value, as in get_all_offsets().
-    if (checkpoint_offset == store_offset) {
+    if (entry->offset == store_offset) {
       differences.erase(probe);
     } else {
       differences.insert_or_assign(probe, Difference{store_offset, false});
@@ -265,6 +285,13 @@ RestoreReport run_journal(const JournalContext& context, const CheckpointInfo& c
                                [&] { return context.store.get_all_offsets(context.group); });
     for (const auto& [tp, info] : stored) compare(tp.topic, tp.partition, info.offset);
   }
+  // Partitions the store has never seen (checkpointed, never completed): rare, so looked up
+  // only when the count says there are some.
+  if (in_store < checkpoint.offsets.size()) {
+    for (const auto& [tp, offset] : checkpoint.offsets) {
+      if (!index.find(tp.topic, tp.partition)->in_store) differences.emplace(tp, Difference{std::nullopt, false});
+    }
+  }
 
   for (const StoredCheckpoint& other : retained) {
     if (other.id == checkpoint.id) continue;  // already decoded by the caller
@@ -276,19 +303,21 @@ RestoreReport run_journal(const JournalContext& context, const CheckpointInfo& c
       if (found != differences.end() && found->second.store_offset == offset) found->second.explained = true;
     });
   }
-  if (differences.empty()) return report;
+  if (differences.empty()) return result;
 
   for (const auto& [tp, checkpoint_offset] : checkpoint.offsets) {
     const auto found = differences.find(tp);
     if (found == differences.end()) continue;
     const auto [store_offset, explained] = found->second;
-    if (explained && store_offset < checkpoint_offset) {
+    result.store_differs.emplace(tp, store_offset);
+    if (!store_offset) continue;  // never committed: nothing moved it
+    if (explained && *store_offset < checkpoint_offset) {
       report.store_behind.push_back(tp);
-    } else if (!explained && (context.checkpoints_only || store_offset < checkpoint_offset)) {
-      report.external_moves.push_back(ExternalMove{tp, checkpoint_offset, store_offset});
+    } else if (!explained && (context.checkpoints_only || *store_offset < checkpoint_offset)) {
+      report.external_moves.push_back(ExternalMove{tp, checkpoint_offset, *store_offset});
     }
   }
-  return report;
+  return result;
 }
 
 }  // namespace
@@ -311,11 +340,10 @@ CheckpointInfo OffsetManager::checkpoint(std::uint64_t checkpoint_id, const stat
     std::lock_guard gate_lock(impl_->gate_mutex);
     checkpoint->offsets.reserve(impl_->partitions.size_locked());
     impl_->partitions.for_each_locked([&](const PartitionSlot& slot) {
-      std::int64_t position = std::max(slot.latest.load(std::memory_order_acquire),
-                                       slot.committed.load(std::memory_order_acquire));
-      if (const detail::EventTimeGate* gate = slot.cold->gate()) position = std::max(position, gate->highest());
-      // Tracked records still in flight are not in the state yet: only what is acknowledged.
-      if (const PartitionAcks* acks = slot.cold->acks()) position = std::max(position, acks->committable());
+      // Where processing stands, which is where the state is: not the committed view, which
+      // may be ahead (a store moved forward, an older checkpoint restored).
+      std::int64_t position = Impl::position_locked(slot);
+      if (position == kNoOffset) position = slot.committed.load(std::memory_order_acquire);
       if (position != kNoOffset) checkpoint->offsets.emplace(TopicPartition(*slot.topic, slot.partition), position);
     });
   }
@@ -382,7 +410,8 @@ std::optional<CheckpointInfo> OffsetManager::restore_from_checkpoint(std::option
 
   const JournalContext context{*impl_->store, impl_->group, impl_->options.restore_policy,
                                impl_->strategy.kind() == OffsetCommitStrategy::Kind::OnCheckpoint};
-  RestoreReport report = run_journal(context, checkpoint, retained);
+  JournalResult journal = run_journal(context, checkpoint, retained);
+  RestoreReport& report = journal.report;
   if (!report.external_moves.empty()) {
     if (report.policy == OffsetManagerOptions::RestorePolicy::Fail) {
       std::string moves;
@@ -408,29 +437,30 @@ std::optional<CheckpointInfo> OffsetManager::restore_from_checkpoint(std::option
     std::lock_guard gate_lock(impl_->gate_mutex);
     std::unique_lock view_lock(impl_->view_mutex);
     std::size_t index = 0;
-    for (const auto& [tp, offset] : checkpoint.offsets) {
-      PartitionSlot& slot = *slots[index++];
-      OffsetInfo info(offset);
-      impl_->set_committed_locked(slot, info);
-      slot.floor.store(offset, std::memory_order_relaxed);
-      slot.latest.store(offset, std::memory_order_release);
-      impl_->drop_tracking_locked(slot);
+    OffsetInfo store_info(0);
+    for (const auto& [tp, position] : checkpoint.offsets) {
+      // The committed view is what the store holds, so that completions commit every restored
+      // position the store is behind on.
+      store_info.offset = position;
+      bool in_store = true;
+      if (!journal.store_differs.empty()) {
+        if (const auto differs = journal.store_differs.find(tp); differs != journal.store_differs.end()) {
+          in_store = differs->second.has_value();
+          if (in_store) store_info.offset = *differs->second;
+        }
+      }
+      impl_->start_at_locked(*slots[index++], position, in_store ? &store_info : nullptr);
     }
   }
   impl_->last_checkpoint_id = std::max(impl_->last_checkpoint_id, id);
-  impl_->pending_checkpoints.clear();
   auto restored = std::make_shared<const CheckpointInfo>(checkpoint);
+  // The restored checkpoint can be completed: a crash may have come before its completion.
+  impl_->pending_checkpoints.clear();
+  impl_->pending_checkpoints.emplace(id, restored);
   std::lock_guard checkpoint_lock(impl_->checkpoint_mutex);
   impl_->last_checkpoint = std::move(restored);
   impl_->last_restore_report = std::move(report);
   return checkpoint;
-}
-
-RestoreReport OffsetManager::journal(state::StateBackend& backend, const std::string& prefix,
-                                     const CheckpointInfo& checkpoint) {
-  const JournalContext context{*impl_->store, impl_->group, impl_->options.restore_policy,
-                               impl_->strategy.kind() == OffsetCommitStrategy::Kind::OnCheckpoint};
-  return run_journal(context, checkpoint, load_checkpoints(backend, prefix));
 }
 
 std::optional<RestoreReport> OffsetManager::last_restore_report() const {

@@ -290,6 +290,34 @@ void OffsetManager::Impl::set_committed_locked(PartitionSlot& slot, const Offset
   }
 }
 
+void OffsetManager::Impl::clear_committed_locked(PartitionSlot& slot) {
+  slot.committed.store(kNoOffset, std::memory_order_release);
+  detail::SlotCold& cold = *slot.cold;
+  cold.committed_high_watermark = kNoOffset;
+  cold.committed_leader_epoch = -1;
+  cold.committed_at = {};
+  if (detail::SlotExtras* extras = cold.extras.load(std::memory_order_acquire)) extras->committed_metadata.reset();
+}
+
+void OffsetManager::Impl::start_at_locked(PartitionSlot& slot, std::int64_t position, const OffsetInfo* stored) {
+  if (stored != nullptr) {
+    set_committed_locked(slot, *stored);
+  } else {
+    clear_committed_locked(slot);
+  }
+  slot.floor.store(position, std::memory_order_relaxed);  // also below a store that is ahead
+  slot.latest.store(position, std::memory_order_release);
+  drop_tracking_locked(slot);
+}
+
+std::int64_t OffsetManager::Impl::position_locked(const PartitionSlot& slot) {
+  std::int64_t position = slot.latest.load(std::memory_order_acquire);
+  if (const detail::EventTimeGate* gate = slot.cold->gate()) position = std::max(position, gate->highest());
+  // Tracked records still in flight are not processed yet: only what is acknowledged.
+  if (const PartitionAcks* acks = slot.cold->acks()) position = std::max(position, acks->committable());
+  return position;
+}
+
 OffsetInfo OffsetManager::Impl::committed_info_locked(const PartitionSlot& slot) const {
   const detail::SlotCold& cold = *slot.cold;
   OffsetInfo info;
@@ -346,9 +374,7 @@ std::unordered_map<TopicPartition, OffsetInfo> OffsetManager::get_all_pending() 
   std::lock_guard gate_lock(impl_->gate_mutex);
   impl_->partitions.for_each_locked([&](const PartitionSlot& slot) {
     const std::int64_t committed = slot.committed.load(std::memory_order_acquire);
-    std::int64_t pending = slot.latest.load(std::memory_order_acquire);
-    if (const detail::EventTimeGate* gate = slot.cold->gate()) pending = std::max(pending, gate->highest());
-    if (const PartitionAcks* acks = slot.cold->acks()) pending = std::max(pending, acks->committable());
+    const std::int64_t pending = Impl::position_locked(slot);
     if (pending <= committed) return;
     out.emplace(TopicPartition(*slot.topic, slot.partition), Impl::info_at(slot, pending, now));
   });
@@ -381,7 +407,8 @@ std::int64_t OffsetManager::total_lag() {
     const std::int64_t committed = slot.committed.load(std::memory_order_acquire);
     std::int64_t high_watermark = slot.high_watermark.load(std::memory_order_relaxed);
     if (high_watermark == kNoOffset) high_watermark = slot.cold->committed_high_watermark;
-    if (committed != kNoOffset && high_watermark != kNoOffset) total += high_watermark - committed;
+    // A high watermark recorded before the latest commit can be below it: count 0, never less.
+    if (committed != kNoOffset && high_watermark > committed) total += high_watermark - committed;
   });
   return total;
 }
@@ -429,18 +456,23 @@ void OffsetManager::clear() {
 }
 
 void OffsetManager::adopt_committed_offset(std::string_view topic, std::int32_t partition, std::int64_t offset) {
+  OffsetInfo stored(offset);
+  adopt_start_position(topic, partition, offset, stored);
+}
+
+void OffsetManager::adopt_start_position(std::string_view topic, std::int32_t partition, std::int64_t position,
+                                         const std::optional<OffsetInfo>& stored) {
   PartitionSlot& slot = slot_for(topic, partition);
-  if (offset < 0) reject_offset(slot, offset);
+  if (position < 0) reject_offset(slot, position);
+  if (stored) validate_offset_entry(TopicPartition(std::string(topic), partition), *stored);
   std::lock_guard lock(impl_->commit_mutex);
   std::lock_guard gate_lock(impl_->gate_mutex);
   std::unique_lock view_lock(impl_->view_mutex);
-  const std::int64_t high_watermark = slot.high_watermark.load(std::memory_order_relaxed);
-  OffsetInfo info(offset);
-  info.high_watermark = known(high_watermark);
-  impl_->set_committed_locked(slot, info);
-  slot.floor.store(offset, std::memory_order_relaxed);
-  slot.latest.store(offset, std::memory_order_release);
-  impl_->drop_tracking_locked(slot);
+  std::optional<OffsetInfo> committed = stored;
+  if (committed && !committed->high_watermark) {
+    committed->high_watermark = known(slot.high_watermark.load(std::memory_order_relaxed));
+  }
+  impl_->start_at_locked(slot, position, committed ? &*committed : nullptr);
 }
 
 void OffsetManager::forget_partitions(const std::vector<TopicPartition>& partitions) {

@@ -105,6 +105,22 @@ struct OffsetManager::Impl {
 
   // Sets a slot's committed view. REQUIRES: commit_mutex and exclusive view_mutex held.
   void set_committed_locked(detail::PartitionSlot& slot, const OffsetInfo& info);
+
+  // Empties a slot's committed view: the store holds nothing for it.
+  // REQUIRES: commit_mutex and exclusive view_mutex held.
+  static void clear_committed_locked(detail::PartitionSlot& slot);
+
+  // Starts a slot at `position` (a consumer resumes there): the floor and the latest offset become
+  // `position`, pending offsets and tracking are dropped, and the committed view becomes `stored`,
+  // what the store holds (empty without). A position above `stored` is therefore pending.
+  // REQUIRES: commit_mutex, gate_mutex and exclusive view_mutex held.
+  void start_at_locked(detail::PartitionSlot& slot, std::int64_t position, const OffsetInfo* stored);
+
+  // Where processing of a slot stands: the highest offset recorded by an update, an event-time
+  // offset or the acknowledgements; kNoOffset when nothing was recorded. Independent of the
+  // committed view, which may be ahead of it (a store moved forward, an older checkpoint restored).
+  // REQUIRES: gate_mutex held.
+  static std::int64_t position_locked(const detail::PartitionSlot& slot);
 };
 
 }  // namespace processor::kafka

@@ -177,7 +177,8 @@ std::int64_t OffsetManager::lag(std::string_view topic, std::int32_t partition) 
   LogKnowledge log(tp, impl_->options.broker.get(), std::nullopt, impl_->partitions.find(topic, partition));
   const std::int64_t high_watermark = log.require_high_watermark("compute the lag of");
   const auto offset = get_offset(topic, partition);
-  return offset ? high_watermark - *offset : high_watermark;
+  // A recorded high watermark can be older than the committed offset: 0, never negative.
+  return offset ? std::max<std::int64_t>(0, high_watermark - *offset) : high_watermark;
 }
 
 std::size_t OffsetManager::refresh_high_watermarks() {

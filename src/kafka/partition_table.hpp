@@ -68,6 +68,9 @@ struct SlotCold {
   std::int64_t committed_high_watermark = kNoOffset;
   std::chrono::system_clock::time_point committed_at{};
   std::int32_t committed_leader_epoch = -1;
+  // GUARDED_BY(the manager's gate mutex). Set by the first track() and kept by reset_locked(), so
+  // that an ack by name tells "revoked since" (false) from "never tracked here" (an error).
+  bool ever_tracked = false;
   // Owned. Created once by extras_or_new() under either mutex (hence atomic), deleted only by
   // reset_locked(); each member is guarded as SlotExtras says.
   std::atomic<SlotExtras*> extras{nullptr};

@@ -1,6 +1,8 @@
 // OffsetManager's per-record acknowledgement: a PartitionAcks per partition, optionally gated on
 // event time by the partition's EventTimeGate.
 
+#include <iostream>
+
 #include "kafka/offset_manager_impl.hpp"
 #include "processor/error.hpp"
 
@@ -65,6 +67,7 @@ std::shared_ptr<PartitionAcks> OffsetManager::track_in(PartitionSlot& slot, std:
                                                          " is below the committed offset " + std::to_string(committed));
       }
       current = std::make_shared<PartitionAcks>(committed == kNoOffset ? record_offset : committed, impl_->options.acks);
+      slot.cold->ever_tracked = true;
     }
     acks = current;
   }
@@ -76,22 +79,36 @@ std::shared_ptr<PartitionAcks> OffsetManager::track_in(PartitionSlot& slot, std:
 bool OffsetManager::ack(std::string_view topic, std::int32_t partition, std::int64_t record_offset) {
   PartitionSlot* slot = impl_->partitions.find(topic, partition);
   std::shared_ptr<PartitionAcks> acks;
+  bool ever_tracked = false;
   if (slot != nullptr) {
     std::lock_guard gate_lock(impl_->gate_mutex);
+    ever_tracked = slot->cold->ever_tracked;
     if (const detail::SlotExtras* extras = slot->cold->extras.load(std::memory_order_acquire)) acks = extras->acks;
   }
-  if (!acks) {
-    validate_topic(topic);
-    validate_partition(topic, partition);
-    return false;  // never tracked here, or revoked since
+  if (acks) return acks->ack(record_offset);
+  validate_topic(topic);
+  validate_partition(topic, partition);
+  if (!ever_tracked) {
+    throw StateError(ErrorKind::InvalidArgument, "cannot acknowledge record " + std::to_string(record_offset) + " of " +
+                                                     std::string(topic) + ":" + std::to_string(partition) +
+                                                     ": no record of that partition was ever tracked here");
   }
-  return acks->ack(record_offset);
+  return false;  // revoked since: its new owner processes it again
 }
 
 std::optional<AckedSet> OffsetManager::acked_after_restart(std::string_view topic, std::int32_t partition) {
   const auto info = get_offset_info(topic, partition);
   if (!info || !info->metadata || info->metadata->empty()) return std::nullopt;
-  return PartitionAcks::decode_metadata(*info->metadata);
+  AckedSet acked = PartitionAcks::decode_metadata(*info->metadata);
+  if (acked.committable != info->offset) {
+    // Metadata written for another offset: the offset was moved with the metadata kept, or
+    // another tool wrote it. Trusting it would skip records that nobody processed.
+    std::cerr << "processor: ignoring the acknowledgement metadata of " << topic << ":" << partition
+              << ": it was written for committed offset " << acked.committable << ", not for "
+              << info->offset << "; every record from " << info->offset << " is processed again\n";
+    return std::nullopt;
+  }
+  return acked;
 }
 
 }  // namespace processor::kafka

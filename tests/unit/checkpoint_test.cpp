@@ -171,6 +171,73 @@ TEST_F(Checkpoints, GroupsWithColonsKeepTheirOwnCheckpoints) {
   EXPECT_EQ(manager_->restore_from_checkpoint()->offsets.at(TopicPartition("t", 0)), 1);
 }
 
+// Regression: a restore recorded the checkpoint's offsets as committed, so a partition that did
+// not move after a crash between checkpoint and completion was skipped by every later completion:
+// the store stayed at the older checkpoint's offset, and once that checkpoint was pruned the
+// journal reported an external move that nobody made.
+TEST_F(Checkpoints, CompletionsAfterARestoreBringTheStoreUpToTheRestoredPositions) {
+  manager_->update_offset("t", 0, 30);
+  manager_->update_offset("t", 1, 30);
+  manager_->checkpoint(1);
+  manager_->notify_checkpoint_complete(1);
+  manager_->update_offset("t", 1, 40);
+  manager_->checkpoint(2);  // the process dies before notify_checkpoint_complete(2)
+  open();
+  ASSERT_EQ(manager_->restore_from_checkpoint()->id, 2u);
+  // The committed view is what the store holds; the restored position is pending.
+  EXPECT_EQ(manager_->get_all_committed().at(TopicPartition("t", 1)).offset, 30);
+  EXPECT_EQ(manager_->get_offset("t", 1), 30);
+  EXPECT_EQ(manager_->get_all_pending().at(TopicPartition("t", 1)).offset, 40);
+  EXPECT_EQ(manager_->checkpointed_offset("t", 1), 40);
+  for (std::uint64_t id = 3; id <= 5; ++id) {  // t:1 receives no new record
+    manager_->update_offset("t", 0, static_cast<std::int64_t>(id * 10));
+    manager_->checkpoint(id);
+    manager_->notify_checkpoint_complete(id);
+  }
+  EXPECT_EQ(store_->get_offset("group", {"t", 1})->offset, 40);
+  EXPECT_EQ(manager_->get_all_committed().at(TopicPartition("t", 1)).offset, 40);
+  EXPECT_EQ(manager_->list_checkpoints(), (std::vector<std::uint64_t>{3, 4, 5}));
+  open(OffsetCommitStrategy::on_checkpoint(), 3, OffsetManagerOptions::RestorePolicy::Fail);
+  ASSERT_NO_THROW(manager_->restore_from_checkpoint());
+  EXPECT_TRUE(manager_->last_restore_report()->external_moves.empty());
+  EXPECT_TRUE(manager_->last_restore_report()->store_behind.empty());
+}
+
+// Regression: the checkpoint a restart restored could not be completed (NotFound), though
+// completing it is what a restart after a crash before its completion wants.
+TEST_F(Checkpoints, TheRestoredCheckpointCanBeCompleted) {
+  manager_->update_offset("t", 0, 10);
+  manager_->checkpoint(1);
+  manager_->notify_checkpoint_complete(1);
+  manager_->update_offset("t", 0, 25);
+  manager_->update_offset("u", 0, 7);  // never committed anywhere
+  manager_->checkpoint(2);
+  open();
+  manager_->restore_from_checkpoint();
+  EXPECT_FALSE(manager_->get_all_committed().contains(TopicPartition("u", 0)));
+  EXPECT_FALSE(manager_->get_offset("u", 0));
+  EXPECT_EQ(manager_->notify_checkpoint_complete(2), 2u);
+  EXPECT_EQ(store_->get_offset("group", {"t", 0})->offset, 25);
+  EXPECT_EQ(store_->get_offset("group", {"u", 0})->offset, 7);
+  EXPECT_EQ(manager_->get_offset("u", 0), 7);
+  EXPECT_TRUE(manager_->get_all_pending().empty());
+}
+
+// A restored checkpoint behind the store (an older id, or an operator's move forward under
+// TrustCheckpoint): the next checkpoint records where processing is, never the store's offset.
+TEST_F(Checkpoints, ACheckpointAfterRestoringBehindTheStoreRecordsTheProcessingPosition) {
+  manager_->update_offset("t", 0, 10);
+  manager_->checkpoint(1);
+  manager_->update_offset("t", 0, 20);
+  manager_->checkpoint(2);
+  manager_->notify_checkpoint_complete(2);
+  open();
+  manager_->restore_from_checkpoint(1);
+  EXPECT_EQ(manager_->get_offset("t", 0), 20);  // what the store holds
+  manager_->update_offset("t", 0, 12);           // processing resumes at the checkpoint
+  EXPECT_EQ(manager_->checkpoint(3).offsets.at(TopicPartition("t", 0)), 12);
+}
+
 // The restore journal: the store stands in for the broker's committed offsets.
 class RestoreJournal : public Checkpoints {
  protected:

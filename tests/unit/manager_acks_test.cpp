@@ -142,9 +142,70 @@ TEST(ManagerAcks, BadAcknowledgementsThrowAndChangeNothing) {
   EXPECT_STATE_ERROR(manager.ack("t", 0, 5), ErrorKind::InvalidArgument, "5");
   EXPECT_STATE_ERROR(manager.track("t", 0, 5), ErrorKind::InvalidArgument, "5");
   EXPECT_STATE_ERROR(manager.track("t", 0, -1), ErrorKind::InvalidArgument, "-1");
-  EXPECT_FALSE(manager.ack("never-tracked", 0, 1));
   manager.commit();
   EXPECT_EQ(store->get_offset("group", {"t", 0})->offset, 6);
+}
+
+// Regression: an ack of a partition that was never tracked returned false, the answer for
+// "revoked", so a misspelt topic made every ack look revoked.
+TEST(ManagerAcks, AnAckOfAPartitionNeverTrackedIsInvalidNotRevoked) {
+  auto store = std::make_shared<InMemoryOffsetStore>();
+  auto manager = make_manager(store);
+  manager.track("acks", 0, 2);
+  EXPECT_STATE_ERROR(manager.ack("akcs", 0, 2), ErrorKind::InvalidArgument, "akcs:0");
+  manager.update_offset("offsets-only", 0, 5);  // known to the manager, never tracked
+  EXPECT_STATE_ERROR(manager.ack("offsets-only", 0, 4), ErrorKind::InvalidArgument, "offsets-only:0");
+  EXPECT_STATE_ERROR(manager.ack("bad topic", 0, 4), ErrorKind::InvalidArgument, "bad topic");
+  EXPECT_TRUE(manager.ack("acks", 0, 2));
+  manager.track("acks", 0, 3);
+  manager.forget_partitions({{"acks", 0}});
+  EXPECT_FALSE(manager.ack("acks", 0, 3));  // revoked: its new owner processes it again
+  manager.clear();
+  EXPECT_FALSE(manager.ack("acks", 0, 3));
+}
+
+// The metadata's own committable offset must be the offset it is stored with. Metadata that
+// belongs to another offset (written by another tool, or kept when the offset was moved) would
+// make a restart skip records nobody processed.
+// The commit metadata of a partition whose committable offset is `committable` after tracking
+// `tracked` and acknowledging `acked`.
+std::string metadata_of(std::int64_t committable, const std::vector<std::int64_t>& tracked,
+                        const std::vector<std::int64_t>& acked) {
+  PartitionAcks acks(committable);
+  for (auto offset : tracked) EXPECT_TRUE(acks.try_track(offset));
+  for (auto offset : acked) EXPECT_TRUE(acks.ack(offset));
+  EXPECT_EQ(acks.committable(), committable);
+  return acks.encode_metadata();
+}
+
+TEST(ManagerAcks, MetadataOfAnotherOffsetIsIgnoredAfterARestart) {
+  auto store = std::make_shared<InMemoryOffsetStore>();
+  {
+    // "committable 0, acked 1005-1006" stored with offset 1000.
+    OffsetInfo info(1000);
+    info.metadata = metadata_of(0, {0, 1005, 1006}, {1005, 1006});
+    store->store_offset("group", {"t", 0}, info);
+  }
+  {
+    // Committed at 2 with acks up to 1010, then moved to 1000 with the metadata kept.
+    std::vector<std::int64_t> tracked, acked;
+    for (std::int64_t offset = 2; offset <= 1010; ++offset) tracked.push_back(offset);
+    for (std::int64_t offset = 3; offset <= 1010; ++offset) acked.push_back(offset);
+    OffsetInfo moved(1000);
+    moved.metadata = metadata_of(2, tracked, acked);
+    store->store_offset("group", {"t", 1}, moved);
+    OffsetInfo kept(2);  // the same metadata at its own offset is honoured
+    kept.metadata = moved.metadata;
+    store->store_offset("group", {"t", 2}, kept);
+  }
+  auto manager = make_manager(store);
+  manager.restore();
+  EXPECT_FALSE(manager.acked_after_restart("t", 0));
+  EXPECT_FALSE(manager.acked_after_restart("t", 1));
+  const auto done = manager.acked_after_restart("t", 2);
+  ASSERT_TRUE(done);
+  EXPECT_FALSE(done->contains(2));
+  EXPECT_TRUE(done->contains(1005));
 }
 
 TEST(ManagerAcks, EventTimeGatingHoldsAcknowledgedRecordsUntilTheWatermarkPasses) {

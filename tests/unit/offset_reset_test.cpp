@@ -257,6 +257,21 @@ TEST(TotalLag, UsesTheFreshestHighWatermarkNotTheOneAtCommitTime) {
   EXPECT_EQ(manager.get_offset_info("t", 0)->high_watermark, 100);  // the committed view keeps its own
 }
 
+// Regression: lag read right after consuming was negative, because the recorded high watermark
+// was older than the committed offset. Negative lag breaks sums, alerts and autoscalers.
+TEST(Lag, IsNeverNegativeWithAStaleHighWatermark) {
+  OffsetManager manager("group", nullptr, std::make_shared<InMemoryOffsetStore>(), OffsetCommitStrategy::manual());
+  manager.update_high_watermark("t", 0, 30);  // recorded when the partition was assigned
+  manager.update_high_watermark("t", 1, 30);
+  manager.update_offset("t", 0, 40);          // records that arrived since were consumed
+  manager.update_offset("t", 1, 25);
+  manager.commit();
+  EXPECT_EQ(manager.lag("t", 0), 0);
+  EXPECT_EQ(manager.lag("t", 1), 5);
+  EXPECT_EQ(manager.total_lag(), 5);
+  EXPECT_EQ(manager.lag("t", 0, 30), -10);  // with the high watermark given: not clamped (SPEC)
+}
+
 TEST(Assignment, AdoptedOffsetIsCommittedViewAndFloorWithoutAStoreWrite) {
   auto store = std::make_shared<testing::FlakyOffsetStore>();
   OffsetManager manager("group", nullptr, store, OffsetCommitStrategy::manual());

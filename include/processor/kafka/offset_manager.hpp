@@ -199,13 +199,15 @@ class OffsetManager {
   std::size_t commit();
 
   // high_watermark - committed offset (get_offset()); high_watermark when there is no offset.
-  // Not clamped: an offset past the watermark gives a negative lag.
+  // Not clamped: the caller gave the high watermark, and an offset past it gives a negative lag.
   std::int64_t lag(std::string_view topic, std::int32_t partition, std::int64_t high_watermark);
-  // The same with the partition's last recorded high watermark, else the broker's.
+  // The same with the partition's last recorded high watermark, else the broker's, and never
+  // below 0: a recorded high watermark can be older than the committed offset.
   // Throws StateError(Unavailable) when neither is known.
   std::int64_t lag(std::string_view topic, std::int32_t partition);
   // The sum of lag over committed offsets whose high watermark is known (the latest recorded
-  // for the partition: by an update, update_high_watermark(), a reset, a commit or restore).
+  // for the partition: by an update, update_high_watermark(), a reset, a commit or restore);
+  // each partition counts at least 0.
   std::int64_t total_lag();
 
   // Asks the broker for the high watermark of every tracked partition and records it, so that
@@ -249,10 +251,23 @@ class OffsetManager {
   void clear();
 
   // Sets a partition's committed view to `offset` without writing to the store: the position a
-  // consumer resumed from (read from the store or the broker) when the partition was assigned.
-  // Drops any pending offset of the partition; the floor becomes `offset`.
+  // consumer resumed from when the partition was assigned, read from the store. Drops any
+  // pending offset of the partition; the floor becomes `offset`.
+  // The same as adopt_start_position(topic, partition, offset, OffsetInfo(offset)).
   // Throws StateError(InvalidArgument) for an invalid topic, partition or offset.
   void adopt_committed_offset(std::string_view topic, std::int32_t partition, std::int64_t offset);
+
+  // A consumer starts the partition at `position` (the next offset to consume); `stored` is
+  // what the offset store holds for it, if anything. The committed view becomes `stored`, never
+  // a position that nobody committed, so it agrees with the store (and kafka-consumer-groups);
+  // the floor becomes `position`. A position above `stored` (a checkpoint ahead of the store, a
+  // start chosen by the out-of-range policy, a partition never committed) is pending: the next
+  // commit writes it, as Kafka's own consumer commits the position it reset to. A position
+  // below `stored` commits again once processing passes `stored`.
+  // Drops the partition's pending offset and per-record tracking. Writes nothing.
+  // Throws StateError(InvalidArgument) for an invalid topic, partition, position or `stored`.
+  void adopt_start_position(std::string_view topic, std::int32_t partition, std::int64_t position,
+                            const std::optional<OffsetInfo>& stored);
 
   // Forgets partitions this member no longer owns (a lost or revoked assignment): their pending
   // offsets are dropped without a commit, and their committed views and floors are removed, so
@@ -289,7 +304,8 @@ class OffsetManager {
   // clear(), a reset) since the record was tracked and not tracked here again: its new owner
   // processes it again. A worker that may finish after a rebalance gave the partition back to
   // this member should ack its AckTicket instead.
-  // Throws StateError(InvalidArgument) for a record never tracked or already acknowledged.
+  // Throws StateError(InvalidArgument) for a record never tracked or already acknowledged,
+  // also when no record of the partition was ever tracked here (e.g. a misspelt topic).
   bool ack(std::string_view topic, std::int32_t partition, std::int64_t record_offset);
   // The same for a ticket from track_record(): false when the partition was revoked since the
   // record was handed out, whatever happened after. The fast path: no lookup, no lock.
@@ -297,8 +313,11 @@ class OffsetManager {
 
   // The records acknowledged above the partition's committed offset by its previous owner,
   // decoded from the commit metadata in the store: skip them when re-consuming. nullopt when
-  // the committed offset carries no acknowledgement metadata. Throws StateError(Corruption)
-  // when it carries metadata that does not decode.
+  // the committed offset carries no acknowledgement metadata, or metadata written for another
+  // offset (its committable offset is not the committed one: the offset was moved, or another
+  // tool wrote it); that metadata is ignored with a warning on stderr, never trusted, so no
+  // record is skipped that nobody processed. Throws StateError(Corruption) when it carries
+  // metadata that does not decode.
   std::optional<AckedSet> acked_after_restart(std::string_view topic, std::int32_t partition);
 
   // ---- Offsets committed elsewhere (Kafka transactions) ----
@@ -314,8 +333,9 @@ class OffsetManager {
 
   // ---- Checkpoints (Flink's two-phase model) ----
 
-  // Writes checkpoint `checkpoint_id`: every partition's position (the highest offset recorded,
-  // pending or committed) together with `operator_state`, in ONE atomic StateBackend::write(),
+  // Writes checkpoint `checkpoint_id`: every partition's position (the highest offset recorded
+  // by updates and acknowledgements since it was assigned or restored; the committed offset when
+  // nothing was recorded) together with `operator_state`, in ONE atomic StateBackend::write(),
   // so that after a crash offsets and state can never disagree. Checkpoints beyond
   // checkpoints_retained are deleted in the same batch. Call it from the thread that processes
   // records, between records, so that the positions match the state.
@@ -326,14 +346,19 @@ class OffsetManager {
   // The checkpoint is durable everywhere: commit its offsets to the offset store (Kafka) and the
   // committed view, as Flink does on notifyCheckpointComplete. Partitions whose committed offset
   // is already at or past the checkpoint's are left alone. Returns how many were committed.
+  // The checkpoint that restore_from_checkpoint() restored can be completed too: after a crash
+  // between checkpoint() and its completion, that brings the store up to the restored state.
   // Throws StateError(NotFound) for an unknown id; CommitFailed (or the store's kind) when the
   // store fails — call it again to retry.
   std::size_t notify_checkpoint_complete(std::uint64_t checkpoint_id);
 
   // Loads the latest checkpoint (or `checkpoint_id`) from the state backend: its positions become
-  // the committed view and floors, and checkpointed_offset() answers from it. nullopt when there
-  // is no checkpoint. A record that fails its checksum throws StateError(Corruption): falling
-  // back to an older checkpoint would pair old offsets with newer state.
+  // the floors and the positions processing resumes from, and checkpointed_offset() answers from
+  // it. The committed view stays what the offset store holds (see adopt_start_position()): a
+  // position ahead of the store is pending until a completion — of the restored checkpoint
+  // itself or of a later one — commits it. nullopt when there is no checkpoint. A record that
+  // fails its checksum throws StateError(Corruption): falling back to an older checkpoint would
+  // pair old offsets with newer state.
   //
   // The restore journal: the checkpoint's offsets are compared with the offset store's (the
   // broker's committed offsets for a KafkaOffsetStore). A store offset that equals a retained
@@ -368,7 +393,6 @@ class OffsetManager {
   [[noreturn]] void reject_offset(const detail::PartitionSlot& slot, std::int64_t offset) const;
   void auto_commit();
   std::shared_ptr<PartitionAcks> track_in(detail::PartitionSlot& slot, std::int64_t record_offset);
-  RestoreReport journal(state::StateBackend& backend, const std::string& prefix, const CheckpointInfo& checkpoint);
 
   detail::CommitTrigger trigger_;
   std::unique_ptr<Impl> impl_;
