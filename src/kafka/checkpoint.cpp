@@ -376,7 +376,7 @@ std::size_t OffsetManager::notify_checkpoint_complete(std::uint64_t checkpoint_i
   std::vector<PartitionSlot*> slots;
   for (const auto& [tp, offset] : found->second->offsets) {
     PartitionSlot& slot = slot_for(tp.topic, tp.partition);
-    if (offset <= slot.committed.load(std::memory_order_acquire)) continue;
+    if (!Impl::changes_committed(slot, offset)) continue;
     batch.emplace_back(tp, Impl::info_at(slot, offset, wall_now));
     slots.push_back(&slot);
   }

@@ -164,7 +164,6 @@ void OffsetManager::Impl::snapshot_committable_locked(std::vector<PartitionOffse
   std::lock_guard registry_lock(partitions.mutex());
   std::lock_guard gate_lock(gate_mutex);
   partitions.for_each_locked([&](PartitionSlot& slot) {
-    const std::int64_t committed = slot.committed.load(std::memory_order_relaxed);
     std::int64_t target = slot.latest.load(std::memory_order_acquire);
     std::optional<std::string> metadata;
     if (PartitionAcks* acks = slot.cold->acks()) {
@@ -186,7 +185,7 @@ void OffsetManager::Impl::snapshot_committable_locked(std::vector<PartitionOffse
     } else if (detail::EventTimeGate* gate = slot.cold->gate()) {
       target = std::max(target, gate->committable(current_watermark, target));
     }
-    if (target <= committed) return;
+    if (!changes_committed(slot, target)) return;
     OffsetInfo info = info_at(slot, target, wall_now);
     info.metadata = std::move(metadata);
     batch.emplace_back(TopicPartition(*slot.topic, slot.partition), std::move(info));
@@ -268,7 +267,7 @@ void OffsetManager::mark_committed(const std::vector<PartitionOffset>& offsets) 
   std::vector<PartitionSlot*> slots;
   for (const auto& [tp, info] : offsets) {
     PartitionSlot& slot = slot_for(tp.topic, tp.partition);
-    if (info.offset <= slot.committed.load(std::memory_order_acquire)) continue;
+    if (!Impl::changes_committed(slot, info.offset)) continue;
     batch.emplace_back(tp, info);
     slots.push_back(&slot);
   }
@@ -278,6 +277,7 @@ void OffsetManager::mark_committed(const std::vector<PartitionOffset>& offsets) 
 
 void OffsetManager::Impl::set_committed_locked(PartitionSlot& slot, const OffsetInfo& info) {
   slot.committed.store(info.offset, std::memory_order_release);
+  slot.cold->rewound.store(false, std::memory_order_relaxed);
   raise_to(slot.floor, info.offset);
   detail::SlotCold& cold = *slot.cold;
   cold.committed_high_watermark = info.high_watermark.value_or(kNoOffset);
@@ -292,6 +292,7 @@ void OffsetManager::Impl::set_committed_locked(PartitionSlot& slot, const Offset
 
 void OffsetManager::Impl::clear_committed_locked(PartitionSlot& slot) {
   slot.committed.store(kNoOffset, std::memory_order_release);
+  slot.cold->rewound.store(false, std::memory_order_relaxed);
   detail::SlotCold& cold = *slot.cold;
   cold.committed_high_watermark = kNoOffset;
   cold.committed_leader_epoch = -1;
@@ -307,6 +308,9 @@ void OffsetManager::Impl::start_at_locked(PartitionSlot& slot, std::int64_t posi
   }
   slot.floor.store(position, std::memory_order_relaxed);  // also below a store that is ahead
   slot.latest.store(position, std::memory_order_release);
+  // Below what the store holds: the next commit writes the start, as Kafka's consumer commits
+  // the position it reset to. Until then the store's offset stays the committed view.
+  slot.cold->rewound.store(stored != nullptr && position < stored->offset, std::memory_order_relaxed);
   drop_tracking_locked(slot);
 }
 
@@ -373,9 +377,8 @@ std::unordered_map<TopicPartition, OffsetInfo> OffsetManager::get_all_pending() 
   std::lock_guard registry_lock(impl_->partitions.mutex());
   std::lock_guard gate_lock(impl_->gate_mutex);
   impl_->partitions.for_each_locked([&](const PartitionSlot& slot) {
-    const std::int64_t committed = slot.committed.load(std::memory_order_acquire);
     const std::int64_t pending = Impl::position_locked(slot);
-    if (pending <= committed) return;
+    if (!Impl::changes_committed(slot, pending)) return;
     out.emplace(TopicPartition(*slot.topic, slot.partition), Impl::info_at(slot, pending, now));
   });
   return out;

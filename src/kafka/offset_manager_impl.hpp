@@ -112,9 +112,17 @@ struct OffsetManager::Impl {
 
   // Starts a slot at `position` (a consumer resumes there): the floor and the latest offset become
   // `position`, pending offsets and tracking are dropped, and the committed view becomes `stored`,
-  // what the store holds (empty without). A position above `stored` is therefore pending.
+  // what the store holds (empty without). A position other than `stored` is therefore pending.
   // REQUIRES: commit_mutex, gate_mutex and exclusive view_mutex held.
   void start_at_locked(detail::PartitionSlot& slot, std::int64_t position, const OffsetInfo* stored);
+
+  // Whether committing `offset` (kNoOffset: none) moves the slot's committed view: it is above
+  // the committed offset, or, after a start below it (SlotCold::rewound), any other offset.
+  static bool changes_committed(const detail::PartitionSlot& slot, std::int64_t offset) {
+    if (offset == detail::kNoOffset) return false;
+    const std::int64_t committed = slot.committed.load(std::memory_order_acquire);
+    return offset > committed || (offset != committed && slot.cold->rewound.load(std::memory_order_relaxed));
+  }
 
   // Where processing of a slot stands: the highest offset recorded by an update, an event-time
   // offset or the acknowledgements; kNoOffset when nothing was recorded. Independent of the

@@ -71,6 +71,12 @@ struct SlotCold {
   // GUARDED_BY(the manager's gate mutex). Set by the first track() and kept by reset_locked(), so
   // that an ack by name tells "revoked since" (false) from "never tracked here" (an error).
   bool ever_tracked = false;
+  // The partition was started below the committed offset (a consumer's start under what the
+  // store holds: a truncated log, a checkpoint behind the store), so the next commit writes the
+  // start even though it is lower. Cleared by every change of the committed view. Written
+  // under the manager's commit and view mutexes; read by views under the gate mutex alone, hence
+  // atomic (relaxed: the committed offset it qualifies is read with acquire).
+  std::atomic<bool> rewound{false};
   // Owned. Created once by extras_or_new() under either mutex (hence atomic), deleted only by
   // reset_locked(); each member is guarded as SlotExtras says.
   std::atomic<SlotExtras*> extras{nullptr};
@@ -98,6 +104,7 @@ struct SlotCold {
   }
   // Back to a partition never seen. REQUIRES: the manager's gate and view mutexes.
   void reset_locked() {
+    rewound.store(false, std::memory_order_relaxed);
     committed_high_watermark = kNoOffset;
     committed_at = {};
     committed_leader_epoch = -1;

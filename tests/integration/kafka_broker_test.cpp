@@ -2,11 +2,8 @@
 
 #include <gtest/gtest.h>
 
-#include <array>
-#include <cstdio>
-#include <map>
-#include <sstream>
 
+#include "consumer_groups_describe.hpp"
 #include "kafka_test_support.hpp"
 #include "processor/kafka.hpp"
 
@@ -207,48 +204,6 @@ TEST_F(KafkaBroker, ResetsUseTheBrokersLogStartEndAndTimestamps) {
 
 // ---- Cross-check with Kafka's own kafka-consumer-groups ----
 
-struct DescribedPartition {
-  std::int64_t current_offset = -1;
-  std::int64_t log_end_offset = -1;
-  std::int64_t lag = -1;
-};
-
-// Runs ConsumerGroupCommand --describe through scripts/kafka/broker.sh and parses its table.
-std::map<int, DescribedPartition> describe_group(const std::string& bootstrap, const std::string& group,
-                                                 const std::string& topic) {
-  const char* script = std::getenv("KAFKA_BROKER_SCRIPT");
-  const std::string broker_script = script != nullptr ? script : std::string(PROCESSOR_SOURCE_DIR "/scripts/kafka/broker.sh");
-  const std::string command = "bash '" + broker_script + "' tool consumer-groups --bootstrap-server " + bootstrap +
-                              " --describe --group '" + group + "' 2>&1";
-  std::string output;
-  if (FILE* pipe = popen(command.c_str(), "r")) {
-    std::array<char, 4096> buffer;
-    while (fgets(buffer.data(), buffer.size(), pipe) != nullptr) output += buffer.data();
-    pclose(pipe);
-  }
-  std::map<int, DescribedPartition> partitions;
-  std::istringstream lines(output);
-  std::string line;
-  bool in_table = false;
-  while (std::getline(lines, line)) {
-    std::istringstream fields(line);
-    std::string group_field, topic_field, partition, current, log_end, lag;
-    if (!(fields >> group_field >> topic_field >> partition >> current >> log_end >> lag)) continue;
-    if (group_field == "GROUP") {
-      in_table = true;
-      continue;
-    }
-    if (!in_table || topic_field != topic) continue;
-    DescribedPartition described;
-    described.current_offset = current == "-" ? -1 : std::stoll(current);
-    described.log_end_offset = std::stoll(log_end);
-    described.lag = lag == "-" ? -1 : std::stoll(lag);
-    partitions[std::stoi(partition)] = described;
-  }
-  if (partitions.empty()) ADD_FAILURE() << "could not parse kafka-consumer-groups output:\n" << output;
-  return partitions;
-}
-
 TEST_F(KafkaBroker, OffsetsAndLagAgreeWithKafkaConsumerGroups) {
   create_topic(bootstrap_, topic_, 3);
   Producer producer(bootstrap_);
@@ -264,8 +219,9 @@ TEST_F(KafkaBroker, OffsetsAndLagAgreeWithKafkaConsumerGroups) {
   manager.update_offset(topic_, 2, 3);
   ASSERT_EQ(manager.commit(), 3u);
 
-  const auto described = describe_group(bootstrap_, group_, topic_);
-  ASSERT_EQ(described.size(), 3u);
+  const auto group = testing::describe_group(bootstrap_, group_, topic_);
+  const auto& described = group.partitions;
+  ASSERT_EQ(described.size(), 3u) << group.output;
   std::int64_t total_lag = 0;
   for (int p = 0; p < 3; ++p) {
     SCOPED_TRACE("partition " + std::to_string(p));

@@ -364,8 +364,13 @@ TEST_F(KafkaMock, OutOfRangePolicyMovesAPositionAboveTheLogEndToTheEnd) {
   Member member(cluster_.bootstrap(), group_, topic_, "range");
   ASSERT_TRUE(poll_until(member.consumer, [](const ConsumedRecord&) {},
                          [&] { return member.consumer.stats().out_of_range_resets >= 1; }));
-  EXPECT_EQ(member.manager.get_offset(topic_, 0), 100);
+  // The committed view is what the store holds until the next commit writes the new start.
+  EXPECT_EQ(member.manager.get_offset(topic_, 0), 500);
+  EXPECT_EQ(member.manager.get_all_pending().at(TopicPartition(topic_, 0)).offset, 100);
   EXPECT_EQ(member.consumer.stats().records_skipped, 0u);
+  member.manager.commit();
+  EXPECT_EQ(member.manager.get_offset(topic_, 0), 100);
+  EXPECT_EQ(member.store->get_offset(group_, {topic_, 0})->offset, 100);
 }
 
 TEST_F(KafkaMock, OutOfRangePolicyForNoOffsetCanStartAtTheEndAndCountsTheSkip) {
@@ -382,6 +387,9 @@ TEST_F(KafkaMock, OutOfRangePolicyForNoOffsetCanStartAtTheEndAndCountsTheSkip) {
   poll_until(consumer, [&](const ConsumedRecord&) { ++handled; }, [] { return false; }, std::chrono::milliseconds(300));
   EXPECT_EQ(handled, 0);
   EXPECT_EQ(consumer.stats().records_skipped, 60u);
+  EXPECT_FALSE(manager.get_offset(topic_, 2));  // nothing committed yet: the start is pending
+  EXPECT_EQ(manager.get_all_pending().at(TopicPartition(topic_, 2)).offset, 60);
+  manager.commit();
   EXPECT_EQ(manager.get_offset(topic_, 2), 60);
 }
 

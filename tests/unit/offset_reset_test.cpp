@@ -287,6 +287,40 @@ TEST(Assignment, AdoptedOffsetIsCommittedViewAndFloorWithoutAStoreWrite) {
   EXPECT_STATE_ERROR(manager.adopt_committed_offset("t", 0, -2), ErrorKind::InvalidArgument, "-2");
 }
 
+// The committed view is what the store holds, never a start position that nobody committed;
+// a start the store does not hold is pending, and the next commit writes it, also below the
+// store's offset (as Kafka's consumer commits the position it reset to).
+TEST(Assignment, AStartTheStoreDoesNotHoldIsPendingNotCommitted) {
+  auto store = std::make_shared<testing::FlakyOffsetStore>();
+  OffsetManager manager("group", nullptr, store, OffsetCommitStrategy::manual());
+  manager.adopt_start_position("t", 0, 0, std::nullopt);       // a new group, an empty partition
+  manager.adopt_start_position("t", 1, 40, OffsetInfo(30));    // a checkpoint ahead of the store
+  manager.adopt_start_position("t", 2, 100, OffsetInfo(500));  // a log truncated below the store
+  manager.adopt_start_position("t", 3, 7, OffsetInfo(7));      // resumed where the store says
+  EXPECT_EQ(store->write_calls(), 0);
+  const auto committed = manager.get_all_committed();
+  EXPECT_FALSE(committed.contains(TopicPartition("t", 0)));
+  EXPECT_FALSE(manager.get_offset("t", 0));
+  EXPECT_EQ(committed.at(TopicPartition("t", 1)).offset, 30);
+  EXPECT_EQ(committed.at(TopicPartition("t", 2)).offset, 500);
+  EXPECT_EQ(committed.at(TopicPartition("t", 3)).offset, 7);
+  const auto pending = manager.get_all_pending();
+  EXPECT_EQ(pending.size(), 3u);
+  EXPECT_EQ(pending.at(TopicPartition("t", 0)).offset, 0);
+  EXPECT_EQ(pending.at(TopicPartition("t", 1)).offset, 40);
+  EXPECT_EQ(pending.at(TopicPartition("t", 2)).offset, 100);
+  EXPECT_STATE_ERROR(manager.update_offset("t", 2, 99), ErrorKind::InvalidArgument, "floor 100");
+  EXPECT_EQ(manager.commit(), 3u);
+  EXPECT_EQ(store->get_offset("group", {"t", 0})->offset, 0);
+  EXPECT_EQ(store->get_offset("group", {"t", 1})->offset, 40);
+  EXPECT_EQ(store->get_offset("group", {"t", 2})->offset, 100);
+  EXPECT_TRUE(manager.get_all_pending().empty());
+  manager.update_offset("t", 2, 120);
+  EXPECT_EQ(manager.commit(), 1u);
+  EXPECT_EQ(store->get_offset("group", {"t", 2})->offset, 120);
+  EXPECT_STATE_ERROR(manager.adopt_start_position("t", 4, 5, OffsetInfo(-3)), ErrorKind::InvalidArgument, "-3");
+}
+
 TEST(Assignment, ForgottenPartitionsAreNeitherCommittedNorFloored) {
   auto store = std::make_shared<testing::FlakyOffsetStore>();
   OffsetManager manager("group", nullptr, store, OffsetCommitStrategy::manual());

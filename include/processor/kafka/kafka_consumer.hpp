@@ -56,6 +56,7 @@ struct ConsumerStats {
                                                // (logged; the offsets stay pending)
   std::uint64_t out_of_range_resets = 0;   // positions moved by the OutOfRangePolicy
   std::uint64_t records_skipped = 0;       // records jumped over by those moves
+  std::uint64_t checkpoints = 0;           // take_checkpoint calls: requested, or before a revoke
 };
 
 // Options of a KafkaConsumer.
@@ -70,13 +71,28 @@ struct KafkaConsumerOptions {
   // Commit pending offsets when partitions are revoked. Default: true. Set it to false when
   // offsets are committed inside a producer's transaction (TransactionalProducer): the pending
   // offsets of revoked partitions then belong to the open transaction, which on_revoked should
-  // abort, and are dropped.
+  // abort, and are dropped. Under OffsetCommitStrategy::on_checkpoint() a revoke never commits,
+  // whatever this says: offsets reach the store only with a completed checkpoint (take_checkpoint).
   bool commit_on_revoke = true;
   // The first source of a partition's starting position, before the offset store and the
   // broker: e.g. a checkpoint in the state backend. Default: none.
   std::function<std::optional<std::int64_t>(const TopicPartition&)> checkpoint_position;
+  // Takes a checkpoint at a record boundary, on the polling thread: snapshot your state, call
+  // OffsetManager::checkpoint() with it and, once it is durable, notify_checkpoint_complete().
+  // Called (1) after the handler that called request_checkpoint() returned and its record's
+  // offset was recorded (or after an on_partition_end that called it), and (2) before partitions
+  // are revoked (not lost), while this member still owns them: the rebalance-aware checkpoint,
+  // so that the state and the offsets that match it leave together. Under on_checkpoint() set
+  // it, or roll your state back to the last completed checkpoint in on_revoked: a partition that
+  // comes back resumes at that checkpoint. An exception from it propagates from poll().
+  // Default: none.
+  std::function<void()> take_checkpoint;
+  // Called when a partition is drained: every record up to `end_offset` (the log end, or the
+  // last stable offset under read_committed) was handled and the position recorded. It is
+  // called again each time the partition is drained anew. Default: none.
+  std::function<void(const TopicPartition&, std::int64_t end_offset)> on_partition_end;
   // Called after partitions are assigned (positions set) and before they are revoked
-  // (offsets committed) or after they are lost. Default: none.
+  // (after take_checkpoint, before the commit) or after they are lost. Default: none.
   std::function<void(const std::vector<TopicPartition>&)> on_assigned;
   std::function<void(const std::vector<TopicPartition>&)> on_revoked;
   std::function<void(const std::vector<TopicPartition>&)> on_lost;
@@ -91,11 +107,17 @@ struct KafkaConsumerOptions {
 // client's partition.assignment.strategy:
 // - assigned: each partition starts at, in order of precedence, the checkpoint position, the
 //   OffsetManager's store, the broker's committed offset, then the OutOfRangePolicy; the
-//   position is checked against the log and moved by the policy when outside it.
-// - revoked: pending offsets are committed synchronously before the partitions go. If that
+//   position is checked against the log and moved by the policy when outside it. The manager's
+//   committed view is what its store holds (OffsetManager::adopt_start_position()): a start
+//   that nobody committed is pending, and the next commit writes it.
+// - revoked: take_checkpoint runs, then pending offsets are committed synchronously before the
+//   partitions go (not under on_checkpoint(): there the checkpoint carries them). If that
 //   commit fails (e.g. the coordinator already started the next generation) it is logged and
 //   counted: the next owner resumes from the last commit, so records are repeated, never lost.
 // - lost: the partitions are dropped without a commit.
+//
+// After each poll the manager holds, for every partition records came from, the high watermark
+// of the fetch that brought them, so lag read right after consuming is current.
 //
 // The committed position steps over transaction markers and compaction gaps: at the end of a
 // partition the position is the broker's end offset, so a drained partition shows lag 0.
@@ -129,6 +151,12 @@ class KafkaConsumer {
   // Makes the current poll() return after the record being handled, and run() return.
   // Safe from any thread and from the handler.
   void stop() noexcept;
+
+  // Asks for a checkpoint at the next record boundary: after the record being handled returns
+  // and its offset is recorded, poll() calls options.take_checkpoint once. Call it from the
+  // handler (or from on_partition_end, or from any thread: then after the next record).
+  // Throws StateError(InvalidArgument) when options.take_checkpoint is not set.
+  void request_checkpoint();
 
   // Commits pending offsets, leaves the group (revoking every partition) and stops consuming.
   // Idempotent.

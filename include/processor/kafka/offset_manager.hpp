@@ -260,10 +260,10 @@ class OffsetManager {
   // A consumer starts the partition at `position` (the next offset to consume); `stored` is
   // what the offset store holds for it, if anything. The committed view becomes `stored`, never
   // a position that nobody committed, so it agrees with the store (and kafka-consumer-groups);
-  // the floor becomes `position`. A position above `stored` (a checkpoint ahead of the store, a
-  // start chosen by the out-of-range policy, a partition never committed) is pending: the next
-  // commit writes it, as Kafka's own consumer commits the position it reset to. A position
-  // below `stored` commits again once processing passes `stored`.
+  // the floor becomes `position`. A position other than `stored` (a checkpoint ahead of or behind
+  // the store, a start chosen by the out-of-range policy, a partition never committed) is
+  // pending: the next commit writes it, also when it is below `stored`, as Kafka's own consumer
+  // commits the position it reset to.
   // Drops the partition's pending offset and per-record tracking. Writes nothing.
   // Throws StateError(InvalidArgument) for an invalid topic, partition, position or `stored`.
   void adopt_start_position(std::string_view topic, std::int32_t partition, std::int64_t position,
@@ -345,7 +345,8 @@ class OffsetManager {
 
   // The checkpoint is durable everywhere: commit its offsets to the offset store (Kafka) and the
   // committed view, as Flink does on notifyCheckpointComplete. Partitions whose committed offset
-  // is already at or past the checkpoint's are left alone. Returns how many were committed.
+  // is already at or past the checkpoint's are left alone (unless the partition was started
+  // below it: see adopt_start_position()). Returns how many were committed.
   // The checkpoint that restore_from_checkpoint() restored can be completed too: after a crash
   // between checkpoint() and its completion, that brings the store up to the restored state.
   // Throws StateError(NotFound) for an unknown id; CommitFailed (or the store's kind) when the
@@ -355,7 +356,7 @@ class OffsetManager {
   // Loads the latest checkpoint (or `checkpoint_id`) from the state backend: its positions become
   // the floors and the positions processing resumes from, and checkpointed_offset() answers from
   // it. The committed view stays what the offset store holds (see adopt_start_position()): a
-  // position ahead of the store is pending until a completion — of the restored checkpoint
+  // position other than the store's is pending until a completion — of the restored checkpoint
   // itself or of a later one — commits it. nullopt when there is no checkpoint. A record that
   // fails its checksum throws StateError(Corruption): falling back to an older checkpoint would
   // pair old offsets with newer state.

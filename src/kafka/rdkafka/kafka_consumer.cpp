@@ -1,9 +1,11 @@
 #include "processor/kafka/kafka_consumer.hpp"
 
+#include <algorithm>
 #include <cstring>
 #include <exception>
 #include <iostream>
 #include <mutex>
+#include <unordered_set>
 
 #include "kafka/rdkafka/kafka_client_impl.hpp"
 
@@ -33,16 +35,41 @@ struct KafkaConsumer::Impl {
 
   rd_kafka_t* rk() const noexcept { return client->impl().rk(); }
 
+  // Where a partition starts, and what the manager's offset store holds for it: the committed
+  // view, which a start position that nobody committed must not pretend to be.
+  struct Start {
+    std::int64_t position = 0;
+    std::optional<OffsetInfo> stored;
+  };
+
   void on_rebalance(rd_kafka_resp_err_t event, rd_kafka_topic_partition_list_t* partitions);
   void assign(rd_kafka_topic_partition_list_t* partitions);
   void revoke(rd_kafka_topic_partition_list_t* partitions);
-  std::int64_t start_position(const TopicPartition& tp, const std::optional<std::int64_t>& committed);
+  // Forgets the manager's partitions of the subscribed topics that this member does not own
+  // after an assignment: e.g. partitions restored from a checkpoint taken while it owned more.
+  // They belong to other members; our checkpoints must not carry their stale positions, nor
+  // our completions try to commit them (the offset store refuses a partition not owned).
+  void forget_unowned();
+  Start start_position(const TopicPartition& tp, const std::optional<std::int64_t>& committed);
   void on_partition_end(const rd_kafka_message_t& message);
   void on_consume_error(const rd_kafka_message_t& message);
-  // Starts each listed partition again at its offset: the manager forgets what was pending and
-  // adopts the offset as committed, then the consumer seeks there.
-  void restart_at(rd_kafka_topic_partition_list_t* positions, const char* what);
+  // Starts each listed partition again at its offset (`starts` parallel to `positions`): the
+  // manager forgets what was pending and adopts the start, then the consumer seeks there.
+  void restart_at(rd_kafka_topic_partition_list_t* positions, const std::vector<Start>& starts, const char* what);
   void refresh_high_watermarks();
+  // Records the high watermark librdkafka holds for each partition that records came from in
+  // this poll (cached from the fetch responses that brought them: no request), so that lag read
+  // right after consuming is current.
+  void record_fetched_high_watermarks();
+  // Runs options.take_checkpoint and counts it.
+  void take_checkpoint();
+  // Runs the checkpoint that request_checkpoint() asked for, if any.
+  void take_requested_checkpoint() {
+    if (checkpoint_requested.load(std::memory_order_relaxed)) [[unlikely]] {
+      checkpoint_requested.store(false, std::memory_order_relaxed);
+      take_checkpoint();
+    }
+  }
   void rethrow_callback_error();
   // The manager's handle of the message's partition. Records arrive in runs of one partition,
   // so the last one is remembered: the by-name lookup runs once per run, not once per record.
@@ -56,6 +83,15 @@ struct KafkaConsumer::Impl {
   }
   std::optional<PartitionHandle> last_handle;
   const rd_kafka_topic_t* last_topic = nullptr;
+  // The partitions records came from in the current poll, in runs.
+  std::vector<PartitionHandle> fetched;
+  void note_fetched(const PartitionHandle& partition) {
+    if (fetched.empty() || &fetched.back().topic() != &partition.topic() ||
+        fetched.back().partition() != partition.partition()) {
+      fetched.push_back(partition);
+    }
+  }
+  std::atomic<bool> checkpoint_requested{false};
 
   void count_records(std::size_t handled) {
     std::lock_guard lock(stats_mutex);
@@ -132,12 +168,13 @@ void KafkaConsumer::Impl::on_rebalance(rd_kafka_resp_err_t event, rd_kafka_topic
   }
 }
 
-std::int64_t KafkaConsumer::Impl::start_position(const TopicPartition& tp, const std::optional<std::int64_t>& committed) {
+KafkaConsumer::Impl::Start KafkaConsumer::Impl::start_position(const TopicPartition& tp,
+                                                                const std::optional<std::int64_t>& committed) {
+  Start start;
+  start.stored = manager.offset_store()->get_offset(manager.consumer_group(), tp);
   std::optional<std::int64_t> position;
   if (options.checkpoint_position) position = options.checkpoint_position(tp);
-  if (!position) {
-    if (auto stored = manager.offset_store()->get_offset(manager.consumer_group(), tp)) position = stored->offset;
-  }
+  if (!position && start.stored) position = start.stored->offset;
   if (!position) position = committed;
 
   std::int64_t low = 0;
@@ -159,7 +196,10 @@ std::int64_t KafkaConsumer::Impl::start_position(const TopicPartition& tp, const
     cause = 2;
     action = options.out_of_range.above_log_end;
   }
-  if (cause < 0) return *position;
+  if (cause < 0) {
+    start.position = *position;
+    return start;
+  }
 
   if (action == OutOfRangeAction::Error) {
     throw StateError(ErrorKind::Kafka,
@@ -174,7 +214,8 @@ std::int64_t KafkaConsumer::Impl::start_position(const TopicPartition& tp, const
   std::lock_guard lock(stats_mutex);
   ++stats.out_of_range_resets;
   if (moved_to > from) stats.records_skipped += static_cast<std::uint64_t>(moved_to - from);
-  return moved_to;
+  start.position = moved_to;
+  return start;
 }
 
 void KafkaConsumer::Impl::assign(rd_kafka_topic_partition_list_t* partitions) {
@@ -190,9 +231,9 @@ void KafkaConsumer::Impl::assign(rd_kafka_topic_partition_list_t* partitions) {
     if (committed->elems[i].err == RD_KAFKA_RESP_ERR_NO_ERROR && committed->elems[i].offset >= 0) {
       broker_committed = committed->elems[i].offset;
     }
-    const std::int64_t position = start_position(tp, broker_committed);
-    manager.adopt_committed_offset(tp.topic, tp.partition, position);
-    partitions->elems[i].offset = position;
+    const Start start = start_position(tp, broker_committed);
+    manager.adopt_start_position(tp.topic, tp.partition, start.position, start.stored);
+    partitions->elems[i].offset = start.position;
   }
   if (cooperative(rk())) {
     RdPtr<rd_kafka_error_t> error(rd_kafka_incremental_assign(rk(), partitions));
@@ -202,6 +243,7 @@ void KafkaConsumer::Impl::assign(rd_kafka_topic_partition_list_t* partitions) {
     const rd_kafka_resp_err_t error = rd_kafka_assign(rk(), partitions);
     if (error != RD_KAFKA_RESP_ERR_NO_ERROR) throw internal::kafka_error(error, "assign");
   }
+  forget_unowned();
   {
     std::lock_guard lock(stats_mutex);
     stats.assignments += assigned.size();
@@ -209,31 +251,74 @@ void KafkaConsumer::Impl::assign(rd_kafka_topic_partition_list_t* partitions) {
   if (options.on_assigned) options.on_assigned(assigned);
 }
 
+void KafkaConsumer::Impl::forget_unowned() {
+  const auto owned_list = client->assignment();
+  const std::unordered_set<TopicPartition> owned(owned_list.begin(), owned_list.end());
+  std::vector<TopicPartition> stale;
+  const auto collect = [&](const std::unordered_map<TopicPartition, OffsetInfo>& view) {
+    for (const auto& [tp, info] : view) {
+      if (!owned.contains(tp) &&
+          std::find(options.topics.begin(), options.topics.end(), tp.topic) != options.topics.end()) {
+        stale.push_back(tp);
+      }
+    }
+  };
+  collect(manager.get_all_committed());
+  collect(manager.get_all_pending());
+  if (!stale.empty()) manager.forget_partitions(stale);
+}
+
 void KafkaConsumer::Impl::revoke(rd_kafka_topic_partition_list_t* partitions) {
   const auto revoked = internal::from_partition_list(partitions);
   const bool lost = rd_kafka_assignment_lost(rk()) != 0;
   bool commit_failed = false;
+  // An exception from the user's callbacks is kept for the polling thread; the partitions are
+  // still forgotten and librdkafka still sees the revocation applied.
+  std::exception_ptr user_error;
   if (lost) {
-    if (options.on_lost) options.on_lost(revoked);
-  } else if (!options.commit_on_revoke) {
-    if (options.on_revoked) options.on_revoked(revoked);
+    try {
+      if (options.on_lost) options.on_lost(revoked);
+    } catch (...) {
+      user_error = std::current_exception();
+    }
   } else {
-    if (options.on_revoked) options.on_revoked(revoked);
+    try {
+      // The rebalance-aware checkpoint: state and offsets leave together, while this member
+      // still owns the partitions.
+      if (options.take_checkpoint) take_checkpoint();
+      if (options.on_revoked) options.on_revoked(revoked);
+    } catch (...) {
+      user_error = std::current_exception();
+    }
     // Final offsets go out while this member still owns the partitions. If that fails the next
     // owner resumes from the last commit: records since then are processed again, never lost.
-    try {
-      manager.commit();
-    } catch (const StateError& error) {
-      commit_failed = true;
-      std::cerr << "processor: commit on revoke failed, the next owner reprocesses from the last commit: "
-                << error.what() << "\n";
+    // Under on_checkpoint() offsets reach the store only with a completed checkpoint: pending
+    // offsets beyond it are not in any checkpoint of the state.
+    const bool on_checkpoint = manager.strategy().kind() == OffsetCommitStrategy::Kind::OnCheckpoint;
+    if (options.commit_on_revoke && !on_checkpoint) {
+      try {
+        manager.commit();
+      } catch (const StateError& error) {
+        commit_failed = true;
+        std::cerr << "processor: commit on revoke failed, the next owner reprocesses from the last commit: "
+                  << error.what() << "\n";
+      }
     }
   }
   manager.forget_partitions(revoked);
   KafkaClient::Impl::apply_default_rebalance(rk(), RD_KAFKA_RESP_ERR__REVOKE_PARTITIONS, partitions);
+  {
+    std::lock_guard lock(stats_mutex);
+    (lost ? stats.lost : stats.revocations) += revoked.size();
+    if (commit_failed) ++stats.failed_revoke_commits;
+  }
+  if (user_error && !callback_error) callback_error = user_error;
+}
+
+void KafkaConsumer::Impl::take_checkpoint() {
+  options.take_checkpoint();
   std::lock_guard lock(stats_mutex);
-  (lost ? stats.lost : stats.revocations) += revoked.size();
-  if (commit_failed) ++stats.failed_revoke_commits;
+  ++stats.checkpoints;
 }
 
 void KafkaConsumer::Impl::on_partition_end(const rd_kafka_message_t& message) {
@@ -246,6 +331,9 @@ void KafkaConsumer::Impl::on_partition_end(const rd_kafka_message_t& message) {
     // A position below the floor means a reset moved the partition meanwhile: keep the reset.
     if (error.kind() != ErrorKind::InvalidArgument) throw;
   }
+  note_fetched(manager.partition(topic, message.partition));
+  if (options.on_partition_end) options.on_partition_end(TopicPartition(topic, message.partition), message.offset);
+  take_requested_checkpoint();
 }
 
 void KafkaConsumer::Impl::on_consume_error(const rd_kafka_message_t& message) {
@@ -257,8 +345,10 @@ void KafkaConsumer::Impl::on_consume_error(const rd_kafka_message_t& message) {
     // The log moved under a running consumer (retention or truncation): decide again by cause.
     const TopicPartition tp(rd_kafka_topic_name(message.rkt), message.partition);
     auto list = internal::to_partition_list(std::vector<TopicPartition>{tp});
-    list->elems[0].offset = start_position(tp, message.offset >= 0 ? std::optional(message.offset) : std::nullopt);
-    restart_at(list.get(), "seek");
+    const std::vector<Start> starts{
+        start_position(tp, message.offset >= 0 ? std::optional(message.offset) : std::nullopt)};
+    list->elems[0].offset = starts[0].position;
+    restart_at(list.get(), starts, "seek");
     return;
   }
   char reason[512];
@@ -267,10 +357,12 @@ void KafkaConsumer::Impl::on_consume_error(const rd_kafka_message_t& message) {
   // Anything else is transient (a broker connection, a leader move): librdkafka retries it.
 }
 
-void KafkaConsumer::Impl::restart_at(rd_kafka_topic_partition_list_t* positions, const char* what) {
+void KafkaConsumer::Impl::restart_at(rd_kafka_topic_partition_list_t* positions, const std::vector<Start>& starts,
+                                     const char* what) {
   manager.forget_partitions(internal::from_partition_list(positions));
   for (int i = 0; i < positions->cnt; ++i) {
-    manager.adopt_committed_offset(positions->elems[i].topic, positions->elems[i].partition, positions->elems[i].offset);
+    manager.adopt_start_position(positions->elems[i].topic, positions->elems[i].partition, starts[i].position,
+                                 starts[i].stored);
   }
   RdPtr<rd_kafka_error_t> error(rd_kafka_seek_partitions(rk(), positions, 10'000));
   if (error) {
@@ -293,6 +385,19 @@ void KafkaConsumer::Impl::refresh_high_watermarks() {
       manager.update_high_watermark(tp.topic, tp.partition, high);
     }
   }
+}
+
+void KafkaConsumer::Impl::record_fetched_high_watermarks() {
+  for (const PartitionHandle& partition : fetched) {
+    std::int64_t low = 0;
+    std::int64_t high = 0;
+    if (rd_kafka_get_watermark_offsets(rk(), partition.topic().c_str(), partition.partition(), &low, &high) ==
+            RD_KAFKA_RESP_ERR_NO_ERROR &&
+        high >= 0) {
+      manager.update_high_watermark(partition.topic(), partition.partition(), high);
+    }
+  }
+  fetched.clear();
 }
 
 void KafkaConsumer::Impl::rethrow_callback_error() {
@@ -330,9 +435,12 @@ std::size_t KafkaConsumer::poll(const RecordHandler& handler) {
     }
     ++handled;
     PartitionHandle& partition = impl_->handle_for(*message, record.topic);
+    impl_->note_fetched(partition);
     impl_->automatic_commit([&] { partition.update(record.offset + 1); });
+    impl_->take_requested_checkpoint();
   }
   impl_->count_records(handled);
+  impl_->record_fetched_high_watermarks();
   impl_->refresh_high_watermarks();
   impl_->automatic_commit([&] { impl_->manager.poll(); });
   return handled;
@@ -370,6 +478,14 @@ void KafkaConsumer::run(const RecordHandler& handler) {
 
 void KafkaConsumer::stop() noexcept { impl_->stop_requested = true; }
 
+void KafkaConsumer::request_checkpoint() {
+  if (!impl_->options.take_checkpoint) {
+    throw StateError(ErrorKind::InvalidArgument,
+                     "request_checkpoint() needs KafkaConsumerOptions::take_checkpoint, which is not set");
+  }
+  impl_->checkpoint_requested.store(true, std::memory_order_relaxed);
+}
+
 void KafkaConsumer::close() {
   if (impl_->closed) return;
   impl_->closed = true;
@@ -388,15 +504,18 @@ void KafkaConsumer::rewind_to_committed() {
   const rd_kafka_resp_err_t fetch_error = rd_kafka_committed(impl_->rk(), committed.get(), 10'000);
   if (fetch_error != RD_KAFKA_RESP_ERR_NO_ERROR) throw internal::kafka_error(fetch_error, "reading committed offsets");
   auto positions = internal::to_partition_list(assigned);
+  std::vector<Impl::Start> starts;
+  starts.reserve(assigned.size());
   for (int i = 0; i < positions->cnt; ++i) {
     const TopicPartition tp(positions->elems[i].topic, positions->elems[i].partition);
     std::optional<std::int64_t> known = impl_->manager.get_offset(tp.topic, tp.partition);
     if (!known && committed->elems[i].err == RD_KAFKA_RESP_ERR_NO_ERROR && committed->elems[i].offset >= 0) {
       known = committed->elems[i].offset;
     }
-    positions->elems[i].offset = impl_->start_position(tp, known);
+    starts.push_back(impl_->start_position(tp, known));
+    positions->elems[i].offset = starts.back().position;
   }
-  impl_->restart_at(positions.get(), "rewinding");
+  impl_->restart_at(positions.get(), starts, "rewinding");
 }
 
 std::vector<TopicPartition> KafkaConsumer::assignment() const { return impl_->client->assignment(); }
