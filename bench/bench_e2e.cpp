@@ -9,9 +9,24 @@
 //      KafkaOffsetStore against rd_kafka_commit(sync) of a subscribed consumer, interleaved.
 //
 // Options (before Google Benchmark's own):
-//   --e2e-messages N    messages to produce and consume (default 1'000'000; env
-//                       BENCH_E2E_MESSAGES). Use 10000000 for the full run.
+//   --e2e-messages N        messages to produce and consume (default 1'000'000; env
+//                           BENCH_E2E_MESSAGES). Use 10000000 for the full run.
+//   --e2e-fail-first-setup  the first setup of each benchmark on each cluster fails (producing the
+//                           e2e topic; joining the round-trip consumers), as a transient broker
+//                           error would: for the check of scripts/bench.sh --smoke that a failed
+//                           repetition is reported and does not abort the binary.
 // With KAFKA_BOOTSTRAP set, both measures also run against that broker.
+//
+// Errors and repetitions: Google Benchmark 1.7.1 (Debian 12) aggregates the repetitions in
+// ComputeStats, which, with two or more repetitions that succeeded,
+//   (a) checks that every repetition ran the same number of iterations, errored ones included,
+//       and aborts otherwise; State::iterations() is 0 after a SkipWithError before the loop, the
+//       full count after one inside it;
+//   (b) takes the statistics to compute from the first repetition, which an errored one lacks (a
+//       null pointer: it crashes).
+// (Fixed upstream by google/benchmark#2199, in no release up to v1.9.5.) So every error is
+// reported with SkipWithError from inside the benchmark loop (skip_from_loop for setup failures),
+// and once a repetition of a benchmark failed, its later repetitions skip with that error.
 
 #include <librdkafka/rdkafka.h>
 
@@ -23,6 +38,7 @@
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -37,6 +53,23 @@ namespace support = processor::testing;
 
 constexpr int kPartitions = 4;
 std::int64_t g_messages = 1'000'000;
+bool g_fail_first_setup = false;  // --e2e-fail-first-setup
+
+// --e2e-fail-first-setup: throws the first time for each `failed_once` flag.
+void maybe_fail_setup(bool& failed_once, const std::string& what) {
+  if (!g_fail_first_setup || failed_once) return;
+  failed_once = true;
+  throw std::runtime_error("injected failure of the first " + what + " (--e2e-fail-first-setup)");
+}
+
+// Reports `error` for this repetition from inside the benchmark loop, so that the repetition
+// counts the iterations the others do (see the header comment). For failures before the loop.
+void skip_from_loop(benchmark::State& state, const std::string& error) {
+  for (auto _ : state) {
+    state.SkipWithError(error.c_str());
+    break;
+  }
+}
 
 void set(rd_kafka_conf_t* conf, const std::string& name, const std::string& value) {
   char error[512];
@@ -73,6 +106,55 @@ rd_kafka_t* subscribed_consumer(const std::vector<std::pair<std::string, std::st
   return rk;
 }
 
+// Waits until the broker answers a watermark query (ListOffsets) for every partition of `topic`:
+// the query KafkaConsumer makes for each partition it is assigned. The topic's metadata, which
+// support::create_topic waits for, can name the broker as leader before the broker serves the
+// partition: a round-trip consumer joining right after the 10M-message e2e runs failed with
+// "reading the log range of <topic>:0: NOT_LEADER_FOR_PARTITION".
+void wait_until_served(const std::string& bootstrap, const std::string& topic) {
+  rd_kafka_conf_t* conf = rd_kafka_conf_new();
+  try {
+    set(conf, "bootstrap.servers", bootstrap);
+    set(conf, "log_level", "3");
+  } catch (...) {
+    rd_kafka_conf_destroy(conf);
+    throw;
+  }
+  char error[512];
+  rd_kafka_t* rk = rd_kafka_new(RD_KAFKA_PRODUCER, conf, error, sizeof error);
+  if (rk == nullptr) {
+    rd_kafka_conf_destroy(conf);
+    throw std::runtime_error(error);
+  }
+  const auto start = bench::Clock::now();
+  const auto deadline = start + std::chrono::seconds(60);
+  int retries = 0;
+  std::string first_error;
+  for (int p = 0; p < kPartitions;) {
+    std::int64_t low = 0;
+    std::int64_t high = 0;
+    const rd_kafka_resp_err_t queried =
+        rd_kafka_query_watermark_offsets(rk, topic.c_str(), p, &low, &high, 5'000);
+    if (queried == RD_KAFKA_RESP_ERR_NO_ERROR) {
+      ++p;
+      continue;
+    }
+    if (first_error.empty()) first_error = rd_kafka_err2name(queried);
+    if (bench::Clock::now() > deadline) {
+      rd_kafka_destroy(rk);
+      throw std::runtime_error("topic " + topic + " partition " + std::to_string(p) +
+                               " not served after 60 s: " + rd_kafka_err2str(queried));
+    }
+    ++retries;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  rd_kafka_destroy(rk);
+  if (retries > 0) {
+    std::cout << "bench_e2e: topic " << topic << " served after " << bench::fmt(bench::seconds_since(start))
+              << " s (" << retries << " retries; first answer " << first_error << ")" << std::endl;
+  }
+}
+
 // A Kafka cluster to run against: the mock cluster, or the broker at KAFKA_BOOTSTRAP.
 struct Target {
   std::string label;  // "mock" or "broker"
@@ -87,12 +169,15 @@ struct Target {
   // oldest: about 1M of these messages over 4 partitions.
   std::int64_t consume_count = 0;
   std::int64_t end_offsets_sum = 0;  // what the committed offsets sum to after a full run
+  bool e2e_setup_failed = false;      // --e2e-fail-first-setup
+  bool rtt_setup_failed = false;
 
   void create_topic(const std::string& topic) {
     if (mock) {
       mock->create_topic(topic, kPartitions);
     } else {
       support::create_topic(bootstrap, topic, kPartitions);
+      wait_until_served(bootstrap, topic);
     }
   }
 };
@@ -180,6 +265,7 @@ void produce(Target& target, const std::string& topic, std::int64_t count) {
 
 void ensure_produced(Target& target) {
   if (target.produced) return;
+  maybe_fail_setup(target.e2e_setup_failed, "e2e topic setup");
   target.e2e_topic = support::unique_name("bench-e2e");
   target.create_topic(target.e2e_topic);
   const auto start = bench::Clock::now();
@@ -331,14 +417,29 @@ struct PairResults {
 };
 PairResults g_pairs[2];  // [0] mock, [1] broker
 
+// The first error of a benchmark on one cluster: its later repetitions skip (see the header).
+std::string g_e2e_failure[2];
+std::string g_rtt_failure[2];
+std::string earlier_failure(const std::string& failure) {
+  return "skipped: an earlier repetition failed: " + failure;
+}
+
 void BM_E2E(benchmark::State& state, Target& (*target_of)(), int slot) {
-  Target& target = target_of();
-  try {
-    ensure_produced(target);
-  } catch (const std::exception& error) {
-    state.SkipWithError(error.what());
+  std::string& failure = g_e2e_failure[slot];
+  if (!failure.empty()) {
+    skip_from_loop(state, earlier_failure(failure));
     return;
   }
+  Target* target_ptr = nullptr;
+  try {
+    target_ptr = &target_of();
+    ensure_produced(*target_ptr);
+  } catch (const std::exception& error) {
+    failure = error.what();
+    skip_from_loop(state, failure);
+    return;
+  }
+  Target& target = *target_ptr;
   PairResults& pairs = g_pairs[slot];
   for (auto _ : state) {
     ConsumeRun bare, ours, fixed;
@@ -353,8 +454,9 @@ void BM_E2E(benchmark::State& state, Target& (*target_of)(), int slot) {
         }
       }
     } catch (const std::exception& error) {
-      state.SkipWithError(error.what());
-      return;
+      failure = error.what();
+      state.SkipWithError(failure.c_str());
+      break;
     }
     state.SetIterationTime(bare.seconds + ours.seconds + fixed.seconds);
     pairs.bare_rate.push_back(bare.rate());
@@ -396,20 +498,32 @@ struct RttEnv {
                                {"auto.offset.reset", "earliest"},
                                {"log_level", "3"}},
                               target.rtt_topic);
-    offsets = rd_kafka_topic_partition_list_new(kPartitions);
-    for (int p = 0; p < kPartitions; ++p) rd_kafka_topic_partition_list_add(offsets, target.rtt_topic.c_str(), p);
+    try {
+      offsets = rd_kafka_topic_partition_list_new(kPartitions);
+      for (int p = 0; p < kPartitions; ++p) {
+        rd_kafka_topic_partition_list_add(offsets, target.rtt_topic.c_str(), p);
+      }
 
-    // Both join their groups (in parallel: the mock delays a first join by 3 s).
-    const auto deadline = bench::Clock::now() + std::chrono::seconds(60);
-    while (consumer->assignment().size() != kPartitions || raw_assigned() != kPartitions) {
-      if (bench::Clock::now() > deadline) throw std::runtime_error("the commit round-trip consumers never joined");
-      consumer->poll([](const ConsumedRecord&) {});
-      if (rd_kafka_message_t* message = rd_kafka_consumer_poll(raw, 50)) rd_kafka_message_destroy(message);
+      // Both join their groups (in parallel: the mock delays a first join by 3 s).
+      const auto deadline = bench::Clock::now() + std::chrono::seconds(60);
+      while (consumer->assignment().size() != kPartitions || raw_assigned() != kPartitions) {
+        if (bench::Clock::now() > deadline) {
+          throw std::runtime_error("the commit round-trip consumers never joined");
+        }
+        consumer->poll([](const ConsumedRecord&) {});
+        if (rd_kafka_message_t* message = rd_kafka_consumer_poll(raw, 50)) rd_kafka_message_destroy(message);
+      }
+    } catch (...) {
+      close_raw();  // no destructor runs for a constructor that throws
+      throw;
     }
   }
   ~RttEnv() {
     consumer.reset();  // closes: leaves the group
-    rd_kafka_topic_partition_list_destroy(offsets);
+    close_raw();
+  }
+  void close_raw() {
+    if (offsets != nullptr) rd_kafka_topic_partition_list_destroy(offsets);
     rd_kafka_consumer_close(raw);
     rd_kafka_destroy(raw);
   }
@@ -465,20 +579,35 @@ RttSamples g_rtt_samples[2];
 
 void BM_CommitRoundTrip(benchmark::State& state, Target& (*target_of)(), int slot) {
   RttSamples& samples = g_rtt_samples[slot];
-  double ours_total = 0;
-  double raw_total = 0;
+  std::string& failure = g_rtt_failure[slot];
+  if (!failure.empty()) {
+    skip_from_loop(state, earlier_failure(failure));
+    return;
+  }
   try {
     Target& target = target_of();
-    if (target.rtt_topic.empty()) {
-      target.rtt_topic = support::unique_name("bench-rtt");
-      target.create_topic(target.rtt_topic);
+    if (!g_rtt[slot]) {
+      maybe_fail_setup(target.rtt_setup_failed, "commit round-trip setup");
+      if (target.rtt_topic.empty()) {
+        const std::string topic = support::unique_name("bench-rtt");
+        target.create_topic(topic);
+        target.rtt_topic = topic;  // only once it exists
+      }
+      g_rtt[slot] = std::make_unique<RttEnv>(target);
     }
-    if (!g_rtt[slot]) g_rtt[slot] = std::make_unique<RttEnv>(target);
-    RttEnv& env = *g_rtt[slot];
-    for (auto _ : state) {
-      // Interleaved, alternating which goes first.
-      double ours = 0;
-      double raw = 0;
+  } catch (const std::exception& error) {
+    failure = error.what();
+    skip_from_loop(state, failure);
+    return;
+  }
+  RttEnv& env = *g_rtt[slot];
+  double ours_total = 0;
+  double raw_total = 0;
+  for (auto _ : state) {
+    // Interleaved, alternating which goes first.
+    double ours = 0;
+    double raw = 0;
+    try {
       if (samples.ours.size() % 2 == 0) {
         ours = env.commit_ours();
         raw = env.commit_raw();
@@ -486,16 +615,18 @@ void BM_CommitRoundTrip(benchmark::State& state, Target& (*target_of)(), int slo
         raw = env.commit_raw();
         ours = env.commit_ours();
       }
-      state.SetIterationTime(ours);
-      samples.ours.push_back(ours);
-      samples.raw.push_back(raw);
-      ours_total += ours;
-      raw_total += raw;
+    } catch (const std::exception& error) {
+      failure = error.what();
+      state.SkipWithError(failure.c_str());
+      break;
     }
-  } catch (const std::exception& error) {
-    state.SkipWithError(error.what());
-    return;
+    state.SetIterationTime(ours);
+    samples.ours.push_back(ours);
+    samples.raw.push_back(raw);
+    ours_total += ours;
+    raw_total += raw;
   }
+  if (state.error_occurred()) return;
   const double n = static_cast<double>(state.iterations());
   state.counters["ours_us"] = ours_total * 1e6 / n;
   state.counters["raw_us"] = raw_total * 1e6 / n;
@@ -559,7 +690,7 @@ void summarize(const bench::CollectingReporter&, bench::Summary& s) {
          "stall on a 1 s fetch tick with small messages).");
 }
 
-// Removes --e2e-messages N / --e2e-messages=N from argv.
+// Removes --e2e-messages N / --e2e-messages=N and --e2e-fail-first-setup from argv.
 void parse_own_arguments(int& argc, char** argv) {
   if (const char* env = std::getenv("BENCH_E2E_MESSAGES")) g_messages = std::stoll(env);
   int out = 1;
@@ -569,6 +700,8 @@ void parse_own_arguments(int& argc, char** argv) {
       g_messages = std::stoll(argv[++i]);
     } else if (arg.rfind("--e2e-messages=", 0) == 0) {
       g_messages = std::stoll(arg.substr(std::strlen("--e2e-messages=")));
+    } else if (arg == "--e2e-fail-first-setup") {
+      g_fail_first_setup = true;
     } else {
       argv[out++] = argv[i];
     }

@@ -4,8 +4,11 @@
 #
 # Usage: bash scripts/bench.sh [--smoke] [--e2e-messages N] [extra Google Benchmark flags...]
 #   --smoke             every benchmark once with a minimal iteration count and a small e2e
-#                       message count: for CI, so that the benchmarks cannot rot. Fails only when
-#                       a binary fails, never because a target is missed.
+#                       message count: for CI, so that the benchmarks cannot rot. bench_e2e runs
+#                       2 repetitions, then the repetition check: 3 repetitions whose first setups
+#                       fail (--e2e-fail-first-setup) must be reported as failures, not abort the
+#                       binary. Fails only when a binary or that check fails, never because a
+#                       target is missed.
 #   --e2e-messages N    messages per end-to-end run (default 10000000; 20000 with --smoke).
 #                       The mock cluster keeps ~1M of them (5 MiB per partition) and consumes
 #                       those; the real broker consumes all. Env: BENCH_E2E_MESSAGES.
@@ -16,7 +19,8 @@
 #                       (scripts/kafka/broker.sh, in BUILD_DIR/kafka) and stops it at exit; the
 #                       smoke run uses the mock cluster only. BENCH_NO_BROKER=1: mock only.
 #
-# Exit status: non-zero when setup, the build, or a benchmark binary fails (or times out).
+# Exit status: non-zero when setup, the build, or a benchmark binary fails (or times out), or when
+# the smoke run's repetition check fails.
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -28,7 +32,7 @@ while (($# > 0)); do
     --smoke) smoke=1 ;;
     --e2e-messages) e2e_messages="${2:?--e2e-messages needs a count}"; shift ;;
     --e2e-messages=*) e2e_messages="${1#--e2e-messages=}" ;;
-    -h|--help) sed -n '2,19p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,23p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) extra+=("$1") ;;
   esac
   shift
@@ -81,6 +85,8 @@ failed=()
 for binary in "${binaries[@]}"; do
   args=("${gbench[@]}")
   [[ "${binary}" == bench_e2e ]] && args=(--e2e-messages "${e2e_messages}" "${args[@]}")
+  # Repetitions of bench_e2e in the smoke run too: its aggregates once aborted the binary.
+  ((smoke)) && [[ "${binary}" == bench_e2e ]] && args+=(--benchmark_repetitions=2)
   echo
   echo "================ ${binary} ${args[*]} ${extra[*]:-}"
   binary_started=$(date +%s)
@@ -92,6 +98,40 @@ for binary in "${binaries[@]}"; do
   echo "bench.sh: ${binary} exited with ${status} after $(($(date +%s) - binary_started)) s"
   if ((status != 0)); then failed+=("${binary} (exit ${status})"); fi
 done
+
+# The repetition check (smoke): bench_e2e on the mock cluster, 3 repetitions, the first setup of
+# each benchmark failing. It must report every failure and finish with its summary (exit 1), not
+# abort: with Google Benchmark 1.7.1 one repetition failing in its setup while two others
+# succeeded aborted the binary in ComputeStats ("Check (run_iterations) == (run.iterations)").
+if ((smoke)); then
+  check_log="${log_dir}/bench_e2e-repetition-check.log"
+  check_args=(--e2e-messages "${e2e_messages}" --e2e-fail-first-setup --benchmark_min_time=0.01
+              --benchmark_repetitions=3 --benchmark_color=false)
+  echo
+  echo "================ repetition check: bench_e2e ${check_args[*]} (mock cluster; must exit 1, not abort)"
+  check_started=$(date +%s)
+  set +e
+  env -u KAFKA_BOOTSTRAP timeout --kill-after=30 240 "${build_dir}/bench/bench_e2e" "${check_args[@]}" \
+    >"${check_log}" 2>&1
+  status=$?
+  set -e
+  problems=""
+  ((status == 1)) || problems+="exit ${status}, expected 1; "
+  for benchmark in BM_E2E/mock BM_CommitRoundTrip/mock; do
+    grep -q "^bench_e2e: FAILED ${benchmark}: injected failure" "${check_log}" ||
+      problems+="no injected failure reported for ${benchmark}; "
+  done
+  grep -q '^RESULT|commit round trip, 4 partitions, sync, mock cluster|' "${check_log}" ||
+    problems+="no summary; "
+  if [[ -n "${problems}" ]]; then
+    tail -n 40 "${check_log}"
+    failed+=("repetition check (${problems}log ${check_log})")
+    echo "bench.sh: repetition check FAILED after $(($(date +%s) - check_started)) s: ${problems%; }"
+  else
+    grep '^bench_e2e: FAILED' "${check_log}" | sed 's/^/  reported: /'
+    echo "bench.sh: repetition check passed after $(($(date +%s) - check_started)) s (failures reported, no abort)"
+  fi
+fi
 finished=$(date +%s)
 
 # The final table, from every binary's RESULT|measure|ours|anchor|ratio|target|met lines.
@@ -105,7 +145,9 @@ results() {
   echo
   echo "==== processor benchmarks (${mode}): medians and ratios, each measure with its anchor in the same run ===="
   echo "machine: ${machine}"
-  echo "e2e messages per run: ${e2e_messages}; Google Benchmark flags: ${gbench[*]}"
+  e2e_flags=""
+  ((smoke)) && e2e_flags=" (bench_e2e: --benchmark_repetitions=2)"
+  echo "e2e messages per run: ${e2e_messages}; Google Benchmark flags: ${gbench[*]}${e2e_flags}"
   echo
   results | awk -F'|' '
     { rows[NR] = $0; for (i = 2; i <= 7; i++) if (length($i) > w[i]) w[i] = length($i) }
@@ -134,4 +176,8 @@ if ((${#failed[@]} > 0)); then
   echo "bench.sh: FAILED: ${failed[*]}" >&2
   exit 1
 fi
-echo "bench.sh: ${mode} run passed (${#binaries[@]} binaries)"
+if ((smoke)); then
+  echo "bench.sh: ${mode} run passed (${#binaries[@]} binaries and the repetition check)"
+else
+  echo "bench.sh: ${mode} run passed (${#binaries[@]} binaries)"
+fi
