@@ -106,55 +106,6 @@ rd_kafka_t* subscribed_consumer(const std::vector<std::pair<std::string, std::st
   return rk;
 }
 
-// Waits until the broker answers a watermark query (ListOffsets) for every partition of `topic`:
-// the query KafkaConsumer makes for each partition it is assigned. The topic's metadata, which
-// support::create_topic waits for, can name the broker as leader before the broker serves the
-// partition: a round-trip consumer joining right after the 10M-message e2e runs failed with
-// "reading the log range of <topic>:0: NOT_LEADER_FOR_PARTITION".
-void wait_until_served(const std::string& bootstrap, const std::string& topic) {
-  rd_kafka_conf_t* conf = rd_kafka_conf_new();
-  try {
-    set(conf, "bootstrap.servers", bootstrap);
-    set(conf, "log_level", "3");
-  } catch (...) {
-    rd_kafka_conf_destroy(conf);
-    throw;
-  }
-  char error[512];
-  rd_kafka_t* rk = rd_kafka_new(RD_KAFKA_PRODUCER, conf, error, sizeof error);
-  if (rk == nullptr) {
-    rd_kafka_conf_destroy(conf);
-    throw std::runtime_error(error);
-  }
-  const auto start = bench::Clock::now();
-  const auto deadline = start + std::chrono::seconds(60);
-  int retries = 0;
-  std::string first_error;
-  for (int p = 0; p < kPartitions;) {
-    std::int64_t low = 0;
-    std::int64_t high = 0;
-    const rd_kafka_resp_err_t queried =
-        rd_kafka_query_watermark_offsets(rk, topic.c_str(), p, &low, &high, 5'000);
-    if (queried == RD_KAFKA_RESP_ERR_NO_ERROR) {
-      ++p;
-      continue;
-    }
-    if (first_error.empty()) first_error = rd_kafka_err2name(queried);
-    if (bench::Clock::now() > deadline) {
-      rd_kafka_destroy(rk);
-      throw std::runtime_error("topic " + topic + " partition " + std::to_string(p) +
-                               " not served after 60 s: " + rd_kafka_err2str(queried));
-    }
-    ++retries;
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  }
-  rd_kafka_destroy(rk);
-  if (retries > 0) {
-    std::cout << "bench_e2e: topic " << topic << " served after " << bench::fmt(bench::seconds_since(start))
-              << " s (" << retries << " retries; first answer " << first_error << ")" << std::endl;
-  }
-}
-
 // A Kafka cluster to run against: the mock cluster, or the broker at KAFKA_BOOTSTRAP.
 struct Target {
   std::string label;  // "mock" or "broker"
@@ -176,8 +127,7 @@ struct Target {
     if (mock) {
       mock->create_topic(topic, kPartitions);
     } else {
-      support::create_topic(bootstrap, topic, kPartitions);
-      wait_until_served(bootstrap, topic);
+      support::create_topic(bootstrap, topic, kPartitions);  // returns once every partition is served
     }
   }
 };

@@ -104,19 +104,36 @@ inline void create_topic(const std::string& bootstrap, const std::string& topic,
   rd_kafka_queue_destroy(queue);
   rd_kafka_NewTopic_destroy(request);
   if (!failure.empty()) throw std::runtime_error("cannot create topic " + topic + ": " + failure);
-  // Wait until the broker serves metadata for every partition.
-  for (int attempt = 0; attempt < 100; ++attempt) {
+  // Wait until the broker serves metadata for every partition...
+  bool listed = false;
+  for (int attempt = 0; attempt < 100 && !listed; ++attempt) {
     const rd_kafka_metadata_t* metadata = nullptr;
     rd_kafka_topic_t* handle = rd_kafka_topic_new(admin.handle(), topic.c_str(), nullptr);
-    const bool ok = rd_kafka_metadata(admin.handle(), 0, handle, &metadata, 5'000) == RD_KAFKA_RESP_ERR_NO_ERROR &&
-                    metadata->topic_cnt == 1 && metadata->topics[0].err == RD_KAFKA_RESP_ERR_NO_ERROR &&
-                    metadata->topics[0].partition_cnt == partitions;
+    listed = rd_kafka_metadata(admin.handle(), 0, handle, &metadata, 5'000) == RD_KAFKA_RESP_ERR_NO_ERROR &&
+             metadata->topic_cnt == 1 && metadata->topics[0].err == RD_KAFKA_RESP_ERR_NO_ERROR &&
+             metadata->topics[0].partition_cnt == partitions;
     if (metadata != nullptr) rd_kafka_metadata_destroy(metadata);
     rd_kafka_topic_destroy(handle);
-    if (ok) return;
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    if (!listed) std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
-  throw std::runtime_error("topic " + topic + " did not become available");
+  if (!listed) throw std::runtime_error("topic " + topic + " did not become available");
+  // ...and answers a watermark query (ListOffsets) for each, the query KafkaConsumer makes for
+  // every partition it is assigned: the metadata can name the broker as leader tens of
+  // milliseconds before it serves the partition (NOT_LEADER_FOR_PARTITION until then).
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  for (int p = 0; p < partitions;) {
+    std::int64_t low = 0;
+    std::int64_t high = 0;
+    const rd_kafka_resp_err_t queried = rd_kafka_query_watermark_offsets(admin.handle(), topic.c_str(), p, &low, &high, 5'000);
+    if (queried == RD_KAFKA_RESP_ERR_NO_ERROR) {
+      ++p;
+    } else if (std::chrono::steady_clock::now() > deadline) {
+      throw std::runtime_error("topic " + topic + " partition " + std::to_string(p) +
+                               " not served after 60 s: " + rd_kafka_err2str(queried));
+    } else {
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+  }
 }
 
 // librdkafka's in-process mock cluster, reachable on loopback.
