@@ -393,6 +393,26 @@ TEST_F(KafkaMock, OutOfRangePolicyForNoOffsetCanStartAtTheEndAndCountsTheSkip) {
   EXPECT_EQ(manager.get_offset(topic_, 2), 60);
 }
 
+// A rewind after an aborted transaction, before anything was ever committed, goes back to
+// where the partition started, not to a fresh answer of the out-of-range policy: with
+// no_offset = Latest that answer is past the aborted records, which would be lost.
+TEST_F(KafkaMock, RewindBeforeTheFirstCommitReturnsToTheStartPosition) {
+  Producer producer(cluster_.bootstrap());
+  producer.produce(topic_, 0, 10);
+  auto options = Member::options_for(topic_);
+  options.out_of_range.no_offset = OutOfRangeAction::Latest;
+  Member member(cluster_.bootstrap(), group_, options, "range");
+  ASSERT_TRUE(poll_until(member.consumer, [](const ConsumedRecord&) {},
+                         [&] { return member.consumer.assignment().size() == 4; }));
+  producer.produce(topic_, 0, 5, 10);
+  std::vector<std::int64_t> handled;
+  const auto record = [&](const ConsumedRecord& r) { handled.push_back(r.offset); };
+  ASSERT_TRUE(poll_until(member.consumer, record, [&] { return handled.size() == 5; }));
+  member.consumer.rewind_to_committed();  // the transaction that held records 10-14 aborted
+  ASSERT_TRUE(poll_until(member.consumer, record, [&] { return handled.size() == 10; }));
+  EXPECT_EQ(handled, (std::vector<std::int64_t>{10, 11, 12, 13, 14, 10, 11, 12, 13, 14}));
+}
+
 TEST_F(KafkaMock, OutOfRangePolicyErrorStopsThePoll) {
   Producer producer(cluster_.bootstrap());
   producer.produce(topic_, 0, 10);

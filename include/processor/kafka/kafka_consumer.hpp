@@ -164,7 +164,9 @@ class KafkaConsumer {
 
   // Moves every assigned partition back to the manager's committed offset (else the broker's,
   // else the OutOfRangePolicy) and drops the pending offsets: after an aborted transaction, the
-  // records since the last commit are consumed again.
+  // records since the last commit are consumed again. A partition with no commit since it was
+  // assigned goes back to where it started (the policy is not asked again: with Latest its
+  // answer now would skip the aborted records).
   void rewind_to_committed();
 
   std::vector<TopicPartition> assignment() const;

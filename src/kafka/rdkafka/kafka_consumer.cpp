@@ -5,6 +5,7 @@
 #include <exception>
 #include <iostream>
 #include <mutex>
+#include <unordered_map>
 #include <unordered_set>
 
 #include "kafka/rdkafka/kafka_client_impl.hpp"
@@ -53,9 +54,9 @@ struct KafkaConsumer::Impl {
   Start start_position(const TopicPartition& tp, const std::optional<std::int64_t>& committed);
   void on_partition_end(const rd_kafka_message_t& message);
   void on_consume_error(const rd_kafka_message_t& message);
-  // Starts each listed partition again at its offset (`starts` parallel to `positions`): the
+  // Starts each listed partition again at its offset (`restarts` parallel to `positions`): the
   // manager forgets what was pending and adopts the start, then the consumer seeks there.
-  void restart_at(rd_kafka_topic_partition_list_t* positions, const std::vector<Start>& starts, const char* what);
+  void restart_at(rd_kafka_topic_partition_list_t* positions, const std::vector<Start>& restarts, const char* what);
   void refresh_high_watermarks();
   // Records the high watermark librdkafka holds for each partition that records came from in
   // this poll (cached from the fetch responses that brought them: no request), so that lag read
@@ -92,6 +93,24 @@ struct KafkaConsumer::Impl {
     }
   }
   std::atomic<bool> checkpoint_requested{false};
+  // Each assigned partition's start, kept so that a rewind before its first commit returns
+  // there instead of asking the out-of-range policy again. Polling thread only.
+  std::unordered_map<TopicPartition, Start> starts;
+  // Where a rewind of `tp` goes back to when no commit was made since it started: its start;
+  // nullopt when a commit was made since (the committed view then differs from what the store
+  // held at the start) or the partition was never started here.
+  std::optional<std::int64_t> uncommitted_start(const TopicPartition& tp) {
+    const auto start = starts.find(tp);
+    if (start == starts.end()) return std::nullopt;
+    const auto committed = manager.get_all_committed();
+    const auto view = committed.find(tp);
+    const std::optional<std::int64_t> now =
+        view == committed.end() ? std::nullopt : std::optional<std::int64_t>(view->second.offset);
+    const std::optional<std::int64_t> then =
+        start->second.stored ? std::optional<std::int64_t>(start->second.stored->offset) : std::nullopt;
+    if (now != then) return std::nullopt;
+    return start->second.position;
+  }
 
   void count_records(std::size_t handled) {
     std::lock_guard lock(stats_mutex);
@@ -234,6 +253,7 @@ void KafkaConsumer::Impl::assign(rd_kafka_topic_partition_list_t* partitions) {
     const Start start = start_position(tp, broker_committed);
     manager.adopt_start_position(tp.topic, tp.partition, start.position, start.stored);
     partitions->elems[i].offset = start.position;
+    starts.insert_or_assign(tp, start);
   }
   if (cooperative(rk())) {
     RdPtr<rd_kafka_error_t> error(rd_kafka_incremental_assign(rk(), partitions));
@@ -306,6 +326,7 @@ void KafkaConsumer::Impl::revoke(rd_kafka_topic_partition_list_t* partitions) {
     }
   }
   manager.forget_partitions(revoked);
+  for (const auto& tp : revoked) starts.erase(tp);
   KafkaClient::Impl::apply_default_rebalance(rk(), RD_KAFKA_RESP_ERR__REVOKE_PARTITIONS, partitions);
   {
     std::lock_guard lock(stats_mutex);
@@ -345,10 +366,10 @@ void KafkaConsumer::Impl::on_consume_error(const rd_kafka_message_t& message) {
     // The log moved under a running consumer (retention or truncation): decide again by cause.
     const TopicPartition tp(rd_kafka_topic_name(message.rkt), message.partition);
     auto list = internal::to_partition_list(std::vector<TopicPartition>{tp});
-    const std::vector<Start> starts{
+    const std::vector<Start> restarts{
         start_position(tp, message.offset >= 0 ? std::optional(message.offset) : std::nullopt)};
-    list->elems[0].offset = starts[0].position;
-    restart_at(list.get(), starts, "seek");
+    list->elems[0].offset = restarts[0].position;
+    restart_at(list.get(), restarts, "seek");
     return;
   }
   char reason[512];
@@ -357,12 +378,13 @@ void KafkaConsumer::Impl::on_consume_error(const rd_kafka_message_t& message) {
   // Anything else is transient (a broker connection, a leader move): librdkafka retries it.
 }
 
-void KafkaConsumer::Impl::restart_at(rd_kafka_topic_partition_list_t* positions, const std::vector<Start>& starts,
+void KafkaConsumer::Impl::restart_at(rd_kafka_topic_partition_list_t* positions, const std::vector<Start>& restarts,
                                      const char* what) {
   manager.forget_partitions(internal::from_partition_list(positions));
   for (int i = 0; i < positions->cnt; ++i) {
-    manager.adopt_start_position(positions->elems[i].topic, positions->elems[i].partition, starts[i].position,
-                                 starts[i].stored);
+    manager.adopt_start_position(positions->elems[i].topic, positions->elems[i].partition, restarts[i].position,
+                                 restarts[i].stored);
+    starts.insert_or_assign(TopicPartition(positions->elems[i].topic, positions->elems[i].partition), restarts[i]);
   }
   RdPtr<rd_kafka_error_t> error(rd_kafka_seek_partitions(rk(), positions, 10'000));
   if (error) {
@@ -504,18 +526,23 @@ void KafkaConsumer::rewind_to_committed() {
   const rd_kafka_resp_err_t fetch_error = rd_kafka_committed(impl_->rk(), committed.get(), 10'000);
   if (fetch_error != RD_KAFKA_RESP_ERR_NO_ERROR) throw internal::kafka_error(fetch_error, "reading committed offsets");
   auto positions = internal::to_partition_list(assigned);
-  std::vector<Impl::Start> starts;
-  starts.reserve(assigned.size());
+  std::vector<Impl::Start> restarts;
+  restarts.reserve(assigned.size());
   for (int i = 0; i < positions->cnt; ++i) {
     const TopicPartition tp(positions->elems[i].topic, positions->elems[i].partition);
-    std::optional<std::int64_t> known = impl_->manager.get_offset(tp.topic, tp.partition);
-    if (!known && committed->elems[i].err == RD_KAFKA_RESP_ERR_NO_ERROR && committed->elems[i].offset >= 0) {
-      known = committed->elems[i].offset;
+    if (const auto start = impl_->uncommitted_start(tp)) {
+      // Nothing committed since the partition started: back to its start, with the store's view.
+      restarts.push_back(Impl::Start{*start, impl_->starts.at(tp).stored});
+    } else {
+      std::optional<std::int64_t> known = impl_->manager.get_offset(tp.topic, tp.partition);
+      if (!known && committed->elems[i].err == RD_KAFKA_RESP_ERR_NO_ERROR && committed->elems[i].offset >= 0) {
+        known = committed->elems[i].offset;
+      }
+      restarts.push_back(impl_->start_position(tp, known));
     }
-    starts.push_back(impl_->start_position(tp, known));
-    positions->elems[i].offset = starts.back().position;
+    positions->elems[i].offset = restarts.back().position;
   }
-  impl_->restart_at(positions.get(), starts, "rewinding");
+  impl_->restart_at(positions.get(), restarts, "rewinding");
 }
 
 std::vector<TopicPartition> KafkaConsumer::assignment() const { return impl_->client->assignment(); }
