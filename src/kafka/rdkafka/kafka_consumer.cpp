@@ -74,11 +74,14 @@ struct KafkaConsumer::Impl {
   void rethrow_callback_error();
   // The manager's handle of the message's partition. Records arrive in runs of one partition,
   // so the last one is remembered: the by-name lookup runs once per run, not once per record.
+  // Each run's partition is noted for record_fetched_high_watermarks() (poll() forgets the
+  // last handle when it starts, so every poll notes its first run too).
   PartitionHandle& handle_for(const rd_kafka_message_t& message, std::string_view topic) {
     if (!last_handle || last_topic != message.rkt || last_handle->partition() != message.partition ||
         last_handle->topic() != topic) {
       last_handle.emplace(manager.partition(topic, message.partition));
       last_topic = message.rkt;
+      note_fetched(*last_handle);
     }
     return *last_handle;
   }
@@ -432,6 +435,7 @@ std::size_t KafkaConsumer::poll(const RecordHandler& handler) {
   // Outside run(), a stop() ends only the poll() it interrupted.
   if (!impl_->running) impl_->stop_requested = false;
   std::size_t handled = 0;
+  impl_->last_handle.reset();
   int timeout_ms = internal::to_timeout_ms(impl_->options.poll_timeout);
   while (handled < kMaxBatch && !impl_->stop_requested.load(std::memory_order_relaxed)) {
     RdPtr<rd_kafka_message_t> message(rd_kafka_consumer_poll(impl_->rk(), timeout_ms));
@@ -457,7 +461,6 @@ std::size_t KafkaConsumer::poll(const RecordHandler& handler) {
     }
     ++handled;
     PartitionHandle& partition = impl_->handle_for(*message, record.topic);
-    impl_->note_fetched(partition);
     impl_->automatic_commit([&] { partition.update(record.offset + 1); });
     impl_->take_requested_checkpoint();
   }
