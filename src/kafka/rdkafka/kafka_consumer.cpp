@@ -99,20 +99,19 @@ struct KafkaConsumer::Impl {
   // Each assigned partition's start, kept so that a rewind before its first commit returns
   // there instead of asking the out-of-range policy again. Polling thread only.
   std::unordered_map<TopicPartition, Start> starts;
-  // Where a rewind of `tp` goes back to when no commit was made since it started: its start;
-  // nullopt when a commit was made since (the committed view then differs from what the store
-  // held at the start) or the partition was never started here.
-  std::optional<std::int64_t> uncommitted_start(const TopicPartition& tp) {
+  // The start of `tp` while no commit was made since it started, i.e. its committed view in
+  // `committed` (the manager's get_all_committed()) is still what the store held then: a rewind
+  // goes back there. nullptr when a commit was made since, or the partition was never started here.
+  const Start* uncommitted_start(const TopicPartition& tp,
+                                 const std::unordered_map<TopicPartition, OffsetInfo>& committed) const {
     const auto start = starts.find(tp);
-    if (start == starts.end()) return std::nullopt;
-    const auto committed = manager.get_all_committed();
+    if (start == starts.end()) return nullptr;
     const auto view = committed.find(tp);
     const std::optional<std::int64_t> now =
         view == committed.end() ? std::nullopt : std::optional<std::int64_t>(view->second.offset);
     const std::optional<std::int64_t> then =
         start->second.stored ? std::optional<std::int64_t>(start->second.stored->offset) : std::nullopt;
-    if (now != then) return std::nullopt;
-    return start->second.position;
+    return now == then ? &start->second : nullptr;
   }
 
   void count_records(std::size_t handled) {
@@ -529,13 +528,14 @@ void KafkaConsumer::rewind_to_committed() {
   const rd_kafka_resp_err_t fetch_error = rd_kafka_committed(impl_->rk(), committed.get(), 10'000);
   if (fetch_error != RD_KAFKA_RESP_ERR_NO_ERROR) throw internal::kafka_error(fetch_error, "reading committed offsets");
   auto positions = internal::to_partition_list(assigned);
+  const auto committed_views = impl_->manager.get_all_committed();
   std::vector<Impl::Start> restarts;
   restarts.reserve(assigned.size());
   for (int i = 0; i < positions->cnt; ++i) {
     const TopicPartition tp(positions->elems[i].topic, positions->elems[i].partition);
-    if (const auto start = impl_->uncommitted_start(tp)) {
+    if (const Impl::Start* start = impl_->uncommitted_start(tp, committed_views)) {
       // Nothing committed since the partition started: back to its start, with the store's view.
-      restarts.push_back(Impl::Start{*start, impl_->starts.at(tp).stored});
+      restarts.push_back(*start);
     } else {
       std::optional<std::int64_t> known = impl_->manager.get_offset(tp.topic, tp.partition);
       if (!known && committed->elems[i].err == RD_KAFKA_RESP_ERR_NO_ERROR && committed->elems[i].offset >= 0) {
