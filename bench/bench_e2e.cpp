@@ -43,7 +43,7 @@
 #include <vector>
 
 #include "bench_common.hpp"
-#include "kafka_test_support.hpp"  // tests/integration: MockCluster, create_topic, unique_name
+#include "kafka_test_support.hpp"  // tests/support: MockCluster, create_topic, unique_name
 #include "processor/kafka.hpp"
 
 namespace {

@@ -23,7 +23,7 @@
 #include <vector>
 
 #include "bench_common.hpp"
-#include "kafka_test_support.hpp"  // tests/integration: MockCluster
+#include "kafka_test_support.hpp"  // tests/support: MockCluster
 #include "processor/kafka.hpp"
 
 // ---- Allocation accounting: every operator new/delete of this process ----

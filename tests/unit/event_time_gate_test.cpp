@@ -3,7 +3,7 @@
 
 #include <random>
 
-#include "kafka/partition_table.hpp"
+#include "kafka/manager/event_time_gate.hpp"
 
 namespace processor::kafka::detail {
 namespace {

@@ -5,7 +5,8 @@
 #include <random>
 #include <thread>
 
-#include "kafka/offset_codec.hpp"
+#include "encoding/crc32c.hpp"
+#include "kafka/store/stored_offset_format.hpp"
 #include "processor/kafka.hpp"
 #include "processor/state.hpp"
 #include "test_support.hpp"
@@ -181,14 +182,14 @@ TEST(StateBackendOffsetStore, UnknownFormatVersionIsCorruption) {
   std::string bytes = internal::encode_offset(OffsetInfo(7));
   bytes[0] = 9;
   const std::string body = bytes.substr(0, bytes.size() - 4);
-  const std::uint32_t crc = internal::crc32c(body);
+  const std::uint32_t crc = encoding::crc32c(body);
   std::string resealed = body;
   for (int i = 0; i < 4; ++i) resealed.push_back(static_cast<char>((crc >> (8 * i)) & 0xff));
   EXPECT_STATE_ERROR(internal::decode_offset(resealed, "k"), ErrorKind::Corruption, "version 9");
 }
 
 TEST(StateBackendOffsetStore, Crc32cMatchesTheStandardCheckValue) {
-  EXPECT_EQ(internal::crc32c("123456789"), 0xE3069283u);
+  EXPECT_EQ(encoding::crc32c("123456789"), 0xE3069283u);
 }
 
 TEST(StateBackendOffsetStore, BatchIsOneAtomicBackendWrite) {

@@ -6,7 +6,7 @@
 #include <optional>
 
 #include "processor/error.hpp"
-#include "processor/kafka/broker_metadata.hpp"
+#include "processor/kafka/kafka_broker_metadata.hpp"  // KafkaBrokerMetadata lived here; kept for one release
 #include "processor/kafka/kafka_client.hpp"
 #include "processor/kafka/offset_store.hpp"
 
@@ -74,23 +74,6 @@ class KafkaOffsetStore : public OffsetStore {
  private:
   std::shared_ptr<KafkaClient> client_;
   KafkaOffsetStoreOptions options_;
-};
-
-// KafkaBrokerMetadata answers log questions from the broker (ListOffsets): the log start
-// offset, the high watermark — the last stable offset when the client is configured with
-// isolation.level=read_committed — and offsets for timestamps.
-// Safe for concurrent use by multiple threads.
-class KafkaBrokerMetadata : public BrokerMetadata {
- public:
-  explicit KafkaBrokerMetadata(std::shared_ptr<KafkaClient> client,
-                               std::chrono::milliseconds timeout = std::chrono::seconds(10));
-
-  LogRange log_range(const TopicPartition& tp) override;
-  std::optional<std::int64_t> offset_for_timestamp(const TopicPartition& tp, std::int64_t epoch_ms) override;
-
- private:
-  std::shared_ptr<KafkaClient> client_;
-  std::chrono::milliseconds timeout_;
 };
 
 }  // namespace processor::kafka

@@ -10,12 +10,13 @@
 #include <unordered_map>
 #include <vector>
 
-#include "processor/kafka/ack_tracker.hpp"
 #include "processor/kafka/broker_metadata.hpp"
+#include "processor/kafka/commit_strategy.hpp"
 #include "processor/kafka/detail/partition_slot.hpp"
 #include "processor/kafka/offset_info.hpp"
 #include "processor/kafka/offset_store.hpp"
-#include "processor/kafka/strategies.hpp"
+#include "processor/kafka/partition_acks.hpp"
+#include "processor/kafka/reset_strategy.hpp"
 #include "processor/kafka/topic_partition.hpp"
 #include "processor/state/state_backend.hpp"
 #include "processor/watermark.hpp"
@@ -391,6 +392,7 @@ class OffsetManager {
 
   detail::PartitionSlot& slot_for(std::string_view topic, std::int32_t partition);
   void record_update(detail::PartitionSlot& slot, std::int64_t offset);
+  void record_update(detail::PartitionSlot& slot, std::int64_t offset, std::int64_t high_watermark);
   [[noreturn]] void reject_offset(const detail::PartitionSlot& slot, std::int64_t offset) const;
   void auto_commit();
   std::shared_ptr<PartitionAcks> track_in(detail::PartitionSlot& slot, std::int64_t record_offset);

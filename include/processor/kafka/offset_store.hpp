@@ -1,5 +1,7 @@
 #pragma once
 
+#include <cstdint>
+#include <functional>
 #include <optional>
 #include <shared_mutex>
 #include <span>
@@ -35,6 +37,15 @@ class OffsetStore {
   // it returns or throws, either all entries are stored or none. The default calls
   // store_offset() per entry and is NOT atomic.
   virtual void store_offsets(std::string_view group, std::span<const PartitionOffset> offsets);
+
+  // What for_each_offset() calls per offset; `topic` is valid during that call only.
+  using OffsetVisitor = std::function<void(std::string_view topic, std::int32_t partition, const OffsetInfo& info)>;
+
+  // Calls visit(topic, partition, info) for every offset of `group`, in no promised order.
+  // Stores that can stream their offsets override this so that large groups need no map; the
+  // default calls get_all_offsets(), so a store that overrides get_all_offsets() of another
+  // store must override this too. An exception from `visit` ends the scan and propagates.
+  virtual void for_each_offset(std::string_view group, const OffsetVisitor& visit);
 };
 
 // InMemoryOffsetStore keeps offsets in process memory. store_offsets() is atomic.

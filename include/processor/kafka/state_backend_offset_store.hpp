@@ -36,13 +36,11 @@ class StateBackendOffsetStore : public OffsetStore {
   std::string key_for(std::string_view group, const TopicPartition& tp) const;
 
   // Calls visit(topic, partition, info) for every offset of `group`, in key order, without
-  // building the map get_all_offsets() returns; `topic` is valid during that call only. A
+  // building the map get_all_offsets() returns. A
   // partition stored under two keys is visited twice (get_all_offsets() keeps the later one).
   // Throws StateError(Corruption) as get_all_offsets() does; an exception from `visit` ends the
   // scan and propagates (one that is not a StateError as StateError(Storage)).
-  void for_each_offset(std::string_view group,
-                       const std::function<void(std::string_view topic, std::int32_t partition,
-                                                const OffsetInfo& info)>& visit);
+  void for_each_offset(std::string_view group, const OffsetVisitor& visit) override;
 
   const std::shared_ptr<state::StateBackend>& backend() const noexcept { return backend_; }
 

@@ -9,6 +9,7 @@
 #include <unordered_set>
 
 #include "kafka/rdkafka/kafka_client_impl.hpp"
+#include "kafka/rdkafka/out_of_range_policy.hpp"
 
 namespace processor::kafka {
 
@@ -127,14 +128,6 @@ namespace {
 
 bool cooperative(rd_kafka_t* rk) { return std::strcmp(rd_kafka_rebalance_protocol(rk), "COOPERATIVE") == 0; }
 
-const char* cause_name(int cause) {
-  switch (cause) {
-    case 0: return "has no committed offset";
-    case 1: return "is below the log start";
-    default: return "is above the log end";
-  }
-}
-
 }  // namespace
 
 KafkaConsumer::KafkaConsumer(std::shared_ptr<KafkaClient> client, OffsetManager& manager,
@@ -205,31 +198,19 @@ KafkaConsumer::Impl::Start KafkaConsumer::Impl::start_position(const TopicPartit
   if (error != RD_KAFKA_RESP_ERR_NO_ERROR) throw internal::kafka_error(error, "reading the log range of " + tp.to_key());
   manager.update_high_watermark(tp.topic, tp.partition, high);
 
-  int cause = -1;
-  OutOfRangeAction action = OutOfRangeAction::Earliest;
-  if (!position) {
-    cause = 0;
-    action = options.out_of_range.no_offset;
-  } else if (*position < low) {
-    cause = 1;
-    action = options.out_of_range.below_log_start;
-  } else if (*position > high) {
-    cause = 2;
-    action = options.out_of_range.above_log_end;
-  }
-  if (cause < 0) {
-    start.position = *position;
+  const internal::StartDecision decision = internal::decide_start(position, low, high, options.out_of_range);
+  if (decision.cause == internal::OutOfRangeCause::InRange) {
+    start.position = decision.start;
     return start;
   }
-
-  if (action == OutOfRangeAction::Error) {
+  if (decision.action == OutOfRangeAction::Error) {
     throw StateError(ErrorKind::Kafka,
-                     tp.to_key() + " " + cause_name(cause) + " (position " +
+                     tp.to_key() + " " + internal::describe(decision.cause) + " (position " +
                          (position ? std::to_string(*position) : std::string("none")) + ", log [" +
                          std::to_string(low) + ", " + std::to_string(high) + "]) and its policy is Error",
                      RD_KAFKA_RESP_ERR__AUTO_OFFSET_RESET, false);
   }
-  const std::int64_t moved_to = action == OutOfRangeAction::Earliest ? low : high;
+  const std::int64_t moved_to = decision.start;
   // Records jumped over: lost to retention below the log start, or left unread by Latest.
   const std::int64_t from = position ? *position : low;
   std::lock_guard lock(stats_mutex);

@@ -8,7 +8,7 @@
 #include <cstdint>
 #include <string>
 
-#include "processor/kafka/strategies.hpp"
+#include "processor/kafka/commit_strategy.hpp"
 
 namespace processor::kafka::detail {
 

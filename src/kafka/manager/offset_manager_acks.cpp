@@ -3,7 +3,7 @@
 
 #include <iostream>
 
-#include "kafka/offset_manager_impl.hpp"
+#include "kafka/manager/offset_manager_impl.hpp"
 #include "processor/error.hpp"
 
 namespace processor::kafka {

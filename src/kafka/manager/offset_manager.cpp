@@ -2,8 +2,9 @@
 
 #include <vector>
 
-#include "kafka/commit_timer.hpp"
-#include "kafka/offset_manager_impl.hpp"
+#include "kafka/manager/commit_timer.hpp"
+#include "kafka/manager/offset_manager_impl.hpp"
+#include "kafka/types/high_watermark_check.hpp"
 #include "kafka/wrap_errors.hpp"
 #include "processor/error.hpp"
 
@@ -101,17 +102,17 @@ void OffsetManager::update_offset(std::string_view topic, std::int32_t partition
 }
 
 void PartitionHandle::update(std::int64_t offset, std::int64_t high_watermark) {
-  owner_->update_offset_with_watermark(*slot_->topic, slot_->partition, offset, high_watermark);
+  owner_->record_update(*slot_, offset, high_watermark);
 }
 
 void OffsetManager::update_offset_with_watermark(std::string_view topic, std::int32_t partition,
                                                  std::int64_t offset, std::int64_t high_watermark) {
-  PartitionSlot& slot = slot_for(topic, partition);
+  record_update(slot_for(topic, partition), offset, high_watermark);
+}
+
+void OffsetManager::record_update(PartitionSlot& slot, std::int64_t offset, std::int64_t high_watermark) {
   if (offset < slot.min_acceptable()) [[unlikely]] reject_offset(slot, offset);
-  if (high_watermark < 0) [[unlikely]] {
-    throw StateError(ErrorKind::InvalidArgument, "invalid high watermark " + std::to_string(high_watermark) +
-                                                     " for " + key_of(slot) + ": it must be >= 0");
-  }
+  internal::require_valid_high_watermark(*slot.topic, slot.partition, high_watermark);
   slot.high_watermark.store(high_watermark, std::memory_order_relaxed);
   slot.latest.store(offset, std::memory_order_release);  // publishes the high watermark with it
   if (trigger_.on_update(slot)) [[unlikely]] auto_commit();
@@ -402,27 +403,10 @@ std::optional<std::int64_t> OffsetManager::get_offset(std::string_view topic, st
   return info->offset;
 }
 
-std::int64_t OffsetManager::total_lag() {
-  std::int64_t total = 0;
-  std::lock_guard registry_lock(impl_->partitions.mutex());
-  std::shared_lock view_lock(impl_->view_mutex);
-  impl_->partitions.for_each_locked([&](const PartitionSlot& slot) {
-    const std::int64_t committed = slot.committed.load(std::memory_order_acquire);
-    std::int64_t high_watermark = slot.high_watermark.load(std::memory_order_relaxed);
-    if (high_watermark == kNoOffset) high_watermark = slot.cold->committed_high_watermark;
-    // A high watermark recorded before the latest commit can be below it: count 0, never less.
-    if (committed != kNoOffset && high_watermark > committed) total += high_watermark - committed;
-  });
-  return total;
-}
-
 void OffsetManager::update_high_watermark(std::string_view topic, std::int32_t partition,
                                           std::int64_t high_watermark) {
   PartitionSlot& slot = slot_for(topic, partition);
-  if (high_watermark < 0) {
-    throw StateError(ErrorKind::InvalidArgument, "invalid high watermark " + std::to_string(high_watermark) +
-                                                     " for " + key_of(slot) + ": it must be >= 0");
-  }
+  internal::require_valid_high_watermark(*slot.topic, slot.partition, high_watermark);
   slot.high_watermark.store(high_watermark, std::memory_order_relaxed);
 }
 

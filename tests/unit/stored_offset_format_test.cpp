@@ -4,8 +4,9 @@
 #include <random>
 #include <string>
 
-#include "kafka/le_codec.hpp"
-#include "kafka/offset_codec.hpp"
+#include "encoding/crc32c.hpp"
+#include "encoding/fixed.hpp"
+#include "kafka/store/stored_offset_format.hpp"
 #include "processor/error.hpp"
 #include "test_support.hpp"
 
@@ -19,15 +20,15 @@ std::string random_bytes(std::mt19937_64& random, std::size_t size) {
 }
 
 TEST(Crc32c, BothImplementationsMatchTheStandardCheckValue) {
-  EXPECT_EQ(internal::crc32c_portable("123456789"), 0xE3069283u);
-  EXPECT_EQ(internal::crc32c(""), 0u);
-  if (!internal::crc32c_hardware_available()) GTEST_SKIP() << "no SSE4.2 crc32 on this CPU";
-  EXPECT_EQ(internal::crc32c_hardware("123456789"), 0xE3069283u);
-  EXPECT_EQ(internal::crc32c_hardware(""), 0u);
+  EXPECT_EQ(encoding::crc32c_portable("123456789"), 0xE3069283u);
+  EXPECT_EQ(encoding::crc32c(""), 0u);
+  if (!encoding::crc32c_hardware_available()) GTEST_SKIP() << "no SSE4.2 crc32 on this CPU";
+  EXPECT_EQ(encoding::crc32c_hardware("123456789"), 0xE3069283u);
+  EXPECT_EQ(encoding::crc32c_hardware(""), 0u);
 }
 
 TEST(Crc32c, HardwareEqualsTheTableOnRandomInputsOfEveryLengthAndAlignment) {
-  if (!internal::crc32c_hardware_available()) GTEST_SKIP() << "no SSE4.2 crc32 on this CPU";
+  if (!encoding::crc32c_hardware_available()) GTEST_SKIP() << "no SSE4.2 crc32 on this CPU";
   std::mt19937_64 random(20261129);
   const std::string buffer = random_bytes(random, 4096 + 8);
   // Every length up to 300 at every start offset modulo 8: the 8-, 4- and 1-byte steps and
@@ -35,13 +36,13 @@ TEST(Crc32c, HardwareEqualsTheTableOnRandomInputsOfEveryLengthAndAlignment) {
   for (std::size_t start = 0; start < 8; ++start) {
     for (std::size_t length = 0; length <= 300; ++length) {
       const std::string_view bytes = std::string_view(buffer).substr(start, length);
-      ASSERT_EQ(internal::crc32c_hardware(bytes), internal::crc32c_portable(bytes))
+      ASSERT_EQ(encoding::crc32c_hardware(bytes), encoding::crc32c_portable(bytes))
           << "start " << start << ", length " << length;
     }
   }
   for (int round = 0; round < 50; ++round) {
     const std::string bytes = random_bytes(random, static_cast<std::size_t>(random() % 100'000));
-    ASSERT_EQ(internal::crc32c_hardware(bytes), internal::crc32c_portable(bytes)) << "length " << bytes.size();
+    ASSERT_EQ(encoding::crc32c_hardware(bytes), encoding::crc32c_portable(bytes)) << "length " << bytes.size();
   }
 }
 
@@ -49,24 +50,24 @@ TEST(Crc32c, DispatchAgreesWithTheTable) {
   std::mt19937_64 random(7);
   for (std::size_t length : {0u, 1u, 7u, 8u, 9u, 22u, 4095u}) {
     const std::string bytes = random_bytes(random, length);
-    EXPECT_EQ(internal::crc32c(bytes), internal::crc32c_portable(bytes));
+    EXPECT_EQ(encoding::crc32c(bytes), encoding::crc32c_portable(bytes));
   }
 }
 
 TEST(LittleEndianCodec, RoundTripsEveryWidthIncludingNegativeValues) {
   char bytes[8];
-  EXPECT_EQ(internal::store_le<std::int64_t>(bytes, -2), bytes + 8);
+  EXPECT_EQ(encoding::store_le<std::int64_t>(bytes, -2), bytes + 8);
   EXPECT_EQ(static_cast<unsigned char>(bytes[0]), 0xfe);
   EXPECT_EQ(static_cast<unsigned char>(bytes[7]), 0xff);
-  EXPECT_EQ(internal::load_le<std::int64_t>(bytes), -2);
-  internal::store_le<std::uint32_t>(bytes, 0x01020304u);
+  EXPECT_EQ(encoding::load_le<std::int64_t>(bytes), -2);
+  encoding::store_le<std::uint32_t>(bytes, 0x01020304u);
   EXPECT_EQ(bytes[0], 4);
   EXPECT_EQ(bytes[3], 1);
-  EXPECT_EQ(internal::load_le<std::uint32_t>(bytes), 0x01020304u);
+  EXPECT_EQ(encoding::load_le<std::uint32_t>(bytes), 0x01020304u);
   std::string out;
-  internal::put_le<std::int16_t>(out, -300);
+  encoding::put_le<std::int16_t>(out, -300);
   ASSERT_EQ(out.size(), 2u);
-  EXPECT_EQ(internal::load_le<std::int16_t>(out.data()), -300);
+  EXPECT_EQ(encoding::load_le<std::int16_t>(out.data()), -300);
 }
 
 // The stored form, byte by byte as version 1 defined it (sealed with the table CRC): values
@@ -76,12 +77,12 @@ std::string version_1_value(std::int64_t offset, std::int64_t micros, std::int64
   std::string out;
   out.push_back(1);           // version
   out.push_back(1 | 2);       // high watermark and metadata
-  internal::put_le<std::int64_t>(out, offset);
-  internal::put_le<std::int64_t>(out, micros);
-  internal::put_le<std::int64_t>(out, high_watermark);
-  internal::put_le<std::uint32_t>(out, static_cast<std::uint32_t>(metadata.size()));
+  encoding::put_le<std::int64_t>(out, offset);
+  encoding::put_le<std::int64_t>(out, micros);
+  encoding::put_le<std::int64_t>(out, high_watermark);
+  encoding::put_le<std::uint32_t>(out, static_cast<std::uint32_t>(metadata.size()));
   out += metadata;
-  internal::put_le<std::uint32_t>(out, internal::crc32c_portable(out));
+  encoding::put_le<std::uint32_t>(out, encoding::crc32c_portable(out));
   return out;
 }
 

@@ -1,6 +1,6 @@
 #pragma once
-// Little-endian fixed-width integers, the field encoding of every stored format of the kafka
-// module (offsets in offset_codec.cpp, checkpoint records in checkpoint.cpp).
+// Little-endian fixed-width integers: the field encoding of every stored format (stored offsets in
+// kafka/store/stored_offset_format.cpp, checkpoint records in kafka/checkpoint/checkpoint_record.cpp).
 
 #include <bit>
 #include <cstddef>
@@ -12,7 +12,7 @@
 
 #include "processor/error.hpp"
 
-namespace processor::kafka::internal {
+namespace processor::encoding {
 
 // Writes `value` as sizeof(T) little-endian bytes at `out`; returns the end of what it wrote.
 // REQUIRES: `out` has room for sizeof(T) bytes.
@@ -91,4 +91,4 @@ class LeReader {
   std::size_t pos_ = 0;
 };
 
-}  // namespace processor::kafka::internal
+}  // namespace processor::encoding

@@ -1,4 +1,4 @@
-#include "processor/kafka/ack_tracker.hpp"
+#include "processor/kafka/partition_acks.hpp"
 
 #include <gtest/gtest.h>
 

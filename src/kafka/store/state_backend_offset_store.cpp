@@ -8,7 +8,7 @@
 #include <utility>
 #include <vector>
 
-#include "kafka/offset_codec.hpp"
+#include "kafka/store/stored_offset_format.hpp"
 #include "kafka/wrap_errors.hpp"
 #include "processor/error.hpp"
 
@@ -207,9 +207,7 @@ std::unordered_map<TopicPartition, OffsetInfo> StateBackendOffsetStore::get_all_
   return out;
 }
 
-void StateBackendOffsetStore::for_each_offset(
-    std::string_view group,
-    const std::function<void(std::string_view topic, std::int32_t partition, const OffsetInfo& info)>& visit) {
+void StateBackendOffsetStore::for_each_offset(std::string_view group, const OffsetVisitor& visit) {
   validate_group(group);
   const std::string prefix = group_prefix(group);
   // Decoding runs inside the backend's scan: its Corruption, a StateError, passes call_backend

@@ -3,6 +3,7 @@
 #include <mutex>
 #include <string>
 
+#include "kafka/types/high_watermark_check.hpp"
 #include "processor/error.hpp"
 
 namespace processor::kafka {
@@ -17,14 +18,15 @@ void validate_offset_entry(const TopicPartition& tp, const OffsetInfo& info) {
     throw StateError(ErrorKind::InvalidArgument,
                      "invalid offset " + std::to_string(info.offset) + " for " + tp.to_key() + ": it must be >= 0");
   }
-  if (info.high_watermark && *info.high_watermark < 0) {
-    throw StateError(ErrorKind::InvalidArgument, "invalid high watermark " + std::to_string(*info.high_watermark) +
-                                                     " for " + tp.to_key() + ": it must be >= 0");
-  }
+  if (info.high_watermark) internal::require_valid_high_watermark(tp.topic, tp.partition, *info.high_watermark);
 }
 
 void OffsetStore::store_offsets(std::string_view group, std::span<const PartitionOffset> offsets) {
   for (const auto& [tp, info] : offsets) store_offset(group, tp, info);
+}
+
+void OffsetStore::for_each_offset(std::string_view group, const OffsetVisitor& visit) {
+  for (const auto& [tp, info] : get_all_offsets(group)) visit(tp.topic, tp.partition, info);
 }
 
 void InMemoryOffsetStore::store_offset(std::string_view group, const TopicPartition& tp, const OffsetInfo& info) {

@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "kafka/partition_table.hpp"
+#include "kafka/manager/partition_table.hpp"
 #include "processor/kafka/offset_manager.hpp"
 
 namespace processor::kafka {

@@ -1,4 +1,4 @@
-#include "processor/kafka/ack_tracker.hpp"
+#include "processor/kafka/partition_acks.hpp"
 
 #include <algorithm>
 #include <atomic>
@@ -8,136 +8,21 @@
 #include <mutex>
 #include <thread>
 
+#include "encoding/base64.hpp"
+#include "encoding/varint.hpp"
+#include "kafka/acks/ack_metadata.hpp"
 #include "processor/error.hpp"
 
 namespace processor::kafka {
 namespace {
 
-// Offsets go up to kMaxOffset so that "one past the highest offset" is representable.
-constexpr std::int64_t kMaxOffset = std::numeric_limits<std::int64_t>::max() - 1;
-
-constexpr std::uint8_t kMetadataVersion = 1;
-constexpr char kRunLengths = 'R';
-constexpr char kBitset = 'B';
+using encoding::base64_encode;
+using encoding::base64_size;
+using encoding::put_varint;
+using encoding::varint_size;
+using internal::kMaxAckOffset;
 
 constexpr std::size_t kMinRingWords = 4;  // 256 offsets before the first allocation grows it
-
-// ---------------------------------------------------------------------------------------------
-// The metadata codec: LEB128 varints, the two payloads, base64.
-
-std::size_t varint_size(std::uint64_t value) noexcept {
-  return static_cast<std::size_t>(std::bit_width(value | 1) + 6) / 7;
-}
-
-void put_varint(std::string& out, std::uint64_t value) {
-  while (value >= 0x80) {
-    out.push_back(static_cast<char>((value & 0x7f) | 0x80));
-    value >>= 7;
-  }
-  out.push_back(static_cast<char>(value));
-}
-
-std::size_t base64_size(std::size_t binary_size) noexcept { return (binary_size + 2) / 3 * 4; }
-
-constexpr char kBase64Alphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-
-std::string base64_encode(std::string_view binary) {
-  std::string out;
-  out.reserve(base64_size(binary.size()));
-  std::size_t i = 0;
-  auto byte = [&](std::size_t at) {
-    return static_cast<std::uint32_t>(static_cast<unsigned char>(binary[at]));
-  };
-  for (; i + 3 <= binary.size(); i += 3) {
-    const std::uint32_t group = byte(i) << 16 | byte(i + 1) << 8 | byte(i + 2);
-    for (int shift = 18; shift >= 0; shift -= 6) out.push_back(kBase64Alphabet[(group >> shift) & 0x3f]);
-  }
-  if (const std::size_t rest = binary.size() - i; rest > 0) {
-    const std::uint32_t group = byte(i) << 16 | (rest == 2 ? byte(i + 1) << 8 : 0);
-    out.push_back(kBase64Alphabet[(group >> 18) & 0x3f]);
-    out.push_back(kBase64Alphabet[(group >> 12) & 0x3f]);
-    out.push_back(rest == 2 ? kBase64Alphabet[(group >> 6) & 0x3f] : '=');
-    out.push_back('=');
-  }
-  return out;
-}
-
-[[noreturn]] void corrupt(const std::string& why) {
-  throw StateError(ErrorKind::Corruption, "corrupt acknowledgement metadata: " + why);
-}
-
-int base64_value(char c) noexcept {
-  if (c >= 'A' && c <= 'Z') return c - 'A';
-  if (c >= 'a' && c <= 'z') return c - 'a' + 26;
-  if (c >= '0' && c <= '9') return c - '0' + 52;
-  if (c == '+') return 62;
-  if (c == '/') return 63;
-  return -1;
-}
-
-// Strict: padded, canonical (unused bits zero), nothing outside the alphabet.
-std::string base64_decode(std::string_view text) {
-  if (text.size() % 4 != 0)
-    corrupt("base64 length " + std::to_string(text.size()) + " is not a multiple of 4");
-  std::string out;
-  out.reserve(text.size() / 4 * 3);
-  for (std::size_t i = 0; i < text.size(); i += 4) {
-    const bool last_group = i + 4 == text.size();
-    const int padding = last_group ? (text[i + 3] == '=') + (text[i + 3] == '=' && text[i + 2] == '=') : 0;
-    std::uint32_t group = 0;
-    for (int k = 0; k < 4; ++k) {
-      const int value = k >= 4 - padding ? 0 : base64_value(text[i + k]);
-      if (value < 0) corrupt("not base64 at character " + std::to_string(i + k));
-      group = group << 6 | static_cast<std::uint32_t>(value);
-    }
-    if ((padding == 1 && (group & 0xff) != 0) || (padding == 2 && (group & 0xffff) != 0)) {
-      corrupt("non-canonical base64 padding");
-    }
-    out.push_back(static_cast<char>(group >> 16));
-    if (padding < 2) out.push_back(static_cast<char>((group >> 8) & 0xff));
-    if (padding < 1) out.push_back(static_cast<char>(group & 0xff));
-  }
-  return out;
-}
-
-class MetadataReader {
- public:
-  explicit MetadataReader(std::string_view bytes) : bytes_(bytes) {}
-
-  std::uint8_t byte(const char* what) {
-    if (pos_ >= bytes_.size()) corrupt(std::string("truncated before the ") + what);
-    return static_cast<std::uint8_t>(bytes_[pos_++]);
-  }
-  std::uint64_t varint(const char* what) {
-    std::uint64_t value = 0;
-    for (int shift = 0;; shift += 7) {
-      const std::uint8_t b = byte(what);
-      if (shift == 63 && b > 1) corrupt(std::string("the ") + what + " overflows 64 bits");
-      value |= static_cast<std::uint64_t>(b & 0x7f) << shift;
-      if ((b & 0x80) == 0) {
-        if (b == 0 && shift > 0) corrupt(std::string("the ") + what + " is an over-long varint");
-        return value;
-      }
-    }
-  }
-  std::string_view take(std::size_t length, const char* what) {
-    if (remaining() < length) corrupt(std::string("truncated in the ") + what);
-    auto out = bytes_.substr(pos_, length);
-    pos_ += length;
-    return out;
-  }
-  std::size_t remaining() const noexcept { return bytes_.size() - pos_; }
-
- private:
-  std::string_view bytes_;
-  std::size_t pos_ = 0;
-};
-
-// first + length, if that stays at or below kMaxOffset + 1 (one past the highest offset).
-std::int64_t advance_offset(std::int64_t first, std::uint64_t length) {
-  if (length > static_cast<std::uint64_t>(kMaxOffset + 1 - first)) corrupt("offsets overflow");
-  return first + static_cast<std::int64_t>(length);
-}
 
 // The bits of word `word` (offsets 64 * word .. 64 * word + 63) for offsets in [lo, hi].
 std::uint64_t bits_in(std::int64_t word, std::int64_t lo, std::int64_t hi) noexcept {
@@ -360,7 +245,7 @@ struct PartitionAcks::State {
   static std::size_t worst_metadata_size(std::int64_t from, std::int64_t end,
                                          std::uint64_t runs_bound) noexcept {
     const std::uint64_t window = end >= from ? static_cast<std::uint64_t>(end - from) + 1 : 0;
-    const std::size_t header = 1 + varint_size(static_cast<std::uint64_t>(end) + 1) + 1;
+    const std::size_t header = internal::ack_metadata_header_size(end + 1);
     const std::uint64_t bitset = varint_size(window) + (window + 7) / 8;
     const std::uint64_t run_lengths = 2 * runs_bound * varint_size(window);
     return base64_size(header + static_cast<std::size_t>(std::min(bitset, run_lengths)));
@@ -383,15 +268,12 @@ struct PartitionAcks::State {
     const auto bit_count = static_cast<std::uint64_t>(highest_acked - committable + 1);
     const std::size_t bitset = varint_size(bit_count) + static_cast<std::size_t>((bit_count + 7) / 8);
     const bool use_bitset = bitset < run_lengths;
-    const std::size_t size =
-        1 + varint_size(static_cast<std::uint64_t>(committable)) + 1 + (use_bitset ? bitset : run_lengths);
+    const std::size_t size = internal::ack_metadata_header_size(committable) + (use_bitset ? bitset : run_lengths);
     if (out == nullptr) return size;
 
     out->reserve(size);
-    out->push_back(static_cast<char>(kMetadataVersion));
-    put_varint(*out, static_cast<std::uint64_t>(committable));
+    internal::put_ack_metadata_header(*out, committable, use_bitset ? internal::kAckBitset : internal::kAckRunLengths);
     if (use_bitset) {
-      out->push_back(kBitset);
       put_varint(*out, bit_count);
       for (std::uint64_t bit = 0; bit < bit_count; bit += 8) {
         const std::int64_t offset = committable + static_cast<std::int64_t>(bit);
@@ -403,7 +285,6 @@ struct PartitionAcks::State {
         out->push_back(static_cast<char>(bits & 0xff));
       }
     } else {
-      out->push_back(kRunLengths);
       for (std::int64_t pos = committable;;) {
         const std::int64_t acked_from = find_acked(pos, end, true);
         if (acked_from > end) break;
@@ -423,7 +304,7 @@ struct PartitionAcks::State {
 
 PartitionAcks::PartitionAcks(std::int64_t base, PartitionAcksOptions options) {
   validate(options);
-  if (base < 0 || base > kMaxOffset) {
+  if (base < 0 || base > kMaxAckOffset) {
     throw StateError(ErrorKind::InvalidArgument, "base offset " + std::to_string(base) + " is out of range");
   }
   state_ = std::make_unique<State>(base, options);
@@ -433,7 +314,7 @@ PartitionAcks::PartitionAcks(const AckedSet& restored, PartitionAcksOptions opti
     : PartitionAcks(restored.committable, options) {
   std::int64_t previous_last = restored.committable;
   for (const auto& range : restored.acked) {
-    if (range.first <= previous_last || range.last < range.first || range.last > kMaxOffset) {
+    if (range.first <= previous_last || range.last < range.first || range.last > kMaxAckOffset) {
       throw StateError(ErrorKind::InvalidArgument,
                        "restored acknowledgements [" + std::to_string(range.first) + ", " +
                            std::to_string(range.last) + "] are not ascending, disjoint and above " +
@@ -482,12 +363,12 @@ bool PartitionAcks::try_track(std::int64_t offset) {
     throw StateError(ErrorKind::InvalidArgument,
                      "cannot track offset " + std::to_string(offset) + ": revoked");
   }
-  if (offset < s.base_offset || offset <= s.last_tracked || offset > kMaxOffset) {
+  if (offset < s.base_offset || offset <= s.last_tracked || offset > kMaxAckOffset) {
     const std::int64_t base = s.base_offset;
     const std::int64_t last = s.last_tracked;
     lock.unlock();
     std::string why = offset < base ? "it is below the base offset " + std::to_string(base)
-                      : offset > kMaxOffset
+                      : offset > kMaxAckOffset
                           ? std::string("it is out of range")
                           : "it is not above the last tracked offset " + std::to_string(last);
     throw StateError(ErrorKind::InvalidArgument,
@@ -614,56 +495,6 @@ bool PartitionAcks::revoked() const {
 
 const PartitionAcksOptions& PartitionAcks::options() const noexcept { return state_->options; }
 
-AckedSet PartitionAcks::decode_metadata(std::string_view metadata) {
-  if (metadata.empty()) corrupt("empty");
-  const std::string binary = base64_decode(metadata);
-  MetadataReader reader(binary);
-  if (const std::uint8_t version = reader.byte("version"); version != kMetadataVersion) {
-    corrupt("unknown version " + std::to_string(version));
-  }
-  AckedSet set;
-  const std::uint64_t committable = reader.varint("committable offset");
-  if (committable > static_cast<std::uint64_t>(kMaxOffset)) corrupt("committable offset out of range");
-  set.committable = static_cast<std::int64_t>(committable);
-
-  const char encoding = static_cast<char>(reader.byte("encoding"));
-  if (encoding == kRunLengths) {
-    std::int64_t pos = set.committable;
-    while (reader.remaining() > 0) {
-      const std::uint64_t unacked = reader.varint("run length");
-      const std::uint64_t acked = reader.varint("run length");
-      if (unacked == 0 || acked == 0) corrupt("empty run");
-      const std::int64_t first = advance_offset(pos, unacked);
-      pos = advance_offset(first, acked);
-      set.acked.push_back({first, pos - 1});
-    }
-  } else if (encoding == kBitset) {
-    const std::uint64_t bit_count = reader.varint("bit count");
-    if (bit_count > static_cast<std::uint64_t>(reader.remaining()) * 8) corrupt("truncated in the bitset");
-    const std::string_view bytes = reader.take(static_cast<std::size_t>((bit_count + 7) / 8), "bitset");
-    if (reader.remaining() > 0) corrupt("trailing bytes after the bitset");
-    if (bit_count > 0) {
-      advance_offset(set.committable, bit_count);
-      auto bit = [&](std::uint64_t i) { return (static_cast<unsigned char>(bytes[i / 8]) >> (i % 8)) & 1; };
-      if (bit(0) != 0) corrupt("the committable offset is marked acknowledged");
-      if (bit(bit_count - 1) == 0) corrupt("the bitset ends with an unacknowledged offset");
-      if (bit_count % 8 != 0 && (static_cast<unsigned char>(bytes.back()) >> (bit_count % 8)) != 0) {
-        corrupt("bits set past the bit count");
-      }
-      for (std::uint64_t i = 1; i < bit_count; ++i) {
-        if (bit(i) == 0) continue;
-        const std::int64_t offset = set.committable + static_cast<std::int64_t>(i);
-        if (!set.acked.empty() && set.acked.back().last == offset - 1) {
-          set.acked.back().last = offset;
-        } else {
-          set.acked.push_back({offset, offset});
-        }
-      }
-    }
-  } else {
-    corrupt("unknown encoding " + std::to_string(static_cast<unsigned char>(encoding)));
-  }
-  return set;
-}
+AckedSet PartitionAcks::decode_metadata(std::string_view metadata) { return internal::decode_ack_metadata(metadata); }
 
 }  // namespace processor::kafka

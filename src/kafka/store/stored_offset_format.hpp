@@ -37,17 +37,4 @@ char* encode_offset_into(char* out, const OffsetInfo& info) noexcept;
 // version, or is truncated or over-long.
 OffsetInfo decode_offset(std::string_view bytes, std::string_view key);
 
-// CRC32C (Castagnoli), as used by Kafka record batches. Uses the SSE4.2 crc32 instruction when
-// the CPU has it (checked once, at the first call), else crc32c_portable().
-std::uint32_t crc32c(std::string_view bytes) noexcept;
-
-// CRC32C from a byte-at-a-time table: the reference the hardware version must equal.
-std::uint32_t crc32c_portable(std::string_view bytes) noexcept;
-
-// Whether this CPU has the SSE4.2 crc32 instruction (and this build can use it).
-bool crc32c_hardware_available() noexcept;
-
-// CRC32C with the SSE4.2 instruction. REQUIRES: crc32c_hardware_available().
-std::uint32_t crc32c_hardware(std::string_view bytes) noexcept;
-
 }  // namespace processor::kafka::internal

@@ -1,4 +1,4 @@
-#include "kafka/commit_timer.hpp"
+#include "kafka/manager/commit_timer.hpp"
 
 namespace processor::kafka::internal {
 

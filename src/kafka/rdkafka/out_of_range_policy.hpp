@@ -1,0 +1,36 @@
+#pragma once
+// KafkaConsumer's out-of-range policy: where a partition starts when its position has no place
+// in the log (no committed offset, below the log start, above the log end), decided by cause.
+
+#include <cstdint>
+#include <optional>
+
+#include "processor/kafka/kafka_consumer.hpp"
+
+namespace processor::kafka::internal {
+
+enum class OutOfRangeCause {
+  InRange,        // the position is in [log start, log end]: nothing to decide
+  NoOffset,       // nothing committed or checkpointed
+  BelowLogStart,  // retention or truncation removed the records at the position
+  AboveLogEnd,    // the log was truncated below the position, or the offset was set past the end
+};
+
+// "has no committed offset", "is below the log start", "is above the log end"; "is in range".
+const char* describe(OutOfRangeCause cause) noexcept;
+
+struct StartDecision {
+  OutOfRangeCause cause = OutOfRangeCause::InRange;
+  // The policy's action for the cause; meaningless when the cause is InRange.
+  OutOfRangeAction action = OutOfRangeAction::Earliest;
+  // Where the partition starts: the position when in range, else the log start (Earliest) or the
+  // log end (Latest); meaningless for OutOfRangeAction::Error.
+  std::int64_t start = 0;
+};
+
+// Decides where a partition whose log spans [log_start, log_end] starts, given the position it
+// would resume at (nullopt: none).
+StartDecision decide_start(std::optional<std::int64_t> position, std::int64_t log_start, std::int64_t log_end,
+                           const OutOfRangePolicy& policy) noexcept;
+
+}  // namespace processor::kafka::internal
