@@ -1,6 +1,7 @@
 #pragma once
-// Turns exceptions escaping user-supplied components into StateError, as SPEC.md requires:
-// a StateError passes through with its own kind, anything else becomes `kind`.
+// Every call into a user-supplied component (an OffsetStore, a StateBackend, a BrokerMetadata)
+// goes through call_wrapped(), so that the library throws nothing but StateError: a StateError
+// passes through with its own kind, anything else becomes `kind`, naming what failed.
 
 #include <exception>
 #include <string>
@@ -23,7 +24,7 @@ decltype(auto) call_wrapped(ErrorKind kind, const std::string& what, Fn&& fn) {
   }
 }
 
-// A call into a StateBackend: failures are Storage errors.
+// A call into a StateBackend or an OffsetStore outside a commit: failures are Storage errors.
 template <class Fn>
 decltype(auto) call_backend(const std::string& what, Fn&& fn) {
   return call_wrapped(ErrorKind::Storage, what, std::forward<Fn>(fn));

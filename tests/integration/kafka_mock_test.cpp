@@ -3,7 +3,9 @@
 #include <gtest/gtest.h>
 
 #include <map>
+#include <optional>
 #include <set>
+#include <stdexcept>
 
 #include "kafka_test_support.hpp"
 #include "processor/kafka.hpp"
@@ -433,6 +435,35 @@ TEST_F(KafkaMock, OutOfRangePolicyErrorStopsThePoll) {
     }
   }
   EXPECT_TRUE(thrown);
+}
+
+// A user's OffsetStore that fails with its own exception type when read.
+class ThrowingReadStore : public InMemoryOffsetStore {
+ public:
+  std::optional<OffsetInfo> get_offset(std::string_view, const TopicPartition&) override {
+    throw std::runtime_error("disk unplugged");
+  }
+};
+
+// README: exceptions from user-supplied stores come back as StateError. The consumer reads the
+// manager's store when partitions are assigned; that call must be wrapped like the manager's.
+TEST_F(KafkaMock, AUserStoreFailingDuringAssignmentSurfacesAsStateError) {
+  auto client = KafkaClient::create(group_properties(cluster_.bootstrap(), group_, "range"));
+  OffsetManager manager(group_, nullptr, std::make_shared<ThrowingReadStore>(), OffsetCommitStrategy::manual());
+  KafkaConsumer consumer(client, manager, Member::options_for(topic_));
+  std::optional<StateError> raised;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (!raised && std::chrono::steady_clock::now() < deadline) {
+    try {
+      consumer.poll([](const ConsumedRecord&) {});
+    } catch (const StateError& error) {
+      raised = error;
+    }
+  }
+  ASSERT_TRUE(raised) << "the store's failure never surfaced";
+  EXPECT_EQ(raised->kind(), ErrorKind::Storage);
+  EXPECT_NE(std::string(raised->what()).find("disk unplugged"), std::string::npos) << raised->what();
+  EXPECT_NE(std::string(raised->what()).find(topic_), std::string::npos) << raised->what();
 }
 
 }  // namespace

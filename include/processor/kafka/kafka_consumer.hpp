@@ -68,6 +68,10 @@ struct KafkaConsumerOptions {
   // How often the high watermarks of assigned partitions are refreshed into the manager, for
   // lag. Default: 1 s.
   std::chrono::milliseconds high_watermark_refresh{1'000};
+  // How long one request the consumer makes on its own may take: the committed offsets and log
+  // ranges read when partitions are assigned or rewound, and seeks. Default: 10 s. Raise it for
+  // a slow or distant cluster; lower it to fail an assignment sooner.
+  std::chrono::milliseconds request_timeout{10'000};
   // Commit pending offsets when partitions are revoked. Default: true. Set it to false when
   // offsets are committed inside a producer's transaction (TransactionalProducer): the pending
   // offsets of revoked partitions then belong to the open transaction, which on_revoked should

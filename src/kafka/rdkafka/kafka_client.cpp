@@ -3,6 +3,7 @@
 #include <cstring>
 #include <iostream>
 
+#include "kafka/rdkafka/client_factory.hpp"
 #include "kafka/rdkafka/kafka_client_impl.hpp"
 
 namespace processor::kafka {
@@ -41,12 +42,6 @@ void rebalance_callback(rd_kafka_t* rk, rd_kafka_resp_err_t event, rd_kafka_topi
   impl->rebalances_running.fetch_sub(1);
 }
 
-void error_callback(rd_kafka_t*, int error, const char* reason, void*) {
-  // Transport errors are retried by librdkafka; only fatal ones need the user's attention,
-  // and those surface through the calls that hit them.
-  if (error == RD_KAFKA_RESP_ERR__FATAL) std::cerr << "processor: librdkafka fatal error: " << reason << "\n";
-}
-
 }  // namespace
 
 void KafkaClient::Impl::apply_default_rebalance(rd_kafka_t* rk, rd_kafka_resp_err_t event,
@@ -68,12 +63,7 @@ void KafkaClient::Impl::apply_default_rebalance(rd_kafka_t* rk, rd_kafka_resp_er
 KafkaClient::KafkaClient(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 
 std::shared_ptr<KafkaClient> KafkaClient::create(KafkaProperties properties) {
-  for (const char* required : {"bootstrap.servers", "group.id"}) {
-    const auto it = properties.find(required);
-    if (it == properties.end() || it->second.empty()) {
-      throw StateError(ErrorKind::InvalidArgument, std::string("KafkaClient needs the property '") + required + "'");
-    }
-  }
+  internal::require_properties(properties, {"bootstrap.servers", "group.id"}, "KafkaClient");
   // The OffsetManager owns commits: librdkafka must never commit or store offsets by itself.
   properties["enable.auto.commit"] = "false";
   properties["enable.auto.offset.store"] = "false";
@@ -83,22 +73,8 @@ std::shared_ptr<KafkaClient> KafkaClient::create(KafkaProperties properties) {
   properties["enable.partition.eof"] = "true";
 
   auto impl = std::make_unique<Impl>();
-  RdPtr<rd_kafka_conf_t> conf(rd_kafka_conf_new());
-  char error[512];
-  for (const auto& [name, value] : properties) {
-    if (rd_kafka_conf_set(conf.get(), name.c_str(), value.c_str(), error, sizeof error) != RD_KAFKA_CONF_OK) {
-      throw StateError(ErrorKind::InvalidArgument,
-                       "invalid Kafka property '" + name + "' = '" + value + "': " + error);
-    }
-  }
-  rd_kafka_conf_set_opaque(conf.get(), impl.get());
-  rd_kafka_conf_set_rebalance_cb(conf.get(), rebalance_callback);
-  rd_kafka_conf_set_error_cb(conf.get(), error_callback);
-
-  rd_kafka_t* rk = rd_kafka_new(RD_KAFKA_CONSUMER, conf.get(), error, sizeof error);
-  if (rk == nullptr) throw StateError(ErrorKind::Kafka, std::string("cannot create the Kafka client: ") + error);
-  conf.release();  // rd_kafka_new() took it
-  impl->handle.reset(rk);
+  impl->handle = internal::create_client(RD_KAFKA_CONSUMER, properties,
+                                         internal::ClientCallbacks{impl.get(), rebalance_callback}, "the Kafka client");
   impl->group = properties.at("group.id");
   impl->properties = std::move(properties);
   return std::shared_ptr<KafkaClient>(new KafkaClient(std::move(impl)));

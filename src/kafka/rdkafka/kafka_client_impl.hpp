@@ -6,7 +6,9 @@
 #include <string>
 #include <vector>
 
-#include "kafka/rdkafka/rdkafka_util.hpp"
+#include "kafka/rdkafka/errors.hpp"
+#include "kafka/rdkafka/handles.hpp"
+#include "kafka/rdkafka/partition_list.hpp"
 #include "processor/kafka/kafka_client.hpp"
 
 namespace processor::kafka {

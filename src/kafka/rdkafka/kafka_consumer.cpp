@@ -10,6 +10,7 @@
 
 #include "kafka/rdkafka/kafka_client_impl.hpp"
 #include "kafka/rdkafka/out_of_range_policy.hpp"
+#include "kafka/wrap_errors.hpp"
 
 namespace processor::kafka {
 
@@ -185,7 +186,9 @@ void KafkaConsumer::Impl::on_rebalance(rd_kafka_resp_err_t event, rd_kafka_topic
 KafkaConsumer::Impl::Start KafkaConsumer::Impl::start_position(const TopicPartition& tp,
                                                                 const std::optional<std::int64_t>& committed) {
   Start start;
-  start.stored = manager.offset_store()->get_offset(manager.consumer_group(), tp);
+  start.stored = internal::call_backend("reading the stored offset of " + tp.to_key(), [&] {
+    return manager.offset_store()->get_offset(manager.consumer_group(), tp);
+  });
   std::optional<std::int64_t> position;
   if (options.checkpoint_position) position = options.checkpoint_position(tp);
   if (!position && start.stored) position = start.stored->offset;
@@ -194,7 +197,8 @@ KafkaConsumer::Impl::Start KafkaConsumer::Impl::start_position(const TopicPartit
   std::int64_t low = 0;
   std::int64_t high = 0;
   const rd_kafka_resp_err_t error =
-      rd_kafka_query_watermark_offsets(rk(), tp.topic.c_str(), tp.partition, &low, &high, 10'000);
+      rd_kafka_query_watermark_offsets(rk(), tp.topic.c_str(), tp.partition, &low, &high,
+                                       internal::to_timeout_ms(options.request_timeout));
   if (error != RD_KAFKA_RESP_ERR_NO_ERROR) throw internal::kafka_error(error, "reading the log range of " + tp.to_key());
   manager.update_high_watermark(tp.topic, tp.partition, high);
 
@@ -204,11 +208,10 @@ KafkaConsumer::Impl::Start KafkaConsumer::Impl::start_position(const TopicPartit
     return start;
   }
   if (decision.action == OutOfRangeAction::Error) {
-    throw StateError(ErrorKind::Kafka,
-                     tp.to_key() + " " + internal::describe(decision.cause) + " (position " +
-                         (position ? std::to_string(*position) : std::string("none")) + ", log [" +
-                         std::to_string(low) + ", " + std::to_string(high) + "]) and its policy is Error",
-                     RD_KAFKA_RESP_ERR__AUTO_OFFSET_RESET, false);
+    throw internal::kafka_error(RD_KAFKA_RESP_ERR__AUTO_OFFSET_RESET,
+                                tp.to_key() + " " + internal::describe(decision.cause) + " (position " +
+                                    (position ? std::to_string(*position) : std::string("none")) + ", log [" +
+                                    std::to_string(low) + ", " + std::to_string(high) + "]) and its policy is Error");
   }
   const std::int64_t moved_to = decision.start;
   // Records jumped over: lost to retention below the log start, or left unread by Latest.
@@ -224,7 +227,7 @@ void KafkaConsumer::Impl::assign(rd_kafka_topic_partition_list_t* partitions) {
   const auto assigned = internal::from_partition_list(partitions);
   // One OffsetFetch for the whole assignment.
   auto committed = internal::to_partition_list(assigned);
-  const rd_kafka_resp_err_t fetch_error = rd_kafka_committed(rk(), committed.get(), 10'000);
+  const rd_kafka_resp_err_t fetch_error = rd_kafka_committed(rk(), committed.get(), internal::to_timeout_ms(options.request_timeout));
   if (fetch_error != RD_KAFKA_RESP_ERR_NO_ERROR) throw internal::kafka_error(fetch_error, "reading committed offsets");
 
   for (int i = 0; i < partitions->cnt; ++i) {
@@ -239,9 +242,8 @@ void KafkaConsumer::Impl::assign(rd_kafka_topic_partition_list_t* partitions) {
     starts.insert_or_assign(tp, start);
   }
   if (cooperative(rk())) {
-    RdPtr<rd_kafka_error_t> error(rd_kafka_incremental_assign(rk(), partitions));
-    if (error) throw StateError(ErrorKind::Kafka, std::string("incremental assign: ") + rd_kafka_error_string(error.get()),
-                                rd_kafka_error_code(error.get()), false);
+    internal::throw_if_error(RdPtr<rd_kafka_error_t>(rd_kafka_incremental_assign(rk(), partitions)),
+                             "incremental assign");
   } else {
     const rd_kafka_resp_err_t error = rd_kafka_assign(rk(), partitions);
     if (error != RD_KAFKA_RESP_ERR_NO_ERROR) throw internal::kafka_error(error, "assign");
@@ -369,11 +371,9 @@ void KafkaConsumer::Impl::restart_at(rd_kafka_topic_partition_list_t* positions,
                                  restarts[i].stored);
     starts.insert_or_assign(TopicPartition(positions->elems[i].topic, positions->elems[i].partition), restarts[i]);
   }
-  RdPtr<rd_kafka_error_t> error(rd_kafka_seek_partitions(rk(), positions, 10'000));
-  if (error) {
-    throw StateError(ErrorKind::Kafka, std::string(what) + ": " + rd_kafka_error_string(error.get()),
-                     rd_kafka_error_code(error.get()), false);
-  }
+  internal::throw_if_error(
+      RdPtr<rd_kafka_error_t>(rd_kafka_seek_partitions(rk(), positions, internal::to_timeout_ms(options.request_timeout))),
+      what);
 }
 
 void KafkaConsumer::Impl::refresh_high_watermarks() {
@@ -506,7 +506,8 @@ void KafkaConsumer::rewind_to_committed() {
   const auto assigned = impl_->client->assignment();
   if (assigned.empty()) return;
   auto committed = internal::to_partition_list(assigned);
-  const rd_kafka_resp_err_t fetch_error = rd_kafka_committed(impl_->rk(), committed.get(), 10'000);
+  const rd_kafka_resp_err_t fetch_error = rd_kafka_committed(impl_->rk(), committed.get(),
+                                                              internal::to_timeout_ms(impl_->options.request_timeout));
   if (fetch_error != RD_KAFKA_RESP_ERR_NO_ERROR) throw internal::kafka_error(fetch_error, "reading committed offsets");
   auto positions = internal::to_partition_list(assigned);
   const auto committed_views = impl_->manager.get_all_committed();

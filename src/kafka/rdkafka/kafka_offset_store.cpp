@@ -2,10 +2,12 @@
 
 #include <algorithm>
 #include <iostream>
-#include <thread>
 #include <tuple>
 
+#include "kafka/rdkafka/admin_request.hpp"
+#include "kafka/rdkafka/errors.hpp"
 #include "kafka/rdkafka/kafka_client_impl.hpp"
+#include "kafka/rdkafka/retry.hpp"
 
 namespace processor::kafka {
 
@@ -14,23 +16,8 @@ using internal::RdPtr;
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
-
-// Runs `attempt` (which returns an error code and may name the failing partition) until it
-// succeeds, fails with a non-retriable error, or the deadline passes.
-template <class Attempt>
-void with_retries(const KafkaOffsetStoreOptions& options, const std::string& what, Attempt&& attempt) {
-  const auto deadline = Clock::now() + options.retry_deadline;
-  auto backoff = options.retry_backoff;
-  for (;;) {
-    std::string partition;
-    const rd_kafka_resp_err_t error = attempt(&partition);
-    if (error == RD_KAFKA_RESP_ERR_NO_ERROR) return;
-    const std::string where = partition.empty() ? what : what + " (" + partition + ")";
-    if (!internal::is_retriable(error) || Clock::now() + backoff > deadline) throw internal::kafka_error(error, where);
-    std::this_thread::sleep_for(backoff);
-    backoff = std::min(backoff * 2, options.retry_backoff_max);
-  }
+internal::RetryPolicy retry_policy(const KafkaOffsetStoreOptions& options) {
+  return internal::RetryPolicy{options.retry_deadline, options.retry_backoff, options.retry_backoff_max};
 }
 
 // Waits for the single event an asynchronous request posts on `queue`.
@@ -84,10 +71,10 @@ void refuse_unowned(const KafkaClient& client, const std::vector<TopicPartition>
                     std::span<const PartitionOffset> offsets) {
   for (const auto& [tp, info] : offsets) {
     if (!std::binary_search(owned.begin(), owned.end(), tp, by_topic_partition)) {
-      throw StateError(ErrorKind::Kafka,
-                       "refusing to commit offset " + std::to_string(info.offset) + " for " + tp.to_key() +
-                           ": the partition is not assigned to this member of group '" + client.group_id() + "'",
-                       RD_KAFKA_RESP_ERR__ASSIGNMENT_LOST, false);
+      throw internal::kafka_error(RD_KAFKA_RESP_ERR__ASSIGNMENT_LOST,
+                                  "refusing to commit offset " + std::to_string(info.offset) + " for " + tp.to_key() +
+                                      ": the partition is not assigned to this member of group '" +
+                                      client.group_id() + "'");
     }
   }
 }
@@ -98,10 +85,9 @@ void refuse_unowned(const KafkaClient& client, const std::vector<TopicPartition>
 void require_ownership(const KafkaClient& client, KafkaClient::Impl& impl, std::span<const PartitionOffset> offsets) {
   if (!impl.subscribed) return;
   if (rd_kafka_assignment_lost(impl.rk()) != 0) {
-    throw StateError(ErrorKind::Kafka,
-                     "refusing to commit " + std::to_string(offsets.size()) + " offsets: this member of group '" +
-                         client.group_id() + "' lost its assignment",
-                     RD_KAFKA_RESP_ERR__ASSIGNMENT_LOST, false);
+    throw internal::kafka_error(RD_KAFKA_RESP_ERR__ASSIGNMENT_LOST,
+                                "refusing to commit " + std::to_string(offsets.size()) +
+                                    " offsets: this member of group '" + client.group_id() + "' lost its assignment");
   }
   if (impl.rebalances_running.load() > 0) {  // e.g. a commit on revoke: ask librdkafka
     refuse_unowned(client, sorted_assignment(client), offsets);
@@ -134,15 +120,17 @@ void KafkaOffsetStore::store_offsets(std::string_view group, std::span<const Par
   require_ownership(*client_, impl, offsets);
 
   const std::string what = "committing " + std::to_string(offsets.size()) + " offsets of group '" + impl.group + "'";
-  with_retries(options_, what, [&](std::string* partition) {
+  internal::with_retries(retry_policy(options_), [&]() -> std::optional<StateError> {
     auto list = internal::to_partition_list(offsets);
     RdPtr<rd_kafka_queue_t> queue(rd_kafka_queue_new(impl.rk()));
     const rd_kafka_resp_err_t sent = rd_kafka_commit_queue(impl.rk(), list.get(), queue.get(), nullptr, nullptr);
-    if (sent != RD_KAFKA_RESP_ERR_NO_ERROR) return sent;
+    if (sent != RD_KAFKA_RESP_ERR_NO_ERROR) return internal::failure_of(sent, what);
     auto event = wait_for_event(queue.get(), options_.request_timeout);
-    if (!event) return RD_KAFKA_RESP_ERR__TIMED_OUT;
-    return internal::first_error(rd_kafka_event_error(event.get()), rd_kafka_event_topic_partition_list(event.get()),
-                                 partition);
+    if (!event) return internal::failure_of(RD_KAFKA_RESP_ERR__TIMED_OUT, what);
+    std::string partition;
+    const rd_kafka_resp_err_t error = internal::first_error(
+        rd_kafka_event_error(event.get()), rd_kafka_event_topic_partition_list(event.get()), &partition);
+    return internal::failure_of(error, what, partition);
   });
 }
 
@@ -168,11 +156,13 @@ std::unordered_map<TopicPartition, OffsetInfo> KafkaOffsetStore::committed(
   if (partitions.empty()) return out;
   KafkaClient::Impl& impl = client_->impl();
   PartitionListPtr list;
-  with_retries(options_, "reading committed offsets of group '" + impl.group + "'", [&](std::string* partition) {
+  internal::with_retries(retry_policy(options_), [&] {
     list = internal::to_partition_list(partitions);
     const rd_kafka_resp_err_t error =
         rd_kafka_committed(impl.rk(), list.get(), internal::to_timeout_ms(options_.request_timeout));
-    return internal::first_error(error, list.get(), partition);
+    std::string partition;
+    return internal::failure_of(internal::first_error(error, list.get(), &partition),
+                                "reading committed offsets of group '" + impl.group + "'", partition);
   });
   for (int i = 0; i < list->cnt; ++i) {
     if (auto info = internal::offset_info_of(list->elems[i])) {
@@ -193,38 +183,36 @@ std::unordered_map<TopicPartition, OffsetInfo> KafkaOffsetStore::get_all_offsets
   require_group(*client_, group);
   KafkaClient::Impl& impl = client_->impl();
   std::unordered_map<TopicPartition, OffsetInfo> out;
-  with_retries(options_, "listing the offsets of group '" + impl.group + "'", [&](std::string* partition) {
+  const std::string what = "listing the offsets of group '" + impl.group + "'";
+  internal::with_retries(retry_policy(options_), [&]() -> std::optional<StateError> {
     out.clear();
-    RdPtr<rd_kafka_queue_t> queue(rd_kafka_queue_new(impl.rk()));
-    RdPtr<rd_kafka_AdminOptions_t> admin(
-        rd_kafka_AdminOptions_new(impl.rk(), RD_KAFKA_ADMIN_OP_LISTCONSUMERGROUPOFFSETS));
-    char error_text[256];
-    rd_kafka_AdminOptions_set_request_timeout(admin.get(), internal::to_timeout_ms(options_.request_timeout),
-                                              error_text, sizeof error_text);
-    rd_kafka_ListConsumerGroupOffsets_t* request = rd_kafka_ListConsumerGroupOffsets_new(impl.group.c_str(), nullptr);
-    rd_kafka_ListConsumerGroupOffsets(impl.rk(), &request, 1, admin.get(), queue.get());
-    rd_kafka_ListConsumerGroupOffsets_destroy(request);
-    auto event = wait_for_event(queue.get(), options_.request_timeout + std::chrono::seconds(1));
-    if (!event) return RD_KAFKA_RESP_ERR__TIMED_OUT;
-    if (rd_kafka_event_error(event.get()) != RD_KAFKA_RESP_ERR_NO_ERROR) return rd_kafka_event_error(event.get());
+    RdPtr<rd_kafka_event_t> event;
+    const rd_kafka_resp_err_t error = internal::admin_request(
+        impl.rk(), RD_KAFKA_ADMIN_OP_LISTCONSUMERGROUPOFFSETS, options_.request_timeout,
+        [&](rd_kafka_AdminOptions_t* admin, rd_kafka_queue_t* queue) {
+          RdPtr<rd_kafka_ListConsumerGroupOffsets_t> request(
+              rd_kafka_ListConsumerGroupOffsets_new(impl.group.c_str(), nullptr));
+          rd_kafka_ListConsumerGroupOffsets_t* requests[] = {request.get()};
+          rd_kafka_ListConsumerGroupOffsets(impl.rk(), requests, 1, admin, queue);
+        },
+        &event);
+    if (error != RD_KAFKA_RESP_ERR_NO_ERROR) return internal::failure_of(error, what);
     const auto* result = rd_kafka_event_ListConsumerGroupOffsets_result(event.get());
     std::size_t count = 0;
     const rd_kafka_group_result_t** groups = rd_kafka_ListConsumerGroupOffsets_result_groups(result, &count);
+    std::string partition;
+    if (const auto failed = internal::first_group_error(groups, count, &partition); failed != RD_KAFKA_RESP_ERR_NO_ERROR) {
+      return internal::failure_of(failed, what, partition);
+    }
     for (std::size_t g = 0; g < count; ++g) {
-      if (const rd_kafka_error_t* group_error = rd_kafka_group_result_error(groups[g])) {
-        return rd_kafka_error_code(group_error);
-      }
       const auto* list = rd_kafka_group_result_partitions(groups[g]);
       for (int i = 0; list != nullptr && i < list->cnt; ++i) {
-        if (list->elems[i].err != RD_KAFKA_RESP_ERR_NO_ERROR) {
-          return internal::first_error(RD_KAFKA_RESP_ERR_NO_ERROR, list, partition);
-        }
         if (auto info = internal::offset_info_of(list->elems[i])) {
           out.emplace(TopicPartition(list->elems[i].topic, list->elems[i].partition), std::move(*info));
         }
       }
     }
-    return RD_KAFKA_RESP_ERR_NO_ERROR;
+    return std::nullopt;
   });
   return out;
 }
@@ -234,30 +222,25 @@ namespace {
 void delete_group_offsets(KafkaClient::Impl& impl, const KafkaOffsetStoreOptions& options,
                           const std::vector<TopicPartition>& partitions) {
   if (partitions.empty()) return;
-  with_retries(options, "deleting offsets of group '" + impl.group + "'", [&](std::string* partition) {
-    RdPtr<rd_kafka_queue_t> queue(rd_kafka_queue_new(impl.rk()));
-    RdPtr<rd_kafka_AdminOptions_t> admin(
-        rd_kafka_AdminOptions_new(impl.rk(), RD_KAFKA_ADMIN_OP_DELETECONSUMERGROUPOFFSETS));
+  const std::string what = "deleting offsets of group '" + impl.group + "'";
+  internal::with_retries(retry_policy(options), [&]() -> std::optional<StateError> {
     auto list = internal::to_partition_list(partitions);
-    rd_kafka_DeleteConsumerGroupOffsets_t* request =
-        rd_kafka_DeleteConsumerGroupOffsets_new(impl.group.c_str(), list.get());
-    rd_kafka_DeleteConsumerGroupOffsets(impl.rk(), &request, 1, admin.get(), queue.get());
-    rd_kafka_DeleteConsumerGroupOffsets_destroy(request);
-    auto event = wait_for_event(queue.get(), options.request_timeout + std::chrono::seconds(1));
-    if (!event) return RD_KAFKA_RESP_ERR__TIMED_OUT;
-    if (rd_kafka_event_error(event.get()) != RD_KAFKA_RESP_ERR_NO_ERROR) return rd_kafka_event_error(event.get());
+    RdPtr<rd_kafka_event_t> event;
+    const rd_kafka_resp_err_t error = internal::admin_request(
+        impl.rk(), RD_KAFKA_ADMIN_OP_DELETECONSUMERGROUPOFFSETS, options.request_timeout,
+        [&](rd_kafka_AdminOptions_t* admin, rd_kafka_queue_t* queue) {
+          RdPtr<rd_kafka_DeleteConsumerGroupOffsets_t> request(
+              rd_kafka_DeleteConsumerGroupOffsets_new(impl.group.c_str(), list.get()));
+          rd_kafka_DeleteConsumerGroupOffsets_t* requests[] = {request.get()};
+          rd_kafka_DeleteConsumerGroupOffsets(impl.rk(), requests, 1, admin, queue);
+        },
+        &event);
+    if (error != RD_KAFKA_RESP_ERR_NO_ERROR) return internal::failure_of(error, what);
     const auto* result = rd_kafka_event_DeleteConsumerGroupOffsets_result(event.get());
     std::size_t count = 0;
     const rd_kafka_group_result_t** groups = rd_kafka_DeleteConsumerGroupOffsets_result_groups(result, &count);
-    for (std::size_t g = 0; g < count; ++g) {
-      if (const rd_kafka_error_t* group_error = rd_kafka_group_result_error(groups[g])) {
-        return rd_kafka_error_code(group_error);
-      }
-      const rd_kafka_resp_err_t error =
-          internal::first_error(RD_KAFKA_RESP_ERR_NO_ERROR, rd_kafka_group_result_partitions(groups[g]), partition);
-      if (error != RD_KAFKA_RESP_ERR_NO_ERROR) return error;
-    }
-    return RD_KAFKA_RESP_ERR_NO_ERROR;
+    std::string partition;
+    return internal::failure_of(internal::first_group_error(groups, count, &partition), what, partition);
   });
 }
 

@@ -1,9 +1,10 @@
 #include "processor/kafka/transactional_producer.hpp"
 
 #include <iostream>
-#include <thread>
 
+#include "kafka/rdkafka/client_factory.hpp"
 #include "kafka/rdkafka/kafka_client_impl.hpp"
+#include "kafka/rdkafka/retry.hpp"
 
 namespace processor::kafka {
 
@@ -18,58 +19,24 @@ struct TransactionalProducer::Impl {
 
 namespace {
 
-// Throws the StateError for a transactional API error (and frees it).
-void check(rd_kafka_error_t* raw, const std::string& what) {
-  RdPtr<rd_kafka_error_t> error(raw);
-  if (!error) return;
-  std::string advice;
-  if (rd_kafka_error_txn_requires_abort(error.get())) advice = " (the transaction must be aborted)";
-  if (rd_kafka_error_is_fatal(error.get())) advice = " (fatal: this producer is fenced or broken)";
-  const rd_kafka_resp_err_t code = rd_kafka_error_code(error.get());
-  const bool timed_out = code == RD_KAFKA_RESP_ERR__TIMED_OUT;
-  throw StateError(timed_out ? ErrorKind::Timeout : ErrorKind::Kafka,
-                   what + ": " + rd_kafka_error_name(error.get()) + ": " + rd_kafka_error_string(error.get()) + advice,
-                   static_cast<int>(code), rd_kafka_error_is_retriable(error.get()) != 0);
-}
-
-// Runs a transactional call, repeating it while librdkafka says it is retriable.
+// librdkafka's transactional calls return an error object that says whether to retry.
 template <class Call>
 void with_retries(Call&& call, const std::string& what, std::chrono::milliseconds timeout) {
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
-  for (;;) {
-    rd_kafka_error_t* error = call();
-    if (error != nullptr && rd_kafka_error_is_retriable(error) && std::chrono::steady_clock::now() < deadline) {
-      rd_kafka_error_destroy(error);
-      std::this_thread::sleep_for(std::chrono::milliseconds(100));
-      continue;
-    }
-    check(error, what);
-    return;
-  }
+  const internal::RetryPolicy policy{timeout, std::chrono::milliseconds(100), std::chrono::milliseconds(100)};
+  internal::with_retries(policy, [&]() -> std::optional<StateError> {
+    RdPtr<rd_kafka_error_t> error(call());
+    if (!error) return std::nullopt;
+    return internal::kafka_error(error.get(), what);
+  });
 }
 
 }  // namespace
 
 TransactionalProducer::TransactionalProducer(KafkaProperties properties, std::chrono::milliseconds timeout)
     : impl_(std::make_unique<Impl>()) {
-  for (const char* required : {"bootstrap.servers", "transactional.id"}) {
-    const auto it = properties.find(required);
-    if (it == properties.end() || it->second.empty()) {
-      throw StateError(ErrorKind::InvalidArgument,
-                       std::string("TransactionalProducer needs the property '") + required + "'");
-    }
-  }
-  RdPtr<rd_kafka_conf_t> conf(rd_kafka_conf_new());
-  char error[512];
-  for (const auto& [name, value] : properties) {
-    if (rd_kafka_conf_set(conf.get(), name.c_str(), value.c_str(), error, sizeof error) != RD_KAFKA_CONF_OK) {
-      throw StateError(ErrorKind::InvalidArgument, "invalid Kafka property '" + name + "' = '" + value + "': " + error);
-    }
-  }
-  rd_kafka_t* rk = rd_kafka_new(RD_KAFKA_PRODUCER, conf.get(), error, sizeof error);
-  if (rk == nullptr) throw StateError(ErrorKind::Kafka, std::string("cannot create the producer: ") + error);
-  conf.release();
-  impl_->handle.reset(rk);
+  internal::require_properties(properties, {"bootstrap.servers", "transactional.id"}, "TransactionalProducer");
+  impl_->handle = internal::create_client(RD_KAFKA_PRODUCER, properties, internal::ClientCallbacks{}, "the producer");
+  rd_kafka_t* rk = impl_->rk();
   impl_->timeout = timeout;
   with_retries([&] { return rd_kafka_init_transactions(rk, internal::to_timeout_ms(timeout)); },
                "initialising transactions", timeout);
@@ -86,7 +53,7 @@ TransactionalProducer::~TransactionalProducer() {
 }
 
 void TransactionalProducer::begin() {
-  check(rd_kafka_begin_transaction(impl_->rk()), "beginning a transaction");
+  internal::throw_if_error(RdPtr<rd_kafka_error_t>(rd_kafka_begin_transaction(impl_->rk())), "beginning a transaction");
   impl_->in_transaction = true;
 }
 
@@ -111,11 +78,10 @@ std::size_t TransactionalProducer::commit(const KafkaClient& consumer, OffsetMan
   const auto offsets = manager.committable_offsets();
   if (!offsets.empty()) {
     auto list = internal::to_partition_list(std::span<const PartitionOffset>(offsets));
-    rd_kafka_consumer_group_metadata_t* group = rd_kafka_consumer_group_metadata(consumer.impl().rk());
-    rd_kafka_error_t* error =
-        rd_kafka_send_offsets_to_transaction(impl_->rk(), list.get(), group, internal::to_timeout_ms(impl_->timeout));
-    rd_kafka_consumer_group_metadata_destroy(group);
-    check(error, "sending " + std::to_string(offsets.size()) + " offsets into the transaction");
+    RdPtr<rd_kafka_consumer_group_metadata_t> group(rd_kafka_consumer_group_metadata(consumer.impl().rk()));
+    internal::throw_if_error(RdPtr<rd_kafka_error_t>(rd_kafka_send_offsets_to_transaction(
+                                 impl_->rk(), list.get(), group.get(), internal::to_timeout_ms(impl_->timeout))),
+                             "sending " + std::to_string(offsets.size()) + " offsets into the transaction");
   }
   with_retries([&] { return rd_kafka_commit_transaction(impl_->rk(), internal::to_timeout_ms(impl_->timeout)); },
                "committing the transaction", impl_->timeout);

@@ -1,6 +1,6 @@
-#include "kafka/rdkafka/rdkafka_util.hpp"
+#include "kafka/rdkafka/partition_list.hpp"
 
-#include <limits>
+#include <algorithm>
 
 namespace processor::kafka::internal {
 
@@ -53,36 +53,6 @@ std::optional<OffsetInfo> offset_info_of(const rd_kafka_topic_partition_t& entry
   return info;
 }
 
-bool is_retriable(rd_kafka_resp_err_t error) noexcept {
-  switch (error) {
-    case RD_KAFKA_RESP_ERR_COORDINATOR_LOAD_IN_PROGRESS:
-    case RD_KAFKA_RESP_ERR_COORDINATOR_NOT_AVAILABLE:
-    case RD_KAFKA_RESP_ERR_NOT_COORDINATOR:
-    case RD_KAFKA_RESP_ERR_REQUEST_TIMED_OUT:
-    case RD_KAFKA_RESP_ERR_NETWORK_EXCEPTION:
-    case RD_KAFKA_RESP_ERR_UNSTABLE_OFFSET_COMMIT:
-    case RD_KAFKA_RESP_ERR_NOT_LEADER_FOR_PARTITION:
-    case RD_KAFKA_RESP_ERR_LEADER_NOT_AVAILABLE:
-    case RD_KAFKA_RESP_ERR__TIMED_OUT:
-    case RD_KAFKA_RESP_ERR__TRANSPORT:
-    case RD_KAFKA_RESP_ERR__WAIT_COORD:
-    case RD_KAFKA_RESP_ERR__ALL_BROKERS_DOWN:
-    case RD_KAFKA_RESP_ERR__TIMED_OUT_QUEUE:
-      return true;
-    default:
-      return false;
-  }
-}
-
-StateError kafka_error(rd_kafka_resp_err_t error, const std::string& what) {
-  const bool timed_out = error == RD_KAFKA_RESP_ERR__TIMED_OUT || error == RD_KAFKA_RESP_ERR_REQUEST_TIMED_OUT ||
-                         error == RD_KAFKA_RESP_ERR__TIMED_OUT_QUEUE;
-  return StateError(timed_out ? ErrorKind::Timeout : ErrorKind::Kafka,
-                    what + ": " + rd_kafka_err2name(error) + " (" + std::to_string(static_cast<int>(error)) +
-                        "): " + rd_kafka_err2str(error),
-                    static_cast<int>(error), is_retriable(error));
-}
-
 rd_kafka_resp_err_t first_error(rd_kafka_resp_err_t request_error, const rd_kafka_topic_partition_list_t* list,
                                 std::string* failed_partition) {
   if (request_error != RD_KAFKA_RESP_ERR_NO_ERROR) return request_error;
@@ -96,10 +66,6 @@ rd_kafka_resp_err_t first_error(rd_kafka_resp_err_t request_error, const rd_kafk
     }
   }
   return RD_KAFKA_RESP_ERR_NO_ERROR;
-}
-
-int to_timeout_ms(std::chrono::milliseconds timeout) noexcept {
-  return static_cast<int>(std::clamp<std::int64_t>(timeout.count(), 0, std::numeric_limits<int>::max()));
 }
 
 }  // namespace processor::kafka::internal

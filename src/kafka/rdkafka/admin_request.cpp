@@ -1,0 +1,37 @@
+#include "kafka/rdkafka/admin_request.hpp"
+
+#include "kafka/rdkafka/partition_list.hpp"
+
+namespace processor::kafka::internal {
+
+rd_kafka_resp_err_t admin_request(rd_kafka_t* rk, rd_kafka_admin_op_t op, std::chrono::milliseconds timeout,
+                                  const std::function<void(rd_kafka_AdminOptions_t*, rd_kafka_queue_t*)>& send,
+                                  RdPtr<rd_kafka_event_t>* result) {
+  RdPtr<rd_kafka_queue_t> queue(rd_kafka_queue_new(rk));
+  RdPtr<rd_kafka_AdminOptions_t> options(rd_kafka_AdminOptions_new(rk, op));
+  char error_text[256];
+  rd_kafka_AdminOptions_set_request_timeout(options.get(), to_timeout_ms(timeout), error_text, sizeof error_text);
+  send(options.get(), queue.get());
+  RdPtr<rd_kafka_event_t> event(rd_kafka_queue_poll(queue.get(), to_timeout_ms(timeout + std::chrono::seconds(1))));
+  if (!event) return RD_KAFKA_RESP_ERR__TIMED_OUT;
+  if (const rd_kafka_resp_err_t error = rd_kafka_event_error(event.get()); error != RD_KAFKA_RESP_ERR_NO_ERROR) {
+    return error;
+  }
+  *result = std::move(event);
+  return RD_KAFKA_RESP_ERR_NO_ERROR;
+}
+
+rd_kafka_resp_err_t first_group_error(const rd_kafka_group_result_t* const* groups, std::size_t count,
+                                      std::string* failed_partition) {
+  for (std::size_t g = 0; g < count; ++g) {
+    if (const rd_kafka_error_t* group_error = rd_kafka_group_result_error(groups[g])) {
+      return rd_kafka_error_code(group_error);
+    }
+    const rd_kafka_resp_err_t error =
+        first_error(RD_KAFKA_RESP_ERR_NO_ERROR, rd_kafka_group_result_partitions(groups[g]), failed_partition);
+    if (error != RD_KAFKA_RESP_ERR_NO_ERROR) return error;
+  }
+  return RD_KAFKA_RESP_ERR_NO_ERROR;
+}
+
+}  // namespace processor::kafka::internal

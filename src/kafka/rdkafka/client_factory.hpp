@@ -1,0 +1,32 @@
+#pragma once
+// The one construction of librdkafka clients (the consumer behind KafkaClient, the transactional
+// producer): properties, callbacks, error handling. Internal.
+
+#include <librdkafka/rdkafka.h>
+
+#include <initializer_list>
+
+#include "kafka/rdkafka/handles.hpp"
+#include "processor/kafka/kafka_client.hpp"
+
+namespace processor::kafka::internal {
+
+// Throws StateError(InvalidArgument) "<who> needs the property '<name>'" for the first of
+// `required` that `properties` lacks or leaves empty.
+void require_properties(const KafkaProperties& properties, std::initializer_list<const char*> required,
+                        const char* who);
+
+// What a client is created with beyond its properties.
+struct ClientCallbacks {
+  void* opaque = nullptr;  // passed to every callback; must outlive the client
+  void (*rebalance)(rd_kafka_t*, rd_kafka_resp_err_t, rd_kafka_topic_partition_list_t*, void*) = nullptr;
+};
+
+// Creates a client of `type` from `properties`. Fatal errors are reported through the error
+// callback every client gets. `what` names the client in errors ("the Kafka client").
+// Throws StateError(InvalidArgument) naming a property and value librdkafka refuses, and
+// StateError(Kafka) when librdkafka cannot create the client.
+RdPtr<rd_kafka_t> create_client(rd_kafka_type_t type, const KafkaProperties& properties,
+                                const ClientCallbacks& callbacks, const char* what);
+
+}  // namespace processor::kafka::internal

@@ -1,0 +1,65 @@
+#include "kafka/rdkafka/errors.hpp"
+
+namespace processor::kafka::internal {
+namespace {
+
+bool timed_out(rd_kafka_resp_err_t code) noexcept {
+  return code == RD_KAFKA_RESP_ERR__TIMED_OUT || code == RD_KAFKA_RESP_ERR_REQUEST_TIMED_OUT ||
+         code == RD_KAFKA_RESP_ERR__TIMED_OUT_QUEUE;
+}
+
+StateError make_error(rd_kafka_resp_err_t code, const std::string& what, const char* description, bool retriable) {
+  return StateError(timed_out(code) ? ErrorKind::Timeout : ErrorKind::Kafka,
+                    what + ": " + rd_kafka_err2name(code) + " (" + std::to_string(static_cast<int>(code)) +
+                        "): " + description,
+                    static_cast<int>(code), retriable);
+}
+
+}  // namespace
+
+bool kafka_code_is_retriable(rd_kafka_resp_err_t code) noexcept {
+  switch (code) {
+    case RD_KAFKA_RESP_ERR_COORDINATOR_LOAD_IN_PROGRESS:
+    case RD_KAFKA_RESP_ERR_COORDINATOR_NOT_AVAILABLE:
+    case RD_KAFKA_RESP_ERR_NOT_COORDINATOR:
+    case RD_KAFKA_RESP_ERR_REQUEST_TIMED_OUT:
+    case RD_KAFKA_RESP_ERR_NETWORK_EXCEPTION:
+    case RD_KAFKA_RESP_ERR_UNSTABLE_OFFSET_COMMIT:
+    case RD_KAFKA_RESP_ERR_NOT_LEADER_FOR_PARTITION:
+    case RD_KAFKA_RESP_ERR_LEADER_NOT_AVAILABLE:
+    case RD_KAFKA_RESP_ERR__TIMED_OUT:
+    case RD_KAFKA_RESP_ERR__TRANSPORT:
+    case RD_KAFKA_RESP_ERR__WAIT_COORD:
+    case RD_KAFKA_RESP_ERR__ALL_BROKERS_DOWN:
+    case RD_KAFKA_RESP_ERR__TIMED_OUT_QUEUE:
+      return true;
+    default:
+      return false;
+  }
+}
+
+StateError kafka_error(rd_kafka_resp_err_t code, const std::string& what) {
+  return make_error(code, what, rd_kafka_err2str(code), kafka_code_is_retriable(code));
+}
+
+StateError kafka_error(const rd_kafka_error_t* error, const std::string& what) {
+  std::string description = rd_kafka_error_string(error);
+  if (rd_kafka_error_is_fatal(error)) {
+    description += " (fatal: this client is fenced or broken)";
+  } else if (rd_kafka_error_txn_requires_abort(error)) {
+    description += " (the transaction must be aborted)";
+  }
+  return make_error(rd_kafka_error_code(error), what, description.c_str(), rd_kafka_error_is_retriable(error) != 0);
+}
+
+std::optional<StateError> failure_of(rd_kafka_resp_err_t code, const std::string& what,
+                                     const std::string& partition) {
+  if (code == RD_KAFKA_RESP_ERR_NO_ERROR) return std::nullopt;
+  return kafka_error(code, partition.empty() ? what : what + " (" + partition + ")");
+}
+
+void throw_if_error(RdPtr<rd_kafka_error_t> error, const std::string& what) {
+  if (error) throw kafka_error(error.get(), what);
+}
+
+}  // namespace processor::kafka::internal
