@@ -1,8 +1,8 @@
 #include "processor/kafka/kafka_client.hpp"
 
 #include <cstring>
-#include <iostream>
 
+#include "common/log_internal.hpp"
 #include "kafka/rdkafka/kafka_client_impl.hpp"
 
 namespace processor::kafka {
@@ -32,9 +32,9 @@ void rebalance_callback(rd_kafka_t* rk, rd_kafka_resp_err_t event, rd_kafka_topi
       handled = true;
     }
   } catch (const std::exception& error) {
-    std::cerr << "processor: rebalance handler failed: " << error.what() << "\n";
+    processor::internal::log(LogLevel::Error, "consumer", "rebalance handler failed: ", error.what());
   } catch (...) {
-    std::cerr << "processor: rebalance handler failed\n";
+    processor::internal::log(LogLevel::Error, "consumer", "rebalance handler failed");
   }
   if (!handled) KafkaClient::Impl::apply_default_rebalance(rk, event, partitions);
   impl->ownership_stale.store(true);
@@ -44,7 +44,9 @@ void rebalance_callback(rd_kafka_t* rk, rd_kafka_resp_err_t event, rd_kafka_topi
 void error_callback(rd_kafka_t*, int error, const char* reason, void*) {
   // Transport errors are retried by librdkafka; only fatal ones need the user's attention,
   // and those surface through the calls that hit them.
-  if (error == RD_KAFKA_RESP_ERR__FATAL) std::cerr << "processor: librdkafka fatal error: " << reason << "\n";
+  if (error == RD_KAFKA_RESP_ERR__FATAL) {
+    processor::internal::log(LogLevel::Error, "rdkafka", "librdkafka fatal error: ", reason);
+  }
 }
 
 }  // namespace
@@ -94,6 +96,7 @@ std::shared_ptr<KafkaClient> KafkaClient::create(KafkaProperties properties) {
   rd_kafka_conf_set_opaque(conf.get(), impl.get());
   rd_kafka_conf_set_rebalance_cb(conf.get(), rebalance_callback);
   rd_kafka_conf_set_error_cb(conf.get(), error_callback);
+  internal::route_logs_to_sink(conf.get());
 
   rd_kafka_t* rk = rd_kafka_new(RD_KAFKA_CONSUMER, conf.get(), error, sizeof error);
   if (rk == nullptr) throw StateError(ErrorKind::Kafka, std::string("cannot create the Kafka client: ") + error);

@@ -1,10 +1,10 @@
 #include "processor/kafka/kafka_offset_store.hpp"
 
 #include <algorithm>
-#include <iostream>
 #include <thread>
 #include <tuple>
 
+#include "common/log_internal.hpp"
 #include "kafka/rdkafka/kafka_client_impl.hpp"
 
 namespace processor::kafka {
@@ -50,7 +50,8 @@ void commit_result_callback(rd_kafka_t*, rd_kafka_resp_err_t error, rd_kafka_top
       (*done)(internal::kafka_error(first, "asynchronous offset commit" + (partition.empty() ? "" : " (" + partition + ")")));
     }
   } catch (...) {
-    std::cerr << "processor: an asynchronous commit callback threw; ignored\n";
+    processor::internal::log(LogLevel::Error, "offset_store",
+                             "an asynchronous commit callback threw; ignored");
   }
 }
 

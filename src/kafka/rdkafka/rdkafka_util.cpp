@@ -2,7 +2,29 @@
 
 #include <limits>
 
+#include "common/log_internal.hpp"
+
 namespace processor::kafka::internal {
+
+namespace {
+
+// librdkafka's levels are syslog's: 0 emergency .. 3 error, 4 warning, 5 notice, 6 info, 7 debug.
+LogLevel from_syslog_level(int level) noexcept {
+  if (level <= 3) return LogLevel::Error;
+  if (level == 4) return LogLevel::Warning;
+  if (level <= 6) return LogLevel::Info;
+  return LogLevel::Debug;
+}
+
+// Called by librdkafka from any of its threads (and from the application's, inside
+// rd_kafka_new() and polls): must not throw, and processor::internal::log never does.
+void log_callback(const rd_kafka_t* rk, int level, const char* facility, const char* line) noexcept {
+  // rk is null for lines logged before the client exists.
+  processor::internal::log(from_syslog_level(level), "rdkafka", rk != nullptr ? rd_kafka_name(rk) : "rdkafka",
+                           " ", facility != nullptr ? facility : "", ": ", line != nullptr ? line : "");
+}
+
+}  // namespace
 
 PartitionListPtr make_partition_list(std::size_t capacity) {
   return PartitionListPtr(rd_kafka_topic_partition_list_new(static_cast<int>(std::max<std::size_t>(capacity, 1))));
@@ -101,5 +123,7 @@ rd_kafka_resp_err_t first_error(rd_kafka_resp_err_t request_error, const rd_kafk
 int to_timeout_ms(std::chrono::milliseconds timeout) noexcept {
   return static_cast<int>(std::clamp<std::int64_t>(timeout.count(), 0, std::numeric_limits<int>::max()));
 }
+
+void route_logs_to_sink(rd_kafka_conf_t* conf) noexcept { rd_kafka_conf_set_log_cb(conf, log_callback); }
 
 }  // namespace processor::kafka::internal

@@ -52,4 +52,9 @@ rd_kafka_resp_err_t first_error(rd_kafka_resp_err_t request_error, const rd_kafk
 
 int to_timeout_ms(std::chrono::milliseconds timeout) noexcept;
 
+// Sends the log lines of the client made from `conf` to processor's log sink (component
+// "rdkafka") instead of librdkafka's stderr printer. Every rd_kafka_conf_t the library creates
+// goes through it.
+void route_logs_to_sink(rd_kafka_conf_t* conf) noexcept;
+
 }  // namespace processor::kafka::internal

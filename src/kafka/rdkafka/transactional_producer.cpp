@@ -1,8 +1,8 @@
 #include "processor/kafka/transactional_producer.hpp"
 
-#include <iostream>
 #include <thread>
 
+#include "common/log_internal.hpp"
 #include "kafka/rdkafka/kafka_client_impl.hpp"
 
 namespace processor::kafka {
@@ -66,6 +66,7 @@ TransactionalProducer::TransactionalProducer(KafkaProperties properties, std::ch
       throw StateError(ErrorKind::InvalidArgument, "invalid Kafka property '" + name + "' = '" + value + "': " + error);
     }
   }
+  internal::route_logs_to_sink(conf.get());
   rd_kafka_t* rk = rd_kafka_new(RD_KAFKA_PRODUCER, conf.get(), error, sizeof error);
   if (rk == nullptr) throw StateError(ErrorKind::Kafka, std::string("cannot create the producer: ") + error);
   conf.release();
@@ -80,7 +81,8 @@ TransactionalProducer::~TransactionalProducer() {
     try {
       abort();
     } catch (const std::exception& error) {
-      std::cerr << "processor: aborting the open transaction failed: " << error.what() << "\n";
+      processor::internal::log(LogLevel::Error, "producer", "aborting the open transaction failed: ",
+                               error.what());
     }
   }
 }
