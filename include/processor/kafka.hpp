@@ -2,6 +2,7 @@
 // processor::kafka: Kafka consumer offset tracking, commit strategies, offset stores and lag.
 
 #include "processor/error.hpp"
+#include "processor/log.hpp"
 #include "processor/kafka/broker_metadata.hpp"
 #include "processor/kafka/commit_strategy.hpp"
 #include "processor/kafka/kafka_broker_metadata.hpp"

@@ -8,10 +8,10 @@
 #include <rocksdb/write_batch.h>
 
 #include <cstdio>
-#include <iostream>
 #include <system_error>
 #include <utility>
 
+#include "common/log_internal.hpp"
 #include "processor/error.hpp"
 
 namespace processor::state {
@@ -142,8 +142,8 @@ class Database {
     const auto status = db_->Close();
     if (!status.ok()) {
       try {
-        std::cerr << "processor: closing RocksDB directory '" << path_.string()
-                  << "' failed: " << status.ToString() << '\n';
+        processor::internal::log(LogLevel::Error, "rocksdb", "closing RocksDB directory '", path_.string(),
+                                 "' failed: ", status.ToString());
       } catch (...) {
         // Nothing left to report with: a destructor must not throw.
       }

@@ -316,9 +316,9 @@ class OffsetManager {
   // decoded from the commit metadata in the store: skip them when re-consuming. nullopt when
   // the committed offset carries no acknowledgement metadata, or metadata written for another
   // offset (its committable offset is not the committed one: the offset was moved, or another
-  // tool wrote it); that metadata is ignored with a warning on stderr, never trusted, so no
-  // record is skipped that nobody processed. Throws StateError(Corruption) when it carries
-  // metadata that does not decode.
+  // tool wrote it); that metadata is ignored with a warning to the log sink (component "acks",
+  // see processor/log.hpp), never trusted, so no record is skipped that nobody processed.
+  // Throws StateError(Corruption) when it carries metadata that does not decode.
   std::optional<AckedSet> acked_after_restart(std::string_view topic, std::int32_t partition);
 
   // ---- Offsets committed elsewhere (Kafka transactions) ----

@@ -1,8 +1,7 @@
 // OffsetManager's per-record acknowledgement: a PartitionAcks per partition, optionally gated on
 // event time by the partition's EventTimeGate.
 
-#include <iostream>
-
+#include "common/log_internal.hpp"
 #include "kafka/manager/offset_manager_impl.hpp"
 #include "processor/error.hpp"
 
@@ -103,9 +102,10 @@ std::optional<AckedSet> OffsetManager::acked_after_restart(std::string_view topi
   if (acked.committable != info->offset) {
     // Metadata written for another offset: the offset was moved with the metadata kept, or
     // another tool wrote it. Trusting it would skip records that nobody processed.
-    std::cerr << "processor: ignoring the acknowledgement metadata of " << topic << ":" << partition
-              << ": it was written for committed offset " << acked.committable << ", not for "
-              << info->offset << "; every record from " << info->offset << " is processed again\n";
+    processor::internal::log(LogLevel::Warning, "acks", "ignoring the acknowledgement metadata of ", topic,
+                             ":", partition, ": it was written for committed offset ", acked.committable,
+                             ", not for ", info->offset, "; every record from ", info->offset,
+                             " is processed again");
     return std::nullopt;
   }
   return acked;

@@ -22,8 +22,8 @@ struct ClientCallbacks {
   void (*rebalance)(rd_kafka_t*, rd_kafka_resp_err_t, rd_kafka_topic_partition_list_t*, void*) = nullptr;
 };
 
-// Creates a client of `type` from `properties`. Fatal errors are reported through the error
-// callback every client gets. `what` names the client in errors ("the Kafka client").
+// Creates a client of `type` from `properties`. Every client logs through the library's log sink
+// (component "rdkafka": librdkafka's own lines and fatal errors). `what` names the client in errors ("the Kafka client").
 // Throws StateError(InvalidArgument) naming a property and value librdkafka refuses, and
 // StateError(Kafka) when librdkafka cannot create the client.
 RdPtr<rd_kafka_t> create_client(rd_kafka_type_t type, const KafkaProperties& properties,

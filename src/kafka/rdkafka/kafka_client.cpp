@@ -1,8 +1,8 @@
 #include "processor/kafka/kafka_client.hpp"
 
 #include <cstring>
-#include <iostream>
 
+#include "common/log_internal.hpp"
 #include "kafka/rdkafka/client_factory.hpp"
 #include "kafka/rdkafka/kafka_client_impl.hpp"
 
@@ -33,9 +33,9 @@ void rebalance_callback(rd_kafka_t* rk, rd_kafka_resp_err_t event, rd_kafka_topi
       handled = true;
     }
   } catch (const std::exception& error) {
-    std::cerr << "processor: rebalance handler failed: " << error.what() << "\n";
+    processor::internal::log(LogLevel::Error, "consumer", "rebalance handler failed: ", error.what());
   } catch (...) {
-    std::cerr << "processor: rebalance handler failed\n";
+    processor::internal::log(LogLevel::Error, "consumer", "rebalance handler failed");
   }
   if (!handled) KafkaClient::Impl::apply_default_rebalance(rk, event, partitions);
   impl->ownership_stale.store(true);

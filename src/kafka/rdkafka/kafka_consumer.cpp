@@ -3,11 +3,11 @@
 #include <algorithm>
 #include <cstring>
 #include <exception>
-#include <iostream>
 #include <mutex>
 #include <unordered_map>
 #include <unordered_set>
 
+#include "common/log_internal.hpp"
 #include "kafka/rdkafka/kafka_client_impl.hpp"
 #include "kafka/rdkafka/out_of_range_policy.hpp"
 #include "kafka/wrap_errors.hpp"
@@ -163,7 +163,8 @@ KafkaConsumer::~KafkaConsumer() {
   try {
     close();
   } catch (const std::exception& error) {
-    std::cerr << "processor: closing the Kafka consumer failed: " << error.what() << "\n";
+    processor::internal::log(LogLevel::Error, "consumer", "closing the Kafka consumer failed: ",
+                             error.what());
   }
   std::lock_guard lock(impl_->client->impl().rebalance_mutex);
   impl_->client->impl().rebalance_handler = nullptr;
@@ -305,8 +306,9 @@ void KafkaConsumer::Impl::revoke(rd_kafka_topic_partition_list_t* partitions) {
         manager.commit();
       } catch (const StateError& error) {
         commit_failed = true;
-        std::cerr << "processor: commit on revoke failed, the next owner reprocesses from the last commit: "
-                  << error.what() << "\n";
+        processor::internal::log(LogLevel::Warning, "consumer",
+                                 "commit on revoke failed, the next owner reprocesses from the last commit: ",
+                                 error.what());
       }
     }
   }
@@ -463,8 +465,9 @@ void KafkaConsumer::Impl::automatic_commit(Call&& call) {
     std::lock_guard lock(stats_mutex);
     ++stats.failed_automatic_commits;
     if (stats.failed_automatic_commits <= 10 || stats.failed_automatic_commits % 1000 == 0) {
-      std::cerr << "processor: automatic commit failed (" << stats.failed_automatic_commits
-                << " so far), offsets stay pending: " << error.what() << "\n";
+      processor::internal::log(LogLevel::Warning, "consumer", "automatic commit failed (",
+                               stats.failed_automatic_commits, " so far), offsets stay pending: ",
+                               error.what());
     }
   }
 }

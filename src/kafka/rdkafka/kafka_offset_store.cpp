@@ -1,9 +1,9 @@
 #include "processor/kafka/kafka_offset_store.hpp"
 
 #include <algorithm>
-#include <iostream>
 #include <tuple>
 
+#include "common/log_internal.hpp"
 #include "kafka/rdkafka/admin_request.hpp"
 #include "kafka/rdkafka/errors.hpp"
 #include "kafka/rdkafka/kafka_client_impl.hpp"
@@ -37,7 +37,7 @@ void commit_result_callback(rd_kafka_t*, rd_kafka_resp_err_t error, rd_kafka_top
       (*done)(internal::kafka_error(first, "asynchronous offset commit" + (partition.empty() ? "" : " (" + partition + ")")));
     }
   } catch (...) {
-    std::cerr << "processor: an asynchronous commit callback threw; ignored\n";
+    processor::internal::log(LogLevel::Error, "offset_store", "an asynchronous commit callback threw; ignored");
   }
 }
 

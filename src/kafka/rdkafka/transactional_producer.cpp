@@ -1,7 +1,6 @@
 #include "processor/kafka/transactional_producer.hpp"
 
-#include <iostream>
-
+#include "common/log_internal.hpp"
 #include "kafka/rdkafka/client_factory.hpp"
 #include "kafka/rdkafka/kafka_client_impl.hpp"
 #include "kafka/rdkafka/retry.hpp"
@@ -47,7 +46,7 @@ TransactionalProducer::~TransactionalProducer() {
     try {
       abort();
     } catch (const std::exception& error) {
-      std::cerr << "processor: aborting the open transaction failed: " << error.what() << "\n";
+      processor::internal::log(LogLevel::Error, "producer", "aborting the open transaction failed: ", error.what());
     }
   }
 }
