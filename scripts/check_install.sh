@@ -1,14 +1,24 @@
 #!/usr/bin/env bash
-# Checks that an installed processor works for a consumer, the way a user would use it:
-#   1. `cmake --install` the build into a fresh prefix;
-#   2. a standalone CMake project (tests/install) finds it with find_package(processor CONFIG)
-#      and links processor::processor;
-#   3. the same program compiled with nothing but `pkg-config --cflags --libs processor`.
-# Both programs must print "Current lag: 100" and then "seed parity OK".
+# Checks that processor works for a consumer in each way a user would take it, every consumer
+# building tests/install/seed_parity.cpp:
+#   1. find_package: `cmake --install` the build into a fresh prefix, then a standalone CMake
+#      project (tests/install/find_package) finds it with find_package(processor CONFIG) and
+#      links processor::processor;
+#   2. pkg-config: the same program compiled with nothing but
+#      `pkg-config --cflags --libs processor`;
+#   3. add_subdirectory: a project (tests/install/add_subdirectory) that builds this source tree
+#      inside its own build;
+#   4. FetchContent: a project (tests/install/fetchcontent) that declares this source tree with
+#      FetchContent_Declare(SOURCE_DIR) and FetchContent_MakeAvailable.
+# Every program must print "Current lag: 100" and then "seed parity OK". In 3 and 4 processor is
+# a subproject, so it must bring its library only: the consumer's build holds no executable but
+# seed_parity (none of processor's tests or examples), and compiles processor without -Werror.
+# 3 and 4 compile the library once each (about 1-2 minutes each on 2 cores).
 #
 # Usage: bash scripts/check_install.sh      (after scripts/build.sh)
 #   BUILD_DIR   the build to install. Default: build
 #   CXX         compiler for the pkg-config check. Default: c++
+#   JOBS        parallel build jobs. Default: 2
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -41,13 +51,13 @@ echo "check_install: installing ${build_dir} into ${prefix}"
 cmake --install "${build_dir}" --prefix "${prefix}" >"${work}/install.log" ||
   { cat "${work}/install.log" >&2; exit 1; }
 
-echo "check_install: find_package(processor CONFIG) consumer (tests/install)"
-cmake -S tests/install -B "${work}/consumer" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-  -DCMAKE_PREFIX_PATH="${prefix}" >"${work}/consumer-configure.log" ||
-  { cat "${work}/consumer-configure.log" >&2; exit 1; }
-cmake --build "${work}/consumer" -j "${JOBS:-2}"
-"${work}/consumer/seed_parity" | tee "${work}/cmake-consumer.out"
-expect_output "CMake consumer" "${work}/cmake-consumer.out"
+echo "check_install: find_package(processor CONFIG) consumer (tests/install/find_package)"
+cmake -S tests/install/find_package -B "${work}/find_package" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  -DCMAKE_PREFIX_PATH="${prefix}" >"${work}/find_package-configure.log" ||
+  { cat "${work}/find_package-configure.log" >&2; exit 1; }
+cmake --build "${work}/find_package" -j "${JOBS:-2}"
+"${work}/find_package/seed_parity" | tee "${work}/find_package.out"
+expect_output "find_package consumer" "${work}/find_package.out"
 
 echo "check_install: pkg-config consumer"
 pc_file="$(find "${prefix}" -name processor.pc -print -quit)"
@@ -67,5 +77,47 @@ echo "check_install: pkg-config gives ${cflags[*]} ${libs[*]}"
 "${CXX:-c++}" -o "${work}/seed_parity_pc" tests/install/seed_parity.cpp "${cflags[@]}" "${libs[@]}"
 "${work}/seed_parity_pc" | tee "${work}/pkg-config-consumer.out"
 expect_output "pkg-config consumer" "${work}/pkg-config-consumer.out"
+
+# subproject_consumer <name> <description>: configures and builds tests/install/<name>, a project
+# that builds processor from this source tree as a subproject, runs its seed_parity, and checks
+# that processor brought its library only.
+subproject_consumer() {
+  local name="$1" what="$2"
+  local dir="${work}/${name}" started=${SECONDS}
+  echo "check_install: ${what} consumer (tests/install/${name})"
+  cmake -S "tests/install/${name}" -B "${dir}" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    >"${dir}-configure.log" 2>&1 || { cat "${dir}-configure.log" >&2; exit 1; }
+  cmake --build "${dir}" -j "${JOBS:-2}" >"${dir}-build.log" 2>&1 ||
+    { cat "${dir}-build.log" >&2; exit 1; }
+  echo "check_install: ${what} consumer built in $((SECONDS - started)) s"
+
+  # Every executable the consumer's default build links, from Ninja's rule names
+  # (CXX_EXECUTABLE_LINKER__<target>_<config>).
+  local executables
+  executables="$(ninja -C "${dir}" -t targets all |
+    sed -n 's/^[^:]*: CXX_EXECUTABLE_LINKER__\(.*\)_[^_]*$/\1/p' | sort -u | paste -sd ' ')"
+  if [[ "${executables}" != "seed_parity" ]]; then
+    echo "check_install: FAILED: ${what} consumer builds executables of processor's: ${executables}" >&2
+    exit 1
+  fi
+  local library_commands
+  library_commands="$(ninja -C "${dir}" -t commands processor)"
+  if [[ "${library_commands}" != *offset_manager.cpp* ]]; then
+    echo "check_install: FAILED: ${what} consumer: no compile command for processor's sources" >&2
+    exit 1
+  fi
+  if grep -q -- ' -Werror' <<<"${library_commands}"; then
+    echo "check_install: FAILED: ${what} consumer compiles processor with -Werror:" >&2
+    grep -m 1 -- ' -Werror' <<<"${library_commands}" >&2
+    exit 1
+  fi
+  echo "check_install: ${what} consumer: processor's library only (no tests, examples or -Werror)"
+
+  "${dir}/seed_parity" | tee "${dir}.out"
+  expect_output "${what} consumer" "${dir}.out"
+}
+
+subproject_consumer add_subdirectory add_subdirectory
+subproject_consumer fetchcontent FetchContent
 
 echo "check_install: OK"

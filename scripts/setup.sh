@@ -7,28 +7,28 @@
 # Usage: bash scripts/setup.sh
 set -euo pipefail
 
-# Build toolchain, test and benchmark frameworks, the libraries the code links against, and
-# the tooling of the integration tier (a Kafka broker needs a Java runtime; Maven fetches its jars:
-# scripts/kafka/broker.sh fetch).
+# Each group says what uses it.
 packages=(
+  # The build (CMake + Ninja, GCC 12), and the C++ dependencies of the library.
   build-essential
   cmake
   ninja-build
   pkg-config
   git
-  python3
+  librdkafka-dev
+  librocksdb-dev
+  # The tests (GoogleTest) and the benchmarks (Google Benchmark).
   libgtest-dev
   googletest
   libbenchmark-dev
-  librdkafka-dev
-  librocksdb-dev
-  libabsl-dev
-  libcli11-dev
+  # Clang's -Wthread-safety, for the coming CI stage that checks the lock annotations.
+  clang-14
+  # The coming example that plugs spdlog into the library's log sink (spdlog brings libfmt-dev).
   libspdlog-dev
-  libfmt-dev
-  nlohmann-json3-dev
-  libcpp-httplib-dev
+  # The integration tier's Kafka broker: Maven fetches its jars (scripts/kafka/broker.sh fetch);
+  # broker.sh picks free ports with python3 when it can.
   maven
+  python3
 )
 # The integration tier's Kafka broker (scripts/kafka/broker.sh, Kafka 4.x) needs Java 17 or newer.
 # Any such runtime on PATH will do; otherwise install Debian's OpenJDK 17 (a no-op once it is).

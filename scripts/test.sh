@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The project's test command: installs missing dependencies, builds with tests, starts the
 # services the tests need, runs every ctest tier (unit, integration, robustness), then checks
-# that the installed package works for a consumer (scripts/check_install.sh).
+# that processor works for a consumer through find_package, pkg-config, add_subdirectory and
+# FetchContent (scripts/check_install.sh).
 #
 # Usage: bash scripts/test.sh [extra cmake args...]
 #   BUILD_DIR   Default: build
