@@ -19,8 +19,8 @@ class Watermark {
     return Watermark(std::chrono::duration_cast<std::chrono::milliseconds>(time.time_since_epoch()).count());
   }
 
+  // The watermark in milliseconds since the Unix epoch.
   constexpr std::int64_t millis() const noexcept { return epoch_ms_; }
-  constexpr std::int64_t epoch_ms() const noexcept { return epoch_ms_; }
 
   friend constexpr auto operator<=>(Watermark, Watermark) noexcept = default;
 

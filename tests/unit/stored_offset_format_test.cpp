@@ -1,7 +1,6 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
-#include <random>
 #include <string>
 
 #include "encoding/crc32c.hpp"
@@ -12,63 +11,6 @@
 
 namespace processor::kafka {
 namespace {
-
-std::string random_bytes(std::mt19937_64& random, std::size_t size) {
-  std::string bytes(size, '\0');
-  for (char& byte : bytes) byte = static_cast<char>(random() & 0xff);
-  return bytes;
-}
-
-TEST(Crc32c, BothImplementationsMatchTheStandardCheckValue) {
-  EXPECT_EQ(encoding::crc32c_portable("123456789"), 0xE3069283u);
-  EXPECT_EQ(encoding::crc32c(""), 0u);
-  if (!encoding::crc32c_hardware_available()) GTEST_SKIP() << "no SSE4.2 crc32 on this CPU";
-  EXPECT_EQ(encoding::crc32c_hardware("123456789"), 0xE3069283u);
-  EXPECT_EQ(encoding::crc32c_hardware(""), 0u);
-}
-
-TEST(Crc32c, HardwareEqualsTheTableOnRandomInputsOfEveryLengthAndAlignment) {
-  if (!encoding::crc32c_hardware_available()) GTEST_SKIP() << "no SSE4.2 crc32 on this CPU";
-  std::mt19937_64 random(20261129);
-  const std::string buffer = random_bytes(random, 4096 + 8);
-  // Every length up to 300 at every start offset modulo 8: the 8-, 4- and 1-byte steps and
-  // their tails all run, from aligned and unaligned addresses.
-  for (std::size_t start = 0; start < 8; ++start) {
-    for (std::size_t length = 0; length <= 300; ++length) {
-      const std::string_view bytes = std::string_view(buffer).substr(start, length);
-      ASSERT_EQ(encoding::crc32c_hardware(bytes), encoding::crc32c_portable(bytes))
-          << "start " << start << ", length " << length;
-    }
-  }
-  for (int round = 0; round < 50; ++round) {
-    const std::string bytes = random_bytes(random, static_cast<std::size_t>(random() % 100'000));
-    ASSERT_EQ(encoding::crc32c_hardware(bytes), encoding::crc32c_portable(bytes)) << "length " << bytes.size();
-  }
-}
-
-TEST(Crc32c, DispatchAgreesWithTheTable) {
-  std::mt19937_64 random(7);
-  for (std::size_t length : {0u, 1u, 7u, 8u, 9u, 22u, 4095u}) {
-    const std::string bytes = random_bytes(random, length);
-    EXPECT_EQ(encoding::crc32c(bytes), encoding::crc32c_portable(bytes));
-  }
-}
-
-TEST(LittleEndianCodec, RoundTripsEveryWidthIncludingNegativeValues) {
-  char bytes[8];
-  EXPECT_EQ(encoding::store_le<std::int64_t>(bytes, -2), bytes + 8);
-  EXPECT_EQ(static_cast<unsigned char>(bytes[0]), 0xfe);
-  EXPECT_EQ(static_cast<unsigned char>(bytes[7]), 0xff);
-  EXPECT_EQ(encoding::load_le<std::int64_t>(bytes), -2);
-  encoding::store_le<std::uint32_t>(bytes, 0x01020304u);
-  EXPECT_EQ(bytes[0], 4);
-  EXPECT_EQ(bytes[3], 1);
-  EXPECT_EQ(encoding::load_le<std::uint32_t>(bytes), 0x01020304u);
-  std::string out;
-  encoding::put_le<std::int16_t>(out, -300);
-  ASSERT_EQ(out.size(), 2u);
-  EXPECT_EQ(encoding::load_le<std::int16_t>(out.data()), -300);
-}
 
 // The stored form, byte by byte as version 1 defined it (sealed with the table CRC): values
 // written before the codec was rewritten must read back, and new values must be the same bytes.

@@ -25,7 +25,7 @@ namespace processor::kafka {
 
 class OffsetManager;
 
-// Options of an OffsetManager beyond the seed's constructor arguments.
+// Options of an OffsetManager beyond its constructor arguments (group, backend, store, strategy).
 struct OffsetManagerOptions {
   // Where reset_offset() learns log start offsets, high watermarks and offsets for timestamps.
   // Default: none (earliest resets to 0, latest needs a known high watermark, timestamp resets

@@ -32,8 +32,8 @@ class StateSnapshot {
 // Implementations must be safe for concurrent use by multiple threads. Every method may throw
 // StateError(Storage) when the underlying storage fails, and then changes nothing.
 //
-// The first seven members are the seed's contract. write(), scan() and snapshot() have
-// defaults built on them so that a store written against the seed keeps working, but the
+// The first seven members are what every backend must implement. write(), scan() and
+// snapshot() have defaults built on them, so that a backend with only those seven works, but the
 // defaults are neither atomic nor consistent: real backends override them.
 class StateBackend {
  public:

@@ -65,7 +65,7 @@ class CheckpointIndex {
 // other retained checkpoints only where the two differ. So: one pass over the store, looking
 // each partition up in the checkpoint's index (nothing else is built); then one pass over each
 // other record, consulted only for the partitions that differ. Every record is still checked,
-// so that a corrupt one fails the restore as before.
+// so that a corrupt one fails the restore.
 JournalResult run_journal(const JournalContext& context, const CheckpointInfo& checkpoint,
                           const std::vector<StoredCheckpoint>& retained) {
   JournalResult result;
