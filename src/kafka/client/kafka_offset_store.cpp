@@ -6,7 +6,7 @@
 #include "common/log_internal.hpp"
 #include "kafka/rdkafka/admin_request.hpp"
 #include "kafka/rdkafka/errors.hpp"
-#include "kafka/rdkafka/kafka_client_impl.hpp"
+#include "kafka/client/kafka_client_impl.hpp"
 #include "kafka/rdkafka/retry.hpp"
 
 namespace processor::kafka {

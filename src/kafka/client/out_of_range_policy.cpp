@@ -1,4 +1,4 @@
-#include "kafka/rdkafka/out_of_range_policy.hpp"
+#include "kafka/client/out_of_range_policy.hpp"
 
 namespace processor::kafka::internal {
 

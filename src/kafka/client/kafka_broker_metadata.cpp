@@ -1,6 +1,6 @@
 #include "processor/kafka/kafka_broker_metadata.hpp"
 
-#include "kafka/rdkafka/kafka_client_impl.hpp"
+#include "kafka/client/kafka_client_impl.hpp"
 #include "processor/error.hpp"
 
 namespace processor::kafka {

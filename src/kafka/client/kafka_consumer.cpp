@@ -8,8 +8,8 @@
 #include <unordered_set>
 
 #include "common/log_internal.hpp"
-#include "kafka/rdkafka/kafka_client_impl.hpp"
-#include "kafka/rdkafka/out_of_range_policy.hpp"
+#include "kafka/client/kafka_client_impl.hpp"
+#include "kafka/client/out_of_range_policy.hpp"
 #include "kafka/wrap_errors.hpp"
 
 namespace processor::kafka {

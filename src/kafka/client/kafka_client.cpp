@@ -4,7 +4,7 @@
 
 #include "common/log_internal.hpp"
 #include "kafka/rdkafka/client_factory.hpp"
-#include "kafka/rdkafka/kafka_client_impl.hpp"
+#include "kafka/client/kafka_client_impl.hpp"
 
 namespace processor::kafka {
 

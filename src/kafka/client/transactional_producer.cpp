@@ -2,7 +2,7 @@
 
 #include "common/log_internal.hpp"
 #include "kafka/rdkafka/client_factory.hpp"
-#include "kafka/rdkafka/kafka_client_impl.hpp"
+#include "kafka/client/kafka_client_impl.hpp"
 #include "kafka/rdkafka/retry.hpp"
 
 namespace processor::kafka {
