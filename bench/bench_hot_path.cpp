@@ -124,6 +124,31 @@ void BM_Update_ByName(benchmark::State& state) {
 }
 BENCHMARK(BM_Update_ByName)->ArgName("periodic")->Arg(1)->Arg(0);
 
+// The same updates carrying the partition's high watermark, as a consumer records it per batch:
+// through a handle they must cost what a plain handle update costs, not a by-name lookup.
+void BM_Update_HandleWithHighWatermark(benchmark::State& state) {
+  UpdateEnv& env = update_env(false);
+  PartitionHandle p = env.manager.partition("t", 0);
+  std::int64_t offset = env.next;
+  for (auto _ : state) {
+    ++offset;
+    p.update(offset, offset + 100);
+  }
+  env.next = offset + 1;
+}
+BENCHMARK(BM_Update_HandleWithHighWatermark);
+
+void BM_Update_ByNameWithHighWatermark(benchmark::State& state) {
+  UpdateEnv& env = update_env(false);
+  std::int64_t offset = env.next;
+  for (auto _ : state) {
+    ++offset;
+    env.manager.update_offset_with_watermark("t", 0, offset, offset + 100);
+  }
+  env.next = offset + 1;
+}
+BENCHMARK(BM_Update_ByNameWithHighWatermark);
+
 // Diagnostic: the handle loop above is bound by its own dependency (each update reads the
 // `latest` the previous one stored). Round-robin over 64 partitions shows the throughput of
 // independent updates, as when records of several partitions interleave.
@@ -478,6 +503,21 @@ void summarize(const bench::CollectingReporter& r, bench::Summary& s) {
       s.add(result);
     } else {
       s.missing("update by (topic, partition) (" + strategy + ")");
+    }
+  }
+
+  {
+    const auto handle = r.cpu("BM_Update_HandleWithHighWatermark");
+    const auto by_name = r.cpu("BM_Update_ByNameWithHighWatermark");
+    if (handle && by_name) {
+      bench::Result result{"update with high watermark via handle (manual)", fmt(*handle * 1e9) + " ns",
+                           fmt(*by_name * 1e9) + " ns by name"};
+      result.ratio = "by name/handle " + fmt(*by_name / *handle) + "x";
+      result.target = ">1x (no lookup)";
+      result.met = bench::met(*by_name > *handle);
+      s.add(result);
+    } else {
+      s.missing("update with high watermark via handle (manual)");
     }
   }
 

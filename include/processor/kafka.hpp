@@ -2,7 +2,6 @@
 // processor::kafka: Kafka consumer offset tracking, commit strategies, offset stores and lag.
 
 #include "processor/error.hpp"
-#include "processor/log.hpp"
 #include "processor/kafka/broker_metadata.hpp"
 #include "processor/kafka/commit_strategy.hpp"
 #include "processor/kafka/kafka_broker_metadata.hpp"
@@ -16,4 +15,5 @@
 #include "processor/kafka/state_backend_offset_store.hpp"
 #include "processor/kafka/topic_partition.hpp"
 #include "processor/kafka/transactional_producer.hpp"
+#include "processor/log.hpp"
 #include "processor/watermark.hpp"

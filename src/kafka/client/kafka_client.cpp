@@ -1,10 +1,8 @@
 #include "processor/kafka/kafka_client.hpp"
 
-#include <cstring>
-
 #include "common/log_internal.hpp"
-#include "kafka/rdkafka/client_factory.hpp"
 #include "kafka/client/kafka_client_impl.hpp"
+#include "kafka/rdkafka/client_factory.hpp"
 
 namespace processor::kafka {
 
@@ -46,7 +44,7 @@ void rebalance_callback(rd_kafka_t* rk, rd_kafka_resp_err_t event, rd_kafka_topi
 
 void KafkaClient::Impl::apply_default_rebalance(rd_kafka_t* rk, rd_kafka_resp_err_t event,
                                                 rd_kafka_topic_partition_list_t* partitions) {
-  const bool cooperative = std::strcmp(rd_kafka_rebalance_protocol(rk), "COOPERATIVE") == 0;
+  const bool cooperative = KafkaClient::Impl::cooperative(rk);
   if (event == RD_KAFKA_RESP_ERR__ASSIGN_PARTITIONS) {
     if (cooperative) {
       RdPtr<rd_kafka_error_t>(rd_kafka_incremental_assign(rk, partitions));

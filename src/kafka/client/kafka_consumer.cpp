@@ -1,7 +1,6 @@
 #include "processor/kafka/kafka_consumer.hpp"
 
 #include <algorithm>
-#include <cstring>
 #include <exception>
 #include <mutex>
 #include <unordered_map>
@@ -125,12 +124,6 @@ struct KafkaConsumer::Impl {
   void automatic_commit(Call&& call);
 };
 
-namespace {
-
-bool cooperative(rd_kafka_t* rk) { return std::strcmp(rd_kafka_rebalance_protocol(rk), "COOPERATIVE") == 0; }
-
-}  // namespace
-
 KafkaConsumer::KafkaConsumer(std::shared_ptr<KafkaClient> client, OffsetManager& manager,
                              KafkaConsumerOptions options) {
   if (!client) throw StateError(ErrorKind::InvalidArgument, "KafkaConsumer needs a KafkaClient, got null");
@@ -242,7 +235,7 @@ void KafkaConsumer::Impl::assign(rd_kafka_topic_partition_list_t* partitions) {
     partitions->elems[i].offset = start.position;
     starts.insert_or_assign(tp, start);
   }
-  if (cooperative(rk())) {
+  if (KafkaClient::Impl::cooperative(rk())) {
     internal::throw_if_error(RdPtr<rd_kafka_error_t>(rd_kafka_incremental_assign(rk(), partitions)),
                              "incremental assign");
   } else {

@@ -4,9 +4,9 @@
 #include <tuple>
 
 #include "common/log_internal.hpp"
+#include "kafka/client/kafka_client_impl.hpp"
 #include "kafka/rdkafka/admin_request.hpp"
 #include "kafka/rdkafka/errors.hpp"
-#include "kafka/client/kafka_client_impl.hpp"
 #include "kafka/rdkafka/retry.hpp"
 
 namespace processor::kafka {
@@ -31,11 +31,7 @@ void commit_result_callback(rd_kafka_t*, rd_kafka_resp_err_t error, rd_kafka_top
   std::string partition;
   const rd_kafka_resp_err_t first = internal::first_error(error, offsets, &partition);
   try {
-    if (first == RD_KAFKA_RESP_ERR_NO_ERROR) {
-      (*done)(std::nullopt);
-    } else {
-      (*done)(internal::kafka_error(first, "asynchronous offset commit" + (partition.empty() ? "" : " (" + partition + ")")));
-    }
+    (*done)(internal::failure_of(first, "asynchronous offset commit", partition));
   } catch (...) {
     processor::internal::log(LogLevel::Error, "offset_store", "an asynchronous commit callback threw; ignored");
   }

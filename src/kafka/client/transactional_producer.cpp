@@ -1,8 +1,8 @@
 #include "processor/kafka/transactional_producer.hpp"
 
 #include "common/log_internal.hpp"
-#include "kafka/rdkafka/client_factory.hpp"
 #include "kafka/client/kafka_client_impl.hpp"
+#include "kafka/rdkafka/client_factory.hpp"
 #include "kafka/rdkafka/retry.hpp"
 
 namespace processor::kafka {

@@ -12,8 +12,8 @@
 #include <vector>
 
 #include "kafka/manager/event_time_gate.hpp"
-#include "processor/kafka/partition_acks.hpp"
 #include "processor/kafka/detail/partition_slot.hpp"
+#include "processor/kafka/partition_acks.hpp"
 
 namespace processor::kafka::detail {
 
