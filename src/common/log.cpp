@@ -3,11 +3,11 @@
 #include <atomic>
 #include <cstdio>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <utility>
 
 #include "common/log_internal.hpp"
+#include "processor/detail/mutex.hpp"
 
 namespace processor {
 namespace {
@@ -22,10 +22,11 @@ void write_to_stderr(LogLevel level, std::string_view component, std::string_vie
 
 struct LogState {
   std::atomic<LogLevel> minimum{LogLevel::Info};  // relaxed: a filter, it orders nothing else
-  std::mutex sink_mutex;
-  // GUARDED_BY(sink_mutex). Copied out under the lock and called outside it, so that a slow sink
-  // never blocks set_log_sink() and a replaced sink lives until its last call returns.
-  std::shared_ptr<const LogSink> sink = std::make_shared<const LogSink>(write_to_stderr);
+  detail::Mutex sink_mutex;
+  // Copied out under the lock and called outside it, so that a slow sink never blocks
+  // set_log_sink() and a replaced sink lives until its last call returns.
+  std::shared_ptr<const LogSink> sink PROCESSOR_GUARDED_BY(sink_mutex) =
+      std::make_shared<const LogSink>(write_to_stderr);
 };
 
 // Never destroyed: librdkafka threads of clients that outlive main() (or static destructors)
@@ -52,7 +53,7 @@ void set_log_sink(LogSink sink) {
   LogState& state = log_state();
   std::shared_ptr<const LogSink> previous;
   {
-    std::lock_guard lock(state.sink_mutex);
+    detail::MutexLock lock(state.sink_mutex);
     previous = std::exchange(state.sink, std::move(next));
   }
   // `previous` is released here, outside the lock: its destructor may run arbitrary code.
@@ -72,7 +73,7 @@ void write_log(LogLevel level, std::string_view component, std::string_view mess
     LogState& state = log_state();
     std::shared_ptr<const LogSink> sink;
     {
-      std::lock_guard lock(state.sink_mutex);
+      detail::MutexLock lock(state.sink_mutex);
       sink = state.sink;
     }
     (*sink)(level, component, message);

@@ -44,7 +44,7 @@ void MemoryStateBackend::purge_expired_locked(Clock::time_point now) {
     }
   }
   if (dropped > 0) {
-    std::lock_guard stats_lock(stats_mutex_);
+    detail::MutexLock stats_lock(stats_mutex_);
     stats_.expired += dropped;
   }
 }
@@ -54,7 +54,7 @@ bool MemoryStateBackend::read_live(std::string_view key, std::string* value) {
   bool hit = false;
   bool expired = false;
   {
-    std::shared_lock lock(mutex_);
+    detail::SharedLock lock(mutex_);
     if (auto it = entries_.find(key); it != entries_.end()) {
       hit = live(it->second, now);
       expired = !hit;
@@ -63,14 +63,14 @@ bool MemoryStateBackend::read_live(std::string_view key, std::string* value) {
   }
   bool dropped = false;
   if (expired) {
-    std::unique_lock lock(mutex_);
+    detail::MutexLock lock(mutex_);
     // A put may have revived the key between the two locks.
     if (auto it = entries_.find(key); it != entries_.end() && !live(it->second, now)) {
       entries_.erase(it);
       dropped = true;
     }
   }
-  std::lock_guard stats_lock(stats_mutex_);
+  detail::MutexLock stats_lock(stats_mutex_);
   ++stats_.reads;
   ++(hit ? stats_.hits : stats_.misses);
   if (dropped) ++stats_.expired;
@@ -89,7 +89,7 @@ void MemoryStateBackend::put(std::string_view key, std::string_view value) {
   const auto now = Clock::now();
   Entry entry{std::string(value), expiry(now)};
   {
-    std::unique_lock lock(mutex_);
+    detail::MutexLock lock(mutex_);
     purge_expired_locked(now);
     if (auto it = entries_.find(key); it != entries_.end()) {
       it->second = std::move(entry);
@@ -97,23 +97,23 @@ void MemoryStateBackend::put(std::string_view key, std::string_view value) {
       entries_.emplace(std::string(key), std::move(entry));
     }
   }
-  std::lock_guard stats_lock(stats_mutex_);
+  detail::MutexLock stats_lock(stats_mutex_);
   ++stats_.writes;
 }
 
 void MemoryStateBackend::remove(std::string_view key) {
   {
-    std::unique_lock lock(mutex_);
+    detail::MutexLock lock(mutex_);
     if (auto it = entries_.find(key); it != entries_.end()) entries_.erase(it);
   }
-  std::lock_guard stats_lock(stats_mutex_);
+  detail::MutexLock stats_lock(stats_mutex_);
   ++stats_.removes;
 }
 
 std::vector<std::string> MemoryStateBackend::list_keys(std::string_view prefix) {
   const auto now = Clock::now();
   std::vector<std::string> keys;
-  std::shared_lock lock(mutex_);
+  detail::SharedLock lock(mutex_);
   internal::for_each_with_prefix(entries_, prefix, [&](const Map::value_type& entry) {
     if (live(entry.second, now)) keys.push_back(entry.first);
   });
@@ -123,14 +123,14 @@ std::vector<std::string> MemoryStateBackend::list_keys(std::string_view prefix) 
 void MemoryStateBackend::clear() {
   Map dropped;
   {
-    std::unique_lock lock(mutex_);
+    detail::MutexLock lock(mutex_);
     entries_.swap(dropped);
   }
   // `dropped` is freed here, outside the lock, so that readers do not wait for it.
 }
 
 std::size_t MemoryStateBackend::count() {
-  std::shared_lock lock(mutex_);
+  detail::SharedLock lock(mutex_);
   if (!ttl_) return entries_.size();
   const auto now = Clock::now();
   return static_cast<std::size_t>(std::count_if(
@@ -160,7 +160,7 @@ void MemoryStateBackend::write(const WriteBatch& batch) {
   }
 
   {
-    std::unique_lock lock(mutex_);
+    detail::MutexLock lock(mutex_);
     purge_expired_locked(now);
     auto next_put = staged_puts.begin();
     for (const auto& operation : batch.operations()) {
@@ -177,7 +177,7 @@ void MemoryStateBackend::write(const WriteBatch& batch) {
     }
   }
 
-  std::lock_guard stats_lock(stats_mutex_);
+  detail::MutexLock stats_lock(stats_mutex_);
   stats_.writes += puts;
   stats_.removes += removes;
 }
@@ -186,7 +186,7 @@ std::vector<std::pair<std::string, std::string>> MemoryStateBackend::scan(
     std::string_view prefix) {
   const auto now = Clock::now();
   std::vector<std::pair<std::string, std::string>> rows;
-  std::shared_lock lock(mutex_);
+  detail::SharedLock lock(mutex_);
   internal::for_each_with_prefix(entries_, prefix, [&](const Map::value_type& entry) {
     if (live(entry.second, now)) rows.emplace_back(entry.first, entry.second.value);
   });
@@ -197,7 +197,7 @@ std::unique_ptr<StateSnapshot> MemoryStateBackend::snapshot() {
   const auto now = Clock::now();
   internal::SortedEntries copy;
   {
-    std::shared_lock lock(mutex_);
+    detail::SharedLock lock(mutex_);
     for (const auto& [key, entry] : entries_) {
       if (live(entry, now)) copy.emplace_hint(copy.end(), key, entry.value);
     }
@@ -213,19 +213,19 @@ void MemoryStateBackend::restore(const StateSnapshot& snapshot) {
     restored.insert_or_assign(std::move(key), Entry{std::move(value), expires_at});
   }
   {
-    std::unique_lock lock(mutex_);
+    detail::MutexLock lock(mutex_);
     entries_.swap(restored);
   }
   // `restored` now holds the old content, freed outside the lock.
 }
 
 AccessStats MemoryStateBackend::stats() const {
-  std::lock_guard stats_lock(stats_mutex_);
+  detail::MutexLock stats_lock(stats_mutex_);
   return stats_;
 }
 
 void MemoryStateBackend::reset_stats() {
-  std::lock_guard stats_lock(stats_mutex_);
+  detail::MutexLock stats_lock(stats_mutex_);
   stats_ = AccessStats{};
 }
 

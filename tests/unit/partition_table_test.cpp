@@ -28,7 +28,7 @@ TEST(PartitionTable, FindOrAddReturnsOneSlotPerPartition) {
   EXPECT_EQ(*slot.topic, "orders");
   EXPECT_EQ(slot.partition, 3);
   EXPECT_NE(&table.find_or_add("payments", 3), &slot);
-  std::lock_guard lock(table.mutex());
+  processor::detail::MutexLock lock(table.mutex());
   EXPECT_EQ(table.size_locked(), 2u);
 }
 
@@ -46,10 +46,10 @@ TEST(PartitionTable, SlotsKeepTheirAddressWhileTheTableGrows) {
       ASSERT_EQ(table.find("topic-" + std::to_string(topic), partition), slots[index++]);
     }
   }
-  std::lock_guard lock(table.mutex());
+  processor::detail::MutexLock lock(table.mutex());
   EXPECT_EQ(table.size_locked(), slots.size());
   index = 0;
-  table.for_each_locked([&](detail::PartitionSlot& slot) { EXPECT_EQ(&slot, slots[index++]); });
+  for (detail::PartitionSlot& slot : table.slots_locked()) EXPECT_EQ(&slot, slots[index++]);
   EXPECT_EQ(index, slots.size());  // every slot, in registration order
 }
 
@@ -66,7 +66,7 @@ TEST(PartitionTable, RefusesAnInvalidTopicOrPartitionAndAddsNothing) {
   EXPECT_THROW(table.find_or_add("", 0), StateError);
   EXPECT_THROW(table.find_or_add("orders", -1), StateError);
   EXPECT_THROW(table.find_or_add("bad/name", 0), StateError);
-  std::lock_guard lock(table.mutex());
+  processor::detail::MutexLock lock(table.mutex());
   EXPECT_EQ(table.size_locked(), 0u);
 }
 

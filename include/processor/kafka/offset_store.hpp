@@ -3,13 +3,13 @@
 #include <cstdint>
 #include <functional>
 #include <optional>
-#include <shared_mutex>
 #include <span>
 #include <string>
 #include <string_view>
 #include <unordered_map>
 #include <utility>
 
+#include "processor/detail/mutex.hpp"
 #include "processor/kafka/offset_info.hpp"
 #include "processor/kafka/topic_partition.hpp"
 
@@ -66,8 +66,8 @@ class InMemoryOffsetStore : public OffsetStore {
 
  private:
   using GroupOffsets = std::unordered_map<TopicPartition, OffsetInfo>;
-  mutable std::shared_mutex mutex_;
-  std::unordered_map<std::string, GroupOffsets> groups_;  // GUARDED_BY(mutex_)
+  mutable processor::detail::SharedMutex mutex_;
+  std::unordered_map<std::string, GroupOffsets> groups_ PROCESSOR_GUARDED_BY(mutex_);
 };
 
 // Throws StateError(InvalidArgument) when `group` is empty.

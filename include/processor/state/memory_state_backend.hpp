@@ -4,11 +4,10 @@
 #include <cstdint>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
-#include <shared_mutex>
 #include <string>
 
+#include "processor/detail/mutex.hpp"
 #include "processor/state/state_backend.hpp"
 
 namespace processor::state {
@@ -68,16 +67,16 @@ class MemoryStateBackend : public StateBackend {
   bool live(const Entry& entry, Clock::time_point now) const noexcept;
   // Copies the value into `value` when not null. Counts the read; drops the entry if expired.
   bool read_live(std::string_view key, std::string* value);
-  // Sweeps out expired entries, at most once per TTL. REQUIRES: mutex_ held exclusively.
-  void purge_expired_locked(Clock::time_point now);
+  // Sweeps out expired entries, at most once per TTL.
+  void purge_expired_locked(Clock::time_point now) PROCESSOR_REQUIRES(mutex_);
   Clock::time_point expiry(Clock::time_point now) const noexcept;
 
   const std::optional<std::chrono::milliseconds> ttl_;
-  mutable std::shared_mutex mutex_;
-  Map entries_;  // GUARDED_BY(mutex_)
-  Clock::time_point next_purge_at_{};  // GUARDED_BY(mutex_)
-  mutable std::mutex stats_mutex_;
-  AccessStats stats_;  // GUARDED_BY(stats_mutex_)
+  mutable detail::SharedMutex mutex_ PROCESSOR_ACQUIRED_BEFORE(stats_mutex_);
+  Map entries_ PROCESSOR_GUARDED_BY(mutex_);
+  Clock::time_point next_purge_at_ PROCESSOR_GUARDED_BY(mutex_) = {};
+  mutable detail::Mutex stats_mutex_;
+  AccessStats stats_ PROCESSOR_GUARDED_BY(stats_mutex_);
 };
 
 }  // namespace processor::state

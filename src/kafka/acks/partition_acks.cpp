@@ -5,12 +5,12 @@
 #include <bit>
 #include <cassert>
 #include <limits>
-#include <mutex>
 #include <thread>
 
 #include "encoding/base64.hpp"
 #include "encoding/varint.hpp"
 #include "kafka/acks/ack_metadata.hpp"
+#include "processor/detail/mutex.hpp"
 #include "processor/error.hpp"
 
 namespace processor::kafka {
@@ -21,6 +21,8 @@ using encoding::base64_size;
 using encoding::put_varint;
 using encoding::varint_size;
 using internal::kMaxAckOffset;
+using processor::detail::MutexLock;
+using processor::detail::UniqueLock;
 
 constexpr std::size_t kMinRingWords = 4;  // 256 offsets before the first allocation grows it
 
@@ -37,9 +39,9 @@ std::uint64_t bits_in(std::int64_t word, std::int64_t lo, std::int64_t hi) noexc
 // release store cost less than std::mutex's out-of-line lock and unlock (measured single-
 // threaded: 5-7 ns per ack against 8.5-10.5 ns). Waiters yield after a short spin, so a
 // preempted holder costs a time slice, not a burnt core.
-class SpinMutex {
+class PROCESSOR_CAPABILITY("mutex") SpinMutex {
  public:
-  void lock() noexcept {
+  void lock() noexcept PROCESSOR_ACQUIRE() {
     // acquire: the holder's writes are visible to the next holder.
     for (int spins = 0; locked_.exchange(true, std::memory_order_acquire);) {
       while (locked_.load(std::memory_order_relaxed)) {
@@ -54,7 +56,7 @@ class SpinMutex {
     }
   }
   // release: pairs with lock()'s acquire.
-  void unlock() noexcept { locked_.store(false, std::memory_order_release); }
+  void unlock() noexcept PROCESSOR_RELEASE() { locked_.store(false, std::memory_order_release); }
 
  private:
   std::atomic<bool> locked_{false};
@@ -143,36 +145,41 @@ struct PartitionAcks::State {
   const std::int64_t base_offset;
 
   mutable SpinMutex mutex;
-  std::vector<Word> ring;       // GUARDED_BY(mutex); size is a power of two
-  std::int64_t committable;     // GUARDED_BY(mutex)
-  std::int64_t last_tracked;    // GUARDED_BY(mutex); base - 1 before the first track
-  std::int64_t restored_end;    // GUARDED_BY(mutex); the highest restored ack, else base - 1
-  std::size_t outstanding = 0;  // GUARDED_BY(mutex)
+  std::vector<Word> ring PROCESSOR_GUARDED_BY(mutex);  // size is a power of two
+  std::int64_t committable PROCESSOR_GUARDED_BY(mutex);
+  std::int64_t last_tracked PROCESSOR_GUARDED_BY(mutex);  // base - 1 before the first track
+  std::int64_t restored_end PROCESSOR_GUARDED_BY(mutex);  // the highest restored ack, else base - 1
+  std::size_t outstanding PROCESSOR_GUARDED_BY(mutex) = 0;
   // An upper bound on the acknowledged runs above committable in every state that acks alone
   // can reach: the current runs, plus one per outstanding record except the lowest (acking a
   // record adds at most one run; acking the lowest only removes runs).
-  std::uint64_t acked_runs_bound = 0;  // GUARDED_BY(mutex)
+  std::uint64_t acked_runs_bound PROCESSOR_GUARDED_BY(mutex) = 0;
   // The offset try_track() last refused after counting runs exactly; reset by every ack, so that
   // a caller retrying while paused does not rescan an unchanged window.
-  std::int64_t refused_offset = -1;  // GUARDED_BY(mutex)
-  bool is_revoked = false;           // GUARDED_BY(mutex)
+  std::int64_t refused_offset PROCESSOR_GUARDED_BY(mutex) = -1;
+  bool is_revoked PROCESSOR_GUARDED_BY(mutex) = false;
 
-  std::int64_t end_offset() const noexcept { return std::max(last_tracked, restored_end); }
+  std::int64_t end_offset() const noexcept PROCESSOR_REQUIRES(mutex) {
+    return std::max(last_tracked, restored_end);
+  }
 
-  Word& at(std::int64_t word) noexcept { return ring[static_cast<std::size_t>(word) & (ring.size() - 1)]; }
-  const Word& at(std::int64_t word) const noexcept {
+  Word& at(std::int64_t word) noexcept PROCESSOR_REQUIRES(mutex) {
+    return ring[static_cast<std::size_t>(word) & (ring.size() - 1)];
+  }
+  const Word& at(std::int64_t word) const noexcept PROCESSOR_REQUIRES(mutex) {
     return ring[static_cast<std::size_t>(word) & (ring.size() - 1)];
   }
 
   // Offsets that hold committable in word `word`, from `from` up to the end offset.
-  std::uint64_t blockers(std::int64_t word, std::int64_t from, std::int64_t end) const noexcept {
+  std::uint64_t blockers(std::int64_t word, std::int64_t from, std::int64_t end) const noexcept
+      PROCESSOR_REQUIRES(mutex) {
     const Word& w = at(word);
     return ((w.tracked & ~w.acked) | (~w.acked & bits_in(word, last_tracked + 1, end))) &
            bits_in(word, from, end);
   }
 
   // Moves committable to the lowest blocker at or above it, zeroing the words it leaves.
-  void advance_committable() noexcept {
+  void advance_committable() noexcept PROCESSOR_REQUIRES(mutex) {
     const std::int64_t end = end_offset();
     std::int64_t next = end + 1;
     if (committable <= end) {
@@ -187,7 +194,7 @@ struct PartitionAcks::State {
   }
 
   // Sets committable to `next` (>= committable), zeroing the live words below its word.
-  void move_committable(std::int64_t next) noexcept {
+  void move_committable(std::int64_t next) noexcept PROCESSOR_REQUIRES(mutex) {
     const std::int64_t first_word = committable >> 6;
     const std::int64_t last_live_word = std::max(first_word, end_offset() >> 6);
     const std::int64_t stop = std::min(next >> 6, last_live_word + 1);
@@ -197,7 +204,7 @@ struct PartitionAcks::State {
 
   // Makes the ring hold the words of [committable, new_end]: grows it, or shrinks it when a
   // quarter would do (amortized O(1) per offset).
-  void fit_ring(std::int64_t new_end) {
+  void fit_ring(std::int64_t new_end) PROCESSOR_REQUIRES(mutex) {
     const std::int64_t first_word = committable >> 6;
     const auto needed = static_cast<std::size_t>(std::max(first_word, new_end >> 6) - first_word + 1);
     std::size_t size = ring.size();
@@ -217,7 +224,8 @@ struct PartitionAcks::State {
   }
 
   // The first offset in [from, to] whose acked bit is `acked`, else to + 1.
-  std::int64_t find_acked(std::int64_t from, std::int64_t to, bool acked) const noexcept {
+  std::int64_t find_acked(std::int64_t from, std::int64_t to, bool acked) const noexcept
+      PROCESSOR_REQUIRES(mutex) {
     if (from > to) return to + 1;
     for (std::int64_t word = from >> 6, last_word = to >> 6; word <= last_word; ++word) {
       const std::uint64_t bits = (acked ? at(word).acked : ~at(word).acked) & bits_in(word, from, to);
@@ -227,7 +235,8 @@ struct PartitionAcks::State {
   }
 
   // The maximal runs of acknowledged offsets in [from, to]; `from` is not acknowledged.
-  std::uint64_t count_acked_runs(std::int64_t from, std::int64_t to) const noexcept {
+  std::uint64_t count_acked_runs(std::int64_t from, std::int64_t to) const noexcept
+      PROCESSOR_REQUIRES(mutex) {
     std::uint64_t runs = 0;
     bool previous_acked = false;
     for (std::int64_t word = from >> 6, last_word = to >> 6; from <= to && word <= last_word; ++word) {
@@ -252,7 +261,7 @@ struct PartitionAcks::State {
   }
 
   // The binary metadata of the current state (before base64); with `out` null, only its size.
-  std::size_t encode_binary(std::string* out) const {
+  std::size_t encode_binary(std::string* out) const PROCESSOR_REQUIRES(mutex) {
     const std::int64_t end = end_offset();
     std::size_t run_lengths = 0;
     std::int64_t highest_acked = committable - 1;
@@ -357,7 +366,7 @@ PartitionAcks& PartitionAcks::operator=(PartitionAcks&& other) noexcept = defaul
 
 bool PartitionAcks::try_track(std::int64_t offset) {
   State& s = *state_;
-  std::unique_lock lock(s.mutex);
+  UniqueLock lock(s.mutex);
   if (s.is_revoked) {
     lock.unlock();
     throw StateError(ErrorKind::InvalidArgument,
@@ -417,7 +426,7 @@ bool PartitionAcks::try_track(std::int64_t offset) {
 
 bool PartitionAcks::ack(std::int64_t offset) {
   State& s = *state_;
-  std::unique_lock lock(s.mutex);
+  UniqueLock lock(s.mutex);
   AckRejection why = AckRejection::NeverTracked;
   if (offset < s.committable) {
     why = AckRejection::BelowCommittable;
@@ -444,19 +453,19 @@ bool PartitionAcks::ack(std::int64_t offset) {
 }
 
 std::int64_t PartitionAcks::committable() const {
-  std::lock_guard lock(state_->mutex);
+  MutexLock lock(state_->mutex);
   return state_->committable;
 }
 
 std::size_t PartitionAcks::outstanding() const {
-  std::lock_guard lock(state_->mutex);
+  MutexLock lock(state_->mutex);
   return state_->outstanding;
 }
 
 std::string PartitionAcks::encode_metadata() const {
   std::string binary;
   {
-    std::lock_guard lock(state_->mutex);
+    MutexLock lock(state_->mutex);
     state_->encode_binary(&binary);
   }
   std::string metadata = base64_encode(binary);
@@ -466,7 +475,7 @@ std::string PartitionAcks::encode_metadata() const {
 }
 
 std::size_t PartitionAcks::encoded_size() const {
-  std::lock_guard lock(state_->mutex);
+  MutexLock lock(state_->mutex);
   return base64_size(state_->encode_binary(nullptr));
 }
 
@@ -474,7 +483,7 @@ PartitionAcks::Snapshot PartitionAcks::snapshot() const {
   Snapshot snapshot;
   std::string binary;
   {
-    std::lock_guard lock(state_->mutex);
+    MutexLock lock(state_->mutex);
     snapshot.committable = state_->committable;
     state_->encode_binary(&binary);
   }
@@ -484,12 +493,12 @@ PartitionAcks::Snapshot PartitionAcks::snapshot() const {
 }
 
 void PartitionAcks::revoke() {
-  std::lock_guard lock(state_->mutex);
+  MutexLock lock(state_->mutex);
   state_->is_revoked = true;
 }
 
 bool PartitionAcks::revoked() const {
-  std::lock_guard lock(state_->mutex);
+  MutexLock lock(state_->mutex);
   return state_->is_revoked;
 }
 

@@ -21,7 +21,7 @@ void rebalance_callback(rd_kafka_t* rk, rd_kafka_resp_err_t event, rd_kafka_topi
   impl->rebalances_running.fetch_add(1);
   KafkaClient::Impl::RebalanceHandler handler;
   {
-    std::lock_guard lock(impl->rebalance_mutex);
+    processor::detail::MutexLock lock(impl->rebalance_mutex);
     handler = impl->rebalance_handler;
   }
   bool handled = false;
@@ -80,7 +80,7 @@ std::shared_ptr<KafkaClient> KafkaClient::create(KafkaProperties properties) {
 
 KafkaClient::~KafkaClient() {
   {
-    std::lock_guard lock(impl_->rebalance_mutex);
+    processor::detail::MutexLock lock(impl_->rebalance_mutex);
     impl_->rebalance_handler = nullptr;  // the default handler unassigns
   }
   char reason[256];

@@ -3,13 +3,13 @@
 #include <atomic>
 #include <cstring>
 #include <functional>
-#include <mutex>
 #include <string>
 #include <vector>
 
 #include "kafka/rdkafka/errors.hpp"
 #include "kafka/rdkafka/handles.hpp"
 #include "kafka/rdkafka/partition_list.hpp"
+#include "processor/detail/mutex.hpp"
 #include "processor/kafka/kafka_client.hpp"
 
 namespace processor::kafka {
@@ -21,8 +21,8 @@ struct KafkaClient::Impl {
   std::string group;
   internal::RdPtr<rd_kafka_t> handle;  // destroyed last: after every user of it
 
-  std::mutex rebalance_mutex;
-  RebalanceHandler rebalance_handler;  // GUARDED_BY(rebalance_mutex); empty: plain (un)assign
+  processor::detail::Mutex rebalance_mutex;
+  RebalanceHandler rebalance_handler PROCESSOR_GUARDED_BY(rebalance_mutex);  // empty: plain (un)assign
   // Set once a consumer subscribed: from then on commits check ownership, and rd_kafka_poll()
   // must not be used (the main queue is forwarded to the consumer queue).
   std::atomic<bool> subscribed{false};
@@ -33,8 +33,8 @@ struct KafkaClient::Impl {
   // rebalance callback; bypassed while one runs, because the assignment changes inside it.
   std::atomic<int> rebalances_running{0};
   std::atomic<bool> ownership_stale{true};
-  std::mutex ownership_mutex;
-  std::vector<TopicPartition> owned;  // GUARDED_BY(ownership_mutex); sorted by (topic, partition)
+  processor::detail::Mutex ownership_mutex;
+  std::vector<TopicPartition> owned PROCESSOR_GUARDED_BY(ownership_mutex);  // sorted by (topic, partition)
 
   rd_kafka_t* rk() const noexcept { return handle.get(); }
 

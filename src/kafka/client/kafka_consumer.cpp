@@ -32,8 +32,8 @@ struct KafkaConsumer::Impl {
   std::exception_ptr callback_error;
   Clock::time_point next_high_watermark_refresh{};
 
-  mutable std::mutex stats_mutex;
-  ConsumerStats stats;  // GUARDED_BY(stats_mutex)
+  mutable processor::detail::Mutex stats_mutex;
+  ConsumerStats stats PROCESSOR_GUARDED_BY(stats_mutex);
 
   rd_kafka_t* rk() const noexcept { return client->impl().rk(); }
 
@@ -116,7 +116,7 @@ struct KafkaConsumer::Impl {
   }
 
   void count_records(std::size_t handled) {
-    std::lock_guard lock(stats_mutex);
+    processor::detail::MutexLock lock(stats_mutex);
     stats.records += handled;
   }
   // Runs a call that may trigger a strategy commit; a failed commit is logged and counted.
@@ -136,7 +136,7 @@ KafkaConsumer::KafkaConsumer(std::shared_ptr<KafkaClient> client, OffsetManager&
   impl_ = std::make_unique<Impl>(std::move(client), manager, std::move(options));
   KafkaClient::Impl& client_impl = impl_->client->impl();
   {
-    std::lock_guard lock(client_impl.rebalance_mutex);
+    processor::detail::MutexLock lock(client_impl.rebalance_mutex);
     client_impl.rebalance_handler = [impl = impl_.get()](rd_kafka_resp_err_t event,
                                                           rd_kafka_topic_partition_list_t* partitions) {
       impl->on_rebalance(event, partitions);
@@ -159,7 +159,7 @@ KafkaConsumer::~KafkaConsumer() {
     processor::internal::log(LogLevel::Error, "consumer", "closing the Kafka consumer failed: ",
                              error.what());
   }
-  std::lock_guard lock(impl_->client->impl().rebalance_mutex);
+  processor::detail::MutexLock lock(impl_->client->impl().rebalance_mutex);
   impl_->client->impl().rebalance_handler = nullptr;
 }
 
@@ -210,7 +210,7 @@ KafkaConsumer::Impl::Start KafkaConsumer::Impl::start_position(const TopicPartit
   const std::int64_t moved_to = decision.start;
   // Records jumped over: lost to retention below the log start, or left unread by Latest.
   const std::int64_t from = position ? *position : low;
-  std::lock_guard lock(stats_mutex);
+  processor::detail::MutexLock lock(stats_mutex);
   ++stats.out_of_range_resets;
   if (moved_to > from) stats.records_skipped += static_cast<std::uint64_t>(moved_to - from);
   start.position = moved_to;
@@ -244,7 +244,7 @@ void KafkaConsumer::Impl::assign(rd_kafka_topic_partition_list_t* partitions) {
   }
   forget_unowned();
   {
-    std::lock_guard lock(stats_mutex);
+    processor::detail::MutexLock lock(stats_mutex);
     stats.assignments += assigned.size();
   }
   if (options.on_assigned) options.on_assigned(assigned);
@@ -309,7 +309,7 @@ void KafkaConsumer::Impl::revoke(rd_kafka_topic_partition_list_t* partitions) {
   for (const auto& tp : revoked) starts.erase(tp);
   KafkaClient::Impl::apply_default_rebalance(rk(), RD_KAFKA_RESP_ERR__REVOKE_PARTITIONS, partitions);
   {
-    std::lock_guard lock(stats_mutex);
+    processor::detail::MutexLock lock(stats_mutex);
     (lost ? stats.lost : stats.revocations) += revoked.size();
     if (commit_failed) ++stats.failed_revoke_commits;
   }
@@ -318,7 +318,7 @@ void KafkaConsumer::Impl::revoke(rd_kafka_topic_partition_list_t* partitions) {
 
 void KafkaConsumer::Impl::take_checkpoint() {
   options.take_checkpoint();
-  std::lock_guard lock(stats_mutex);
+  processor::detail::MutexLock lock(stats_mutex);
   ++stats.checkpoints;
 }
 
@@ -455,7 +455,7 @@ void KafkaConsumer::Impl::automatic_commit(Call&& call) {
     // way. The offsets stay pending and the next trigger retries them; the consumer goes on.
     // An update the manager refuses is a bug in the caller and is not swallowed.
     if (error.kind() == ErrorKind::InvalidArgument) throw;
-    std::lock_guard lock(stats_mutex);
+    processor::detail::MutexLock lock(stats_mutex);
     ++stats.failed_automatic_commits;
     if (stats.failed_automatic_commits <= 10 || stats.failed_automatic_commits % 1000 == 0) {
       processor::internal::log(LogLevel::Warning, "consumer", "automatic commit failed (",
@@ -529,7 +529,7 @@ void KafkaConsumer::rewind_to_committed() {
 std::vector<TopicPartition> KafkaConsumer::assignment() const { return impl_->client->assignment(); }
 
 ConsumerStats KafkaConsumer::stats() const {
-  std::lock_guard lock(impl_->stats_mutex);
+  processor::detail::MutexLock lock(impl_->stats_mutex);
   return impl_->stats;
 }
 

@@ -89,7 +89,7 @@ void require_ownership(const KafkaClient& client, KafkaClient::Impl& impl, std::
     refuse_unowned(client, sorted_assignment(client), offsets);
     return;
   }
-  std::lock_guard lock(impl.ownership_mutex);
+  processor::detail::MutexLock lock(impl.ownership_mutex);
   if (impl.ownership_stale.exchange(false)) {
     try {
       impl.owned = sorted_assignment(client);

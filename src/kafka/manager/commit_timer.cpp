@@ -11,7 +11,7 @@ CommitTimer& CommitTimer::instance() {
 CommitTimer::CommitTimer() : thread_([this] { run(); }) { thread_.detach(); }
 
 std::uint64_t CommitTimer::add(std::atomic<bool>* flag) {
-  std::lock_guard lock(mutex_);
+  processor::detail::MutexLock lock(mutex_);
   const std::uint64_t id = next_id_++;
   entries_.emplace(id, Entry{flag, Clock::time_point::max()});
   return id;
@@ -19,7 +19,7 @@ std::uint64_t CommitTimer::add(std::atomic<bool>* flag) {
 
 void CommitTimer::arm(std::uint64_t id, Clock::time_point deadline) {
   {
-    std::lock_guard lock(mutex_);
+    processor::detail::MutexLock lock(mutex_);
     const auto it = entries_.find(id);
     if (it == entries_.end()) return;
     it->second.deadline = deadline;
@@ -28,12 +28,12 @@ void CommitTimer::arm(std::uint64_t id, Clock::time_point deadline) {
 }
 
 void CommitTimer::remove(std::uint64_t id) {
-  std::lock_guard lock(mutex_);
+  processor::detail::MutexLock lock(mutex_);
   entries_.erase(id);
 }
 
 void CommitTimer::run() {
-  std::unique_lock lock(mutex_);
+  processor::detail::MutexLock lock(mutex_);
   for (;;) {
     const auto now = Clock::now();
     auto next = Clock::time_point::max();
@@ -47,9 +47,9 @@ void CommitTimer::run() {
       }
     }
     if (next == Clock::time_point::max()) {
-      wake_.wait(lock);
+      wake_.wait(mutex_);
     } else {
-      wake_.wait_until(lock, next);
+      wake_.wait_until(mutex_, next);
     }
   }
 }

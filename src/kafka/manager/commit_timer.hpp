@@ -4,11 +4,11 @@
 
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <cstdint>
-#include <mutex>
 #include <thread>
 #include <unordered_map>
+
+#include "processor/detail/mutex.hpp"
 
 namespace processor::kafka::internal {
 
@@ -35,10 +35,10 @@ class CommitTimer {
   CommitTimer();
   void run();
 
-  std::mutex mutex_;
-  std::condition_variable wake_;
-  std::unordered_map<std::uint64_t, Entry> entries_;  // GUARDED_BY(mutex_)
-  std::uint64_t next_id_ = 1;                         // GUARDED_BY(mutex_)
+  processor::detail::Mutex mutex_;
+  processor::detail::CondVar wake_;
+  std::unordered_map<std::uint64_t, Entry> entries_ PROCESSOR_GUARDED_BY(mutex_);
+  std::uint64_t next_id_ PROCESSOR_GUARDED_BY(mutex_) = 1;
   std::thread thread_;
 };
 

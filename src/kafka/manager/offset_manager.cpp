@@ -12,6 +12,8 @@ namespace processor::kafka {
 
 using detail::kNoOffset;
 using detail::PartitionSlot;
+using processor::detail::MutexLock;
+using processor::detail::SharedLock;
 
 namespace {
 
@@ -27,17 +29,6 @@ std::string key_of(const PartitionSlot& slot) { return *slot.topic + ":" + std::
 
 std::optional<std::int64_t> known(std::int64_t value) {
   return value == kNoOffset ? std::nullopt : std::optional<std::int64_t>(value);
-}
-
-// Empties a slot's offsets, floor and views. REQUIRES: the manager's gate and view locks.
-void reset_slot_locked(PartitionSlot& slot) {
-  slot.latest.store(kNoOffset, std::memory_order_relaxed);
-  slot.high_watermark.store(kNoOffset, std::memory_order_relaxed);
-  slot.floor.store(kNoOffset, std::memory_order_relaxed);
-  slot.committed.store(kNoOffset, std::memory_order_release);
-  slot.unflushed_events.store(0, std::memory_order_relaxed);
-  if (PartitionAcks* acks = slot.cold->acks()) acks->revoke();  // late acks of in-flight records change nothing
-  slot.cold->reset_locked();
 }
 
 }  // namespace
@@ -122,7 +113,7 @@ void OffsetManager::update_offset_with_event_time(std::string_view topic, std::i
                                                   std::int64_t offset, Watermark event_time) {
   PartitionSlot& slot = slot_for(topic, partition);
   {
-    std::lock_guard gate_lock(impl_->gate_mutex);
+    MutexLock gate_lock(impl_->gate_mutex);
     if (offset < slot.min_acceptable()) reject_offset(slot, offset);
     auto& gate = slot.cold->extras_or_new().gate;
     if (!gate) gate = std::make_unique<detail::EventTimeGate>();
@@ -146,15 +137,15 @@ void OffsetManager::reject_offset(const PartitionSlot& slot, std::int64_t offset
 // ---- Commits ----
 
 void OffsetManager::auto_commit() {
-  std::unique_lock lock(impl_->commit_mutex, std::try_to_lock);
   // A commit in progress, or the next trigger, takes this update.
-  if (!lock.owns_lock()) return;
+  if (!impl_->commit_mutex.try_lock()) return;
+  MutexLock lock(impl_->commit_mutex, std::adopt_lock);
   if (Impl::SteadyClock::now() < impl_->auto_retry_not_before) return;
   impl_->commit_locked(/*automatic=*/true);
 }
 
 std::size_t OffsetManager::commit() {
-  std::lock_guard lock(impl_->commit_mutex);
+  MutexLock lock(impl_->commit_mutex);
   return impl_->commit_locked(/*automatic=*/false);
 }
 
@@ -162,9 +153,9 @@ void OffsetManager::Impl::snapshot_committable_locked(std::vector<PartitionOffse
                                                       std::vector<PartitionSlot*>& slots) {
   const auto wall_now = std::chrono::system_clock::now();
   const std::int64_t current_watermark = watermark.load(std::memory_order_acquire);
-  std::lock_guard registry_lock(partitions.mutex());
-  std::lock_guard gate_lock(gate_mutex);
-  partitions.for_each_locked([&](PartitionSlot& slot) {
+  MutexLock registry_lock(partitions.mutex());
+  MutexLock gate_lock(gate_mutex);
+  for (PartitionSlot& slot : partitions.slots_locked()) {
     std::int64_t target = slot.latest.load(std::memory_order_acquire);
     std::optional<std::string> metadata;
     if (PartitionAcks* acks = slot.cold->acks()) {
@@ -186,12 +177,12 @@ void OffsetManager::Impl::snapshot_committable_locked(std::vector<PartitionOffse
     } else if (detail::EventTimeGate* gate = slot.cold->gate()) {
       target = std::max(target, gate->committable(current_watermark, target));
     }
-    if (!changes_committed(slot, target)) return;
+    if (!changes_committed(slot, target)) continue;
     OffsetInfo info = info_at(slot, target, wall_now);
     info.metadata = std::move(metadata);
     batch.emplace_back(TopicPartition(*slot.topic, slot.partition), std::move(info));
     slots.push_back(&slot);
-  });
+  }
 }
 
 std::size_t OffsetManager::Impl::commit_locked(bool automatic) {
@@ -214,7 +205,7 @@ void OffsetManager::Impl::store_and_apply_locked(const std::vector<PartitionOffs
                            [&] { store->store_offsets(group, batch); });
   } catch (...) {
     if (automatic) auto_retry_not_before = SteadyClock::now() + options.auto_commit_retry_backoff;
-    std::lock_guard stats_lock(stats_mutex);
+    MutexLock stats_lock(stats_mutex);
     ++stats.total_commits;
     ++stats.failed_commits;
     throw;
@@ -226,8 +217,8 @@ void OffsetManager::Impl::apply_committed_locked(const std::vector<PartitionOffs
                                                  const std::vector<PartitionSlot*>& slots, std::int64_t events_seen,
                                                  SteadyClock::time_point started) {
   {
-    std::lock_guard gate_lock(gate_mutex);
-    std::unique_lock view_lock(view_mutex);
+    MutexLock gate_lock(gate_mutex);
+    MutexLock view_lock(view_mutex);
     for (std::size_t i = 0; i < batch.size(); ++i) {
       set_committed_locked(*slots[i], batch[i].second);
       if (detail::EventTimeGate* gate = slots[i]->cold->gate()) gate->release_through(batch[i].second.offset);
@@ -242,7 +233,7 @@ void OffsetManager::Impl::apply_committed_locked(const std::vector<PartitionOffs
     internal::CommitTimer::instance().arm(timer_id, finished + strategy.interval());
   }
 
-  std::lock_guard stats_lock(stats_mutex);
+  MutexLock stats_lock(stats_mutex);
   ++stats.total_commits;
   ++stats.successful_commits;
   stats.total_offsets_committed += batch.size();
@@ -253,7 +244,7 @@ void OffsetManager::Impl::apply_committed_locked(const std::vector<PartitionOffs
 }
 
 std::vector<PartitionOffset> OffsetManager::committable_offsets() {
-  std::lock_guard lock(impl_->commit_mutex);
+  MutexLock lock(impl_->commit_mutex);
   std::vector<PartitionOffset> batch;
   std::vector<PartitionSlot*> slots;
   impl_->snapshot_committable_locked(batch, slots);
@@ -263,7 +254,7 @@ std::vector<PartitionOffset> OffsetManager::committable_offsets() {
 void OffsetManager::mark_committed(const std::vector<PartitionOffset>& offsets) {
   for (const auto& [tp, info] : offsets) validate_offset_entry(tp, info);
   const auto started = Impl::SteadyClock::now();
-  std::lock_guard lock(impl_->commit_mutex);
+  MutexLock lock(impl_->commit_mutex);
   std::vector<PartitionOffset> batch;
   std::vector<PartitionSlot*> slots;
   for (const auto& [tp, info] : offsets) {
@@ -315,7 +306,17 @@ void OffsetManager::Impl::start_at_locked(PartitionSlot& slot, std::int64_t posi
   drop_tracking_locked(slot);
 }
 
-std::int64_t OffsetManager::Impl::position_locked(const PartitionSlot& slot) {
+void OffsetManager::Impl::reset_slot_locked(PartitionSlot& slot) {
+  slot.latest.store(kNoOffset, std::memory_order_relaxed);
+  slot.high_watermark.store(kNoOffset, std::memory_order_relaxed);
+  slot.floor.store(kNoOffset, std::memory_order_relaxed);
+  slot.committed.store(kNoOffset, std::memory_order_release);
+  slot.unflushed_events.store(0, std::memory_order_relaxed);
+  if (PartitionAcks* acks = slot.cold->acks()) acks->revoke();  // late acks of in-flight records change nothing
+  slot.cold->reset_locked();
+}
+
+std::int64_t OffsetManager::Impl::position_locked(const PartitionSlot& slot) const {
   std::int64_t position = slot.latest.load(std::memory_order_acquire);
   if (const detail::EventTimeGate* gate = slot.cold->gate()) position = std::max(position, gate->highest());
   // Tracked records still in flight are not processed yet: only what is acknowledged.
@@ -336,7 +337,7 @@ OffsetInfo OffsetManager::Impl::committed_info_locked(const PartitionSlot& slot)
 
 std::size_t OffsetManager::poll() {
   if (impl_->strategy.kind() != OffsetCommitStrategy::Kind::Periodic) return 0;
-  std::lock_guard lock(impl_->commit_mutex);
+  MutexLock lock(impl_->commit_mutex);
   const auto now = Impl::SteadyClock::now();
   if (now - impl_->last_success < impl_->strategy.interval() || now < impl_->auto_retry_not_before) return 0;
   return impl_->commit_locked(/*automatic=*/true);
@@ -357,31 +358,31 @@ bool OffsetManager::notify_watermark(Watermark watermark) {
 // ---- Views ----
 
 OffsetStats OffsetManager::stats() const {
-  std::lock_guard lock(impl_->stats_mutex);
+  MutexLock lock(impl_->stats_mutex);
   return impl_->stats;
 }
 
 std::unordered_map<TopicPartition, OffsetInfo> OffsetManager::get_all_committed() const {
   std::unordered_map<TopicPartition, OffsetInfo> out;
-  std::lock_guard registry_lock(impl_->partitions.mutex());
-  std::shared_lock view_lock(impl_->view_mutex);
-  impl_->partitions.for_each_locked([&](const PartitionSlot& slot) {
-    if (slot.committed.load(std::memory_order_acquire) == kNoOffset) return;
+  MutexLock registry_lock(impl_->partitions.mutex());
+  SharedLock view_lock(impl_->view_mutex);
+  for (const PartitionSlot& slot : impl_->partitions.slots_locked()) {
+    if (slot.committed.load(std::memory_order_acquire) == kNoOffset) continue;
     out.emplace(TopicPartition(*slot.topic, slot.partition), impl_->committed_info_locked(slot));
-  });
+  }
   return out;
 }
 
 std::unordered_map<TopicPartition, OffsetInfo> OffsetManager::get_all_pending() const {
   std::unordered_map<TopicPartition, OffsetInfo> out;
   const auto now = std::chrono::system_clock::now();
-  std::lock_guard registry_lock(impl_->partitions.mutex());
-  std::lock_guard gate_lock(impl_->gate_mutex);
-  impl_->partitions.for_each_locked([&](const PartitionSlot& slot) {
-    const std::int64_t pending = Impl::position_locked(slot);
-    if (!Impl::changes_committed(slot, pending)) return;
+  MutexLock registry_lock(impl_->partitions.mutex());
+  MutexLock gate_lock(impl_->gate_mutex);
+  for (const PartitionSlot& slot : impl_->partitions.slots_locked()) {
+    const std::int64_t pending = impl_->position_locked(slot);
+    if (!Impl::changes_committed(slot, pending)) continue;
     out.emplace(TopicPartition(*slot.topic, slot.partition), Impl::info_at(slot, pending, now));
-  });
+  }
   return out;
 }
 
@@ -389,7 +390,7 @@ std::optional<OffsetInfo> OffsetManager::get_offset_info(std::string_view topic,
   validate_topic(topic);
   validate_partition(topic, partition);
   if (const PartitionSlot* slot = impl_->partitions.find(topic, partition)) {
-    std::shared_lock view_lock(impl_->view_mutex);
+    SharedLock view_lock(impl_->view_mutex);
     if (slot->committed.load(std::memory_order_acquire) != kNoOffset) return impl_->committed_info_locked(*slot);
   }
   const TopicPartition tp{std::string(topic), partition};
@@ -413,7 +414,7 @@ void OffsetManager::update_high_watermark(std::string_view topic, std::int32_t p
 // ---- Restore and clear ----
 
 std::size_t OffsetManager::restore() {
-  std::lock_guard lock(impl_->commit_mutex);
+  MutexLock lock(impl_->commit_mutex);
   auto stored = internal::call_backend("restoring the offsets of group '" + impl_->group + "'",
                                        [&] { return impl_->store->get_all_offsets(impl_->group); });
   for (const auto& [tp, info] : stored) validate_offset_entry(tp, info);
@@ -421,7 +422,7 @@ std::size_t OffsetManager::restore() {
   std::vector<PartitionSlot*> slots;
   slots.reserve(stored.size());
   for (const auto& [tp, info] : stored) slots.push_back(&slot_for(tp.topic, tp.partition));
-  std::unique_lock view_lock(impl_->view_mutex);
+  MutexLock view_lock(impl_->view_mutex);
   std::size_t index = 0;
   for (const auto& [tp, info] : stored) {
     PartitionSlot& slot = *slots[index++];
@@ -432,13 +433,13 @@ std::size_t OffsetManager::restore() {
 }
 
 void OffsetManager::clear() {
-  std::lock_guard lock(impl_->commit_mutex);
+  MutexLock lock(impl_->commit_mutex);
   internal::call_backend("clearing the offsets of group '" + impl_->group + "'",
                          [&] { impl_->store->clear_offsets(impl_->group); });
-  std::lock_guard registry_lock(impl_->partitions.mutex());
-  std::lock_guard gate_lock(impl_->gate_mutex);
-  std::unique_lock view_lock(impl_->view_mutex);
-  impl_->partitions.for_each_locked([](PartitionSlot& slot) { reset_slot_locked(slot); });
+  MutexLock registry_lock(impl_->partitions.mutex());
+  MutexLock gate_lock(impl_->gate_mutex);
+  MutexLock view_lock(impl_->view_mutex);
+  for (PartitionSlot& slot : impl_->partitions.slots_locked()) impl_->reset_slot_locked(slot);
   trigger_.events.store(0, std::memory_order_relaxed);
 }
 
@@ -452,9 +453,9 @@ void OffsetManager::adopt_start_position(std::string_view topic, std::int32_t pa
   PartitionSlot& slot = slot_for(topic, partition);
   if (position < 0) reject_offset(slot, position);
   if (stored) validate_offset_entry(TopicPartition(std::string(topic), partition), *stored);
-  std::lock_guard lock(impl_->commit_mutex);
-  std::lock_guard gate_lock(impl_->gate_mutex);
-  std::unique_lock view_lock(impl_->view_mutex);
+  MutexLock lock(impl_->commit_mutex);
+  MutexLock gate_lock(impl_->gate_mutex);
+  MutexLock view_lock(impl_->view_mutex);
   std::optional<OffsetInfo> committed = stored;
   if (committed && !committed->high_watermark) {
     committed->high_watermark = known(slot.high_watermark.load(std::memory_order_relaxed));
@@ -463,11 +464,11 @@ void OffsetManager::adopt_start_position(std::string_view topic, std::int32_t pa
 }
 
 void OffsetManager::forget_partitions(const std::vector<TopicPartition>& partitions) {
-  std::lock_guard lock(impl_->commit_mutex);
-  std::lock_guard gate_lock(impl_->gate_mutex);
-  std::unique_lock view_lock(impl_->view_mutex);
+  MutexLock lock(impl_->commit_mutex);
+  MutexLock gate_lock(impl_->gate_mutex);
+  MutexLock view_lock(impl_->view_mutex);
   for (const auto& tp : partitions) {
-    if (PartitionSlot* slot = impl_->partitions.find(tp.topic, tp.partition)) reset_slot_locked(*slot);
+    if (PartitionSlot* slot = impl_->partitions.find(tp.topic, tp.partition)) impl_->reset_slot_locked(*slot);
   }
 }
 

@@ -9,6 +9,7 @@ namespace processor::kafka {
 
 using detail::kNoOffset;
 using detail::PartitionSlot;
+using processor::detail::MutexLock;
 
 void OffsetManager::Impl::drop_tracking_locked(PartitionSlot& slot) {
   detail::SlotExtras* extras = slot.cold->extras.load(std::memory_order_acquire);
@@ -42,7 +43,7 @@ std::optional<AckTicket> OffsetManager::track_record(std::string_view topic, std
   auto acks = track_in(slot, record_offset);
   if (!acks) return std::nullopt;
   {
-    std::lock_guard gate_lock(impl_->gate_mutex);
+    MutexLock gate_lock(impl_->gate_mutex);
     auto& gate = slot.cold->extras_or_new().gate;
     if (!gate) gate = std::make_unique<detail::EventTimeGate>();
     gate->add(record_offset + 1, event_time.millis(), kNoOffset);
@@ -56,7 +57,7 @@ std::shared_ptr<PartitionAcks> OffsetManager::track_in(PartitionSlot& slot, std:
   if (record_offset < 0) reject_offset(slot, record_offset);
   std::shared_ptr<PartitionAcks> acks;
   {
-    std::lock_guard gate_lock(impl_->gate_mutex);
+    MutexLock gate_lock(impl_->gate_mutex);
     auto& current = slot.cold->extras_or_new().acks;
     if (!current) {
       const std::int64_t committed = slot.committed.load(std::memory_order_acquire);
@@ -80,7 +81,7 @@ bool OffsetManager::ack(std::string_view topic, std::int32_t partition, std::int
   std::shared_ptr<PartitionAcks> acks;
   bool ever_tracked = false;
   if (slot != nullptr) {
-    std::lock_guard gate_lock(impl_->gate_mutex);
+    MutexLock gate_lock(impl_->gate_mutex);
     ever_tracked = slot->cold->ever_tracked;
     if (const detail::SlotExtras* extras = slot->cold->extras.load(std::memory_order_acquire)) acks = extras->acks;
   }

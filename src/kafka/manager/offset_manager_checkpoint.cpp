@@ -12,6 +12,7 @@ namespace processor::kafka {
 
 using detail::kNoOffset;
 using detail::PartitionSlot;
+using processor::detail::MutexLock;
 
 namespace {
 
@@ -28,7 +29,7 @@ state::StateBackend& require_backend(const std::shared_ptr<state::StateBackend>&
 
 CheckpointInfo OffsetManager::checkpoint(std::uint64_t checkpoint_id, const state::WriteBatch& operator_state) {
   state::StateBackend& backend = require_backend(impl_->backend);
-  std::lock_guard lock(impl_->commit_mutex);
+  MutexLock lock(impl_->commit_mutex);
   if (checkpoint_id <= impl_->last_checkpoint_id) {
     throw StateError(ErrorKind::InvalidArgument, "checkpoint id " + std::to_string(checkpoint_id) +
                                                      " is not above the last one, " +
@@ -40,16 +41,16 @@ CheckpointInfo OffsetManager::checkpoint(std::uint64_t checkpoint_id, const stat
   checkpoint->id = checkpoint_id;
   checkpoint->created_at = std::chrono::system_clock::now();
   {
-    std::lock_guard registry_lock(impl_->partitions.mutex());
-    std::lock_guard gate_lock(impl_->gate_mutex);
+    MutexLock registry_lock(impl_->partitions.mutex());
+    MutexLock gate_lock(impl_->gate_mutex);
     checkpoint->offsets.reserve(impl_->partitions.size_locked());
-    impl_->partitions.for_each_locked([&](const PartitionSlot& slot) {
+    for (const PartitionSlot& slot : impl_->partitions.slots_locked()) {
       // Where processing stands, which is where the state is: not the committed view, which
       // may be ahead (a store moved forward, an older checkpoint restored).
-      std::int64_t position = Impl::position_locked(slot);
+      std::int64_t position = impl_->position_locked(slot);
       if (position == kNoOffset) position = slot.committed.load(std::memory_order_acquire);
       if (position != kNoOffset) checkpoint->offsets.emplace(TopicPartition(*slot.topic, slot.partition), position);
-    });
+    }
   }
 
   const std::string prefix = checkpoint_key_prefix(impl_->options, impl_->group);
@@ -63,13 +64,13 @@ CheckpointInfo OffsetManager::checkpoint(std::uint64_t checkpoint_id, const stat
 
   impl_->last_checkpoint_id = checkpoint_id;
   impl_->pending_checkpoints.emplace(checkpoint_id, checkpoint);
-  std::lock_guard checkpoint_lock(impl_->checkpoint_mutex);
+  MutexLock checkpoint_lock(impl_->checkpoint_mutex);
   impl_->last_checkpoint = checkpoint;
   return *checkpoint;
 }
 
 std::size_t OffsetManager::notify_checkpoint_complete(std::uint64_t checkpoint_id) {
-  std::lock_guard lock(impl_->commit_mutex);
+  MutexLock lock(impl_->commit_mutex);
   const auto found = impl_->pending_checkpoints.find(checkpoint_id);
   if (found == impl_->pending_checkpoints.end()) {
     throw StateError(ErrorKind::NotFound, "checkpoint " + std::to_string(checkpoint_id) +
@@ -98,7 +99,7 @@ std::vector<std::uint64_t> OffsetManager::list_checkpoints() {
 
 std::optional<CheckpointInfo> OffsetManager::restore_from_checkpoint(std::optional<std::uint64_t> checkpoint_id) {
   state::StateBackend& backend = require_backend(impl_->backend);
-  std::lock_guard lock(impl_->commit_mutex);
+  MutexLock lock(impl_->commit_mutex);
   const std::string prefix = checkpoint_key_prefix(impl_->options, impl_->group);
   const std::vector<internal::StoredCheckpoint> retained = internal::load_checkpoints(backend, prefix);
   if (!checkpoint_id && retained.empty()) return std::nullopt;
@@ -138,8 +139,8 @@ std::optional<CheckpointInfo> OffsetManager::restore_from_checkpoint(std::option
   impl_->partitions.reserve_additional(checkpoint.offsets.size());
   for (const auto& [tp, offset] : checkpoint.offsets) slots.push_back(&slot_for(tp.topic, tp.partition));
   {
-    std::lock_guard gate_lock(impl_->gate_mutex);
-    std::unique_lock view_lock(impl_->view_mutex);
+    MutexLock gate_lock(impl_->gate_mutex);
+    MutexLock view_lock(impl_->view_mutex);
     std::size_t index = 0;
     OffsetInfo store_info(0);
     for (const auto& [tp, position] : checkpoint.offsets) {
@@ -161,19 +162,19 @@ std::optional<CheckpointInfo> OffsetManager::restore_from_checkpoint(std::option
   // The restored checkpoint can be completed: a crash may have come before its completion.
   impl_->pending_checkpoints.clear();
   impl_->pending_checkpoints.emplace(id, restored);
-  std::lock_guard checkpoint_lock(impl_->checkpoint_mutex);
+  MutexLock checkpoint_lock(impl_->checkpoint_mutex);
   impl_->last_checkpoint = std::move(restored);
   impl_->last_restore_report = std::move(report);
   return checkpoint;
 }
 
 std::optional<RestoreReport> OffsetManager::last_restore_report() const {
-  std::lock_guard checkpoint_lock(impl_->checkpoint_mutex);
+  MutexLock checkpoint_lock(impl_->checkpoint_mutex);
   return impl_->last_restore_report;
 }
 
 std::optional<std::int64_t> OffsetManager::checkpointed_offset(std::string_view topic, std::int32_t partition) const {
-  std::lock_guard checkpoint_lock(impl_->checkpoint_mutex);
+  MutexLock checkpoint_lock(impl_->checkpoint_mutex);
   if (!impl_->last_checkpoint) return std::nullopt;
   const auto it = impl_->last_checkpoint->offsets.find(TopicPartition(std::string(topic), partition));
   if (it == impl_->last_checkpoint->offsets.end()) return std::nullopt;

@@ -7,12 +7,11 @@
 #include <map>
 #include <optional>
 #include <memory>
-#include <mutex>
-#include <shared_mutex>
 #include <string>
 #include <vector>
 
 #include "kafka/manager/partition_table.hpp"
+#include "processor/detail/mutex.hpp"
 #include "processor/kafka/offset_manager.hpp"
 
 namespace processor::kafka {
@@ -40,57 +39,68 @@ struct OffsetManager::Impl {
 
   internal::PartitionTable partitions;
 
-  // Lock order: commit_mutex, partitions.mutex(), gate_mutex, view_mutex, stats_mutex.
-  std::mutex commit_mutex;  // serializes commit, reset, restore and clear
-  std::mutex gate_mutex;    // every SlotCold::gate
-  mutable std::shared_mutex view_mutex;  // the committed view in every SlotCold
-  mutable std::mutex stats_mutex;
+  // Lock order: commit_mutex, partitions.mutex(), gate_mutex, view_mutex, stats_mutex,
+  // checkpoint_mutex. A thread holding one of them takes only those after it; stats_mutex and
+  // checkpoint_mutex are never held together, nor while taking any of the others. The locks of
+  // other objects come after all of these: a PartitionAcks' (taken under gate_mutex), the
+  // CommitTimer's, and the offset store's and state backend's own (under commit_mutex).
+  // The ACQUIRED_BEFORE/AFTER annotations below say the same, for clang -Wthread-safety-beta.
+  processor::detail::Mutex commit_mutex  // serializes commit, reset, restore and clear
+      PROCESSOR_ACQUIRED_BEFORE(partitions.mutex());
+  processor::detail::Mutex gate_mutex  // every SlotCold::gate
+      PROCESSOR_ACQUIRED_AFTER(partitions.mutex()) PROCESSOR_ACQUIRED_BEFORE(view_mutex);
+  mutable processor::detail::SharedMutex view_mutex  // the committed view in every SlotCold
+      PROCESSOR_ACQUIRED_BEFORE(stats_mutex);
+  mutable processor::detail::Mutex stats_mutex PROCESSOR_ACQUIRED_BEFORE(checkpoint_mutex);
 
   // Highest watermark recorded. Acquire/release so that a commit sees the watermark
   // notify_watermark() recorded before triggering it.
   std::atomic<std::int64_t> watermark{kNoWatermark};
 
-  SteadyClock::time_point last_success = SteadyClock::now();  // GUARDED_BY(commit_mutex)
-  SteadyClock::time_point auto_retry_not_before{};            // GUARDED_BY(commit_mutex)
-  std::uint64_t timer_id = 0;                                 // set once in the constructor
+  SteadyClock::time_point last_success PROCESSOR_GUARDED_BY(commit_mutex) = SteadyClock::now();
+  SteadyClock::time_point auto_retry_not_before PROCESSOR_GUARDED_BY(commit_mutex) = {};
+  std::uint64_t timer_id = 0;  // set once in the constructor
 
   // Checkpoints taken and not yet completed, and the last one taken or restored (shared: a
   // checkpoint of 100k partitions is not copied for each).
-  std::map<std::uint64_t, std::shared_ptr<const CheckpointInfo>> pending_checkpoints;  // GUARDED_BY(commit_mutex)
-  std::uint64_t last_checkpoint_id = 0;                                                // GUARDED_BY(commit_mutex)
-  mutable std::mutex checkpoint_mutex;
-  std::shared_ptr<const CheckpointInfo> last_checkpoint;  // GUARDED_BY(checkpoint_mutex); null before the first
-  std::optional<RestoreReport> last_restore_report;             // GUARDED_BY(checkpoint_mutex)
+  std::map<std::uint64_t, std::shared_ptr<const CheckpointInfo>> pending_checkpoints
+      PROCESSOR_GUARDED_BY(commit_mutex);
+  std::uint64_t last_checkpoint_id PROCESSOR_GUARDED_BY(commit_mutex) = 0;
+  mutable processor::detail::Mutex checkpoint_mutex;
+  std::shared_ptr<const CheckpointInfo> last_checkpoint  // null before the first
+      PROCESSOR_GUARDED_BY(checkpoint_mutex);
+  std::optional<RestoreReport> last_restore_report PROCESSOR_GUARDED_BY(checkpoint_mutex);
 
-  OffsetStats stats;                       // GUARDED_BY(stats_mutex)
-  std::uint64_t total_commit_micros = 0;   // GUARDED_BY(stats_mutex)
+  OffsetStats stats PROCESSOR_GUARDED_BY(stats_mutex);
+  std::uint64_t total_commit_micros PROCESSOR_GUARDED_BY(stats_mutex) = 0;
 
-  // REQUIRES: commit_mutex held.
-  std::size_t commit_locked(bool automatic);
+  std::size_t commit_locked(bool automatic) PROCESSOR_REQUIRES(commit_mutex);
 
   // Appends every committable pending offset to `batch` and its slot to `slots`.
-  // REQUIRES: commit_mutex held.
-  void snapshot_committable_locked(std::vector<PartitionOffset>& batch, std::vector<detail::PartitionSlot*>& slots);
+  void snapshot_committable_locked(std::vector<PartitionOffset>& batch,
+                                   std::vector<detail::PartitionSlot*>& slots)
+      PROCESSOR_REQUIRES(commit_mutex);
 
   // Moves a stored batch into the committed view and counts a successful commit.
-  // REQUIRES: commit_mutex held; `slots` parallel to `batch`.
+  // REQUIRES: `slots` parallel to `batch`.
   void apply_committed_locked(const std::vector<PartitionOffset>& batch,
                               const std::vector<detail::PartitionSlot*>& slots, std::int64_t events_seen,
-                              SteadyClock::time_point started);
+                              SteadyClock::time_point started) PROCESSOR_REQUIRES(commit_mutex);
 
   // Stores `batch`, moves it into the committed view and counts the commit in the stats; on
   // failure counts it and rethrows. `events_seen` updates were counted before the snapshot.
-  // REQUIRES: commit_mutex held; `slots` parallel to `batch`.
+  // REQUIRES: `slots` parallel to `batch`.
   void store_and_apply_locked(const std::vector<PartitionOffset>& batch,
                               const std::vector<detail::PartitionSlot*>& slots, std::int64_t events_seen,
-                              bool automatic);
+                              bool automatic) PROCESSOR_REQUIRES(commit_mutex);
 
-  // The committed view of a slot. REQUIRES: view_mutex held (shared is enough).
-  OffsetInfo committed_info_locked(const detail::PartitionSlot& slot) const;
+  // The committed view of a slot.
+  OffsetInfo committed_info_locked(const detail::PartitionSlot& slot) const
+      PROCESSOR_REQUIRES_SHARED(view_mutex);
 
   // Drops a slot's event-time gate and revokes its acknowledgement tracker: a reset, restore or
-  // new assignment starts tracking afresh. REQUIRES: gate_mutex held.
-  static void drop_tracking_locked(detail::PartitionSlot& slot);
+  // new assignment starts tracking afresh.
+  void drop_tracking_locked(detail::PartitionSlot& slot) PROCESSOR_REQUIRES(gate_mutex);
 
   // The OffsetInfo that a slot's `offset` is committed with: its last recorded high watermark.
   static OffsetInfo info_at(const detail::PartitionSlot& slot, std::int64_t offset,
@@ -103,18 +113,21 @@ struct OffsetManager::Impl {
     return info;
   }
 
-  // Sets a slot's committed view. REQUIRES: commit_mutex and exclusive view_mutex held.
-  void set_committed_locked(detail::PartitionSlot& slot, const OffsetInfo& info);
+  // Sets a slot's committed view.
+  void set_committed_locked(detail::PartitionSlot& slot, const OffsetInfo& info)
+      PROCESSOR_REQUIRES(commit_mutex, view_mutex);
 
   // Empties a slot's committed view: the store holds nothing for it.
-  // REQUIRES: commit_mutex and exclusive view_mutex held.
-  static void clear_committed_locked(detail::PartitionSlot& slot);
+  void clear_committed_locked(detail::PartitionSlot& slot) PROCESSOR_REQUIRES(commit_mutex, view_mutex);
 
   // Starts a slot at `position` (a consumer resumes there): the floor and the latest offset become
   // `position`, pending offsets and tracking are dropped, and the committed view becomes `stored`,
   // what the store holds (empty without). A position other than `stored` is therefore pending.
-  // REQUIRES: commit_mutex, gate_mutex and exclusive view_mutex held.
-  void start_at_locked(detail::PartitionSlot& slot, std::int64_t position, const OffsetInfo* stored);
+  void start_at_locked(detail::PartitionSlot& slot, std::int64_t position, const OffsetInfo* stored)
+      PROCESSOR_REQUIRES(commit_mutex, gate_mutex, view_mutex);
+
+  // Empties a slot's offsets, floor and views: back to a partition never seen.
+  void reset_slot_locked(detail::PartitionSlot& slot) PROCESSOR_REQUIRES(gate_mutex, view_mutex);
 
   // Whether committing `offset` (kNoOffset: none) moves the slot's committed view: it is above
   // the committed offset, or, after a start below it (SlotCold::rewound), any other offset.
@@ -127,8 +140,7 @@ struct OffsetManager::Impl {
   // Where processing of a slot stands: the highest offset recorded by an update, an event-time
   // offset or the acknowledgements; kNoOffset when nothing was recorded. Independent of the
   // committed view, which may be ahead of it (a store moved forward, an older checkpoint restored).
-  // REQUIRES: gate_mutex held.
-  static std::int64_t position_locked(const detail::PartitionSlot& slot);
+  std::int64_t position_locked(const detail::PartitionSlot& slot) const PROCESSOR_REQUIRES(gate_mutex);
 };
 
 }  // namespace processor::kafka

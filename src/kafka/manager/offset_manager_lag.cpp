@@ -10,6 +10,8 @@ namespace processor::kafka {
 
 using detail::kNoOffset;
 using detail::PartitionSlot;
+using processor::detail::MutexLock;
+using processor::detail::SharedLock;
 
 std::int64_t OffsetManager::lag(std::string_view topic, std::int32_t partition, std::int64_t high_watermark) {
   validate_topic(topic);
@@ -32,15 +34,15 @@ std::int64_t OffsetManager::lag(std::string_view topic, std::int32_t partition) 
 
 std::int64_t OffsetManager::total_lag() {
   std::int64_t total = 0;
-  std::lock_guard registry_lock(impl_->partitions.mutex());
-  std::shared_lock view_lock(impl_->view_mutex);
-  impl_->partitions.for_each_locked([&](const PartitionSlot& slot) {
+  MutexLock registry_lock(impl_->partitions.mutex());
+  SharedLock view_lock(impl_->view_mutex);
+  for (const PartitionSlot& slot : impl_->partitions.slots_locked()) {
     const std::int64_t committed = slot.committed.load(std::memory_order_acquire);
     std::int64_t high_watermark = slot.high_watermark.load(std::memory_order_relaxed);
     if (high_watermark == kNoOffset) high_watermark = slot.cold->committed_high_watermark;
     // A high watermark recorded before the latest commit can be below it: count 0, never less.
     if (committed != kNoOffset && high_watermark > committed) total += high_watermark - committed;
-  });
+  }
   return total;
 }
 

@@ -13,6 +13,7 @@ namespace processor::kafka {
 
 using detail::kNoOffset;
 using detail::PartitionSlot;
+using processor::detail::MutexLock;
 
 namespace {
 
@@ -34,7 +35,7 @@ std::int64_t OffsetManager::reset_offset(std::string_view topic, std::int32_t pa
   const TopicPartition tp{std::string(topic), partition};
   if (partition_high_watermark) internal::require_valid_high_watermark(topic, partition, *partition_high_watermark);
 
-  std::lock_guard lock(impl_->commit_mutex);
+  MutexLock lock(impl_->commit_mutex);
   const PartitionSlot* existing = impl_->partitions.find(topic, partition);
   internal::LogKnowledge log(tp, impl_->options.broker.get(), partition_high_watermark, existing);
 
@@ -83,8 +84,8 @@ std::int64_t OffsetManager::reset_offset(std::string_view topic, std::int32_t pa
                          [&] { impl_->store->store_offset(impl_->group, tp, info); });
 
   PartitionSlot& slot = slot_for(topic, partition);
-  std::lock_guard gate_lock(impl_->gate_mutex);
-  std::unique_lock view_lock(impl_->view_mutex);
+  MutexLock gate_lock(impl_->gate_mutex);
+  MutexLock view_lock(impl_->view_mutex);
   impl_->start_at_locked(slot, target, &info);
   if (info.high_watermark) slot.high_watermark.store(*info.high_watermark, std::memory_order_relaxed);
   return target;
@@ -95,8 +96,8 @@ std::size_t OffsetManager::refresh_high_watermarks() {
   if (broker == nullptr) throw StateError(ErrorKind::Unavailable, "cannot refresh high watermarks: no broker is known");
   std::vector<PartitionSlot*> slots;
   {
-    std::lock_guard registry_lock(impl_->partitions.mutex());
-    impl_->partitions.for_each_locked([&](PartitionSlot& slot) { slots.push_back(&slot); });
+    MutexLock registry_lock(impl_->partitions.mutex());
+    for (PartitionSlot& slot : impl_->partitions.slots_locked()) slots.push_back(&slot);
   }
   for (PartitionSlot* slot : slots) {
     const TopicPartition tp(*slot->topic, slot->partition);

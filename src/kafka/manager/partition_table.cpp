@@ -66,7 +66,7 @@ void PartitionTable::insert_into(Index& index, std::uint32_t number, std::uint64
 void PartitionTable::grow_index_locked(std::size_t buckets) {
   auto grown = std::make_unique<Index>(Index{buckets - 1, zeroed<std::uint32_t>(buckets)});
   std::uint32_t number = 0;
-  for_each_locked([&](detail::PartitionSlot& slot) { insert_into(*grown, number++, slot.hash); });
+  for (const detail::PartitionSlot& slot : slots_locked()) insert_into(*grown, number++, slot.hash);
   indexes_.push_back(std::move(grown));
   index_.store(indexes_.back().get(), std::memory_order_release);
 }
@@ -90,7 +90,7 @@ void PartitionTable::add_chunk_locked() {
 }
 
 void PartitionTable::reserve_additional(std::size_t additional) {
-  std::lock_guard lock(mutex_);
+  processor::detail::MutexLock lock(mutex_);
   std::size_t buckets = indexes_.back()->mask + 1;
   while ((size_ + additional) * 2 > buckets) buckets *= 2;
   if (buckets != indexes_.back()->mask + 1) grow_index_locked(buckets);
@@ -99,7 +99,7 @@ void PartitionTable::reserve_additional(std::size_t additional) {
 detail::PartitionSlot& PartitionTable::find_or_add(std::string_view topic, std::int32_t partition) {
   validate_topic(topic);
   validate_partition(topic, partition);
-  std::lock_guard lock(mutex_);
+  processor::detail::MutexLock lock(mutex_);
   if (detail::PartitionSlot* existing = find(topic, partition)) return *existing;
   if (size_ >= std::numeric_limits<std::uint32_t>::max() - 1) {
     throw StateError(ErrorKind::InvalidArgument, "cannot track more than 2^32 - 2 partitions in one OffsetManager");

@@ -5,17 +5,20 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <set>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "kafka/manager/event_time_gate.hpp"
+#include "processor/detail/mutex.hpp"
 #include "processor/kafka/detail/partition_slot.hpp"
 #include "processor/kafka/partition_acks.hpp"
 
 namespace processor::kafka::detail {
+
+// The GUARDED_BY of SlotExtras and SlotCold stay comments: their mutexes are the OffsetManager's
+// (Impl::gate_mutex, Impl::view_mutex), which Clang's analysis cannot name from a slot.
 
 // What few partitions need: allocated on first use, so that SlotCold stays 32 bytes.
 struct SlotExtras {
@@ -99,6 +102,8 @@ namespace processor::kafka::internal {
 // Everything else requires mutex().
 class PartitionTable {
  public:
+  class SlotRange;  // below
+
   PartitionTable();
   ~PartitionTable();
   PartitionTable(const PartitionTable&) = delete;
@@ -116,14 +121,13 @@ class PartitionTable {
   // many at once (a restore) does not rehash on the way.
   void reserve_additional(std::size_t additional);
 
-  std::mutex& mutex() noexcept { return mutex_; }
+  processor::detail::Mutex& mutex() noexcept PROCESSOR_RETURN_CAPABILITY(mutex_) { return mutex_; }
 
-  // REQUIRES: mutex() held. Calls fn(slot) for every slot in registration order.
-  template <class Fn>
-  void for_each_locked(Fn&& fn) {
-    for (std::size_t i = 0; i < size_; ++i) fn(chunks_[i / kChunkSize].hot[i % kChunkSize]);
-  }
-  std::size_t size_locked() const noexcept { return size_; }
+  // Every slot in registration order, for a range-for loop: `for (detail::PartitionSlot& slot :
+  // table.slots_locked())`. A loop rather than a callback, so that the thread-safety analysis
+  // sees the locks held around its body. REQUIRES: mutex() held for the whole loop.
+  SlotRange slots_locked() noexcept PROCESSOR_REQUIRES(mutex_);
+  std::size_t size_locked() const noexcept PROCESSOR_REQUIRES(mutex_) { return size_; }
 
  private:
   static constexpr std::size_t kChunkSize = 256;
@@ -145,20 +149,55 @@ class PartitionTable {
 
   detail::PartitionSlot* slot_at(std::uint32_t number) const noexcept;
   static void insert_into(Index& index, std::uint32_t number, std::uint64_t hash) noexcept;
-  void grow_index_locked(std::size_t buckets);
-  void add_chunk_locked();
+  void grow_index_locked(std::size_t buckets) PROCESSOR_REQUIRES(mutex_);
+  void add_chunk_locked() PROCESSOR_REQUIRES(mutex_);
 
-  std::mutex mutex_;
-  std::vector<Chunk> chunks_;                           // GUARDED_BY(mutex_)
-  std::size_t size_ = 0;                                // GUARDED_BY(mutex_)
-  std::set<std::string, std::less<>> topics_;           // GUARDED_BY(mutex_); interned names
-  const std::string* last_topic_ = nullptr;             // GUARDED_BY(mutex_); the last one used
-  std::vector<std::unique_ptr<Index>> indexes_;         // GUARDED_BY(mutex_); live one last
-  std::vector<std::unique_ptr<Directory>> directories_;  // GUARDED_BY(mutex_); live one last
+  processor::detail::Mutex mutex_;
+  std::vector<Chunk> chunks_ PROCESSOR_GUARDED_BY(mutex_);
+  std::size_t size_ PROCESSOR_GUARDED_BY(mutex_) = 0;
+  std::set<std::string, std::less<>> topics_ PROCESSOR_GUARDED_BY(mutex_);  // interned names
+  const std::string* last_topic_ PROCESSOR_GUARDED_BY(mutex_) = nullptr;    // the last one used
+  std::vector<std::unique_ptr<Index>> indexes_ PROCESSOR_GUARDED_BY(mutex_);  // live one last
+  std::vector<std::unique_ptr<Directory>> directories_ PROCESSOR_GUARDED_BY(mutex_);  // live one last
   // Acquire/release: a reader that sees an index (or a slot number in it) sees it fully built,
   // and a directory that holds the slot's chunk.
   std::atomic<Index*> index_{nullptr};
   std::atomic<Directory*> directory_{nullptr};
 };
+
+// The slots of a table, as slots_locked() returns them.
+class PartitionTable::SlotRange {
+ public:
+  class iterator {
+   public:
+    iterator(const Chunk* chunks, std::size_t number) noexcept : chunks_(chunks), number_(number) {}
+    detail::PartitionSlot& operator*() const noexcept {
+      return chunks_[number_ / kChunkSize].hot[number_ % kChunkSize];
+    }
+    iterator& operator++() noexcept {
+      ++number_;
+      return *this;
+    }
+    bool operator==(const iterator& other) const noexcept { return number_ == other.number_; }
+
+   private:
+    const Chunk* chunks_;
+    std::size_t number_;
+  };
+
+  iterator begin() const noexcept { return {chunks_, 0}; }
+  iterator end() const noexcept { return {chunks_, size_}; }
+
+ private:
+  friend class PartitionTable;
+  SlotRange(const Chunk* chunks, std::size_t size) noexcept : chunks_(chunks), size_(size) {}
+
+  const Chunk* chunks_;
+  std::size_t size_;
+};
+
+inline PartitionTable::SlotRange PartitionTable::slots_locked() noexcept {
+  return SlotRange(chunks_.data(), size_);
+}
 
 }  // namespace processor::kafka::internal

@@ -1,6 +1,5 @@
 #include "processor/kafka/offset_store.hpp"
 
-#include <mutex>
 #include <string>
 
 #include "kafka/types/high_watermark_check.hpp"
@@ -37,7 +36,7 @@ void InMemoryOffsetStore::store_offset(std::string_view group, const TopicPartit
 void InMemoryOffsetStore::store_offsets(std::string_view group, std::span<const PartitionOffset> offsets) {
   validate_group(group);
   for (const auto& [tp, info] : offsets) validate_offset_entry(tp, info);
-  std::unique_lock lock(mutex_);
+  processor::detail::MutexLock lock(mutex_);
   auto& stored = groups_[std::string(group)];
   stored.reserve(stored.size() + offsets.size());
   for (const auto& [tp, info] : offsets) stored.insert_or_assign(tp, info);
@@ -46,7 +45,7 @@ void InMemoryOffsetStore::store_offsets(std::string_view group, std::span<const 
 std::optional<OffsetInfo> InMemoryOffsetStore::get_offset(std::string_view group, const TopicPartition& tp) {
   validate_group(group);
   validate_topic_partition(tp);
-  std::shared_lock lock(mutex_);
+  processor::detail::SharedLock lock(mutex_);
   const auto group_it = groups_.find(std::string(group));
   if (group_it == groups_.end()) return std::nullopt;
   const auto it = group_it->second.find(tp);
@@ -56,7 +55,7 @@ std::optional<OffsetInfo> InMemoryOffsetStore::get_offset(std::string_view group
 
 std::unordered_map<TopicPartition, OffsetInfo> InMemoryOffsetStore::get_all_offsets(std::string_view group) {
   validate_group(group);
-  std::shared_lock lock(mutex_);
+  processor::detail::SharedLock lock(mutex_);
   const auto group_it = groups_.find(std::string(group));
   if (group_it == groups_.end()) return {};
   return group_it->second;
@@ -65,14 +64,14 @@ std::unordered_map<TopicPartition, OffsetInfo> InMemoryOffsetStore::get_all_offs
 void InMemoryOffsetStore::delete_offset(std::string_view group, const TopicPartition& tp) {
   validate_group(group);
   validate_topic_partition(tp);
-  std::unique_lock lock(mutex_);
+  processor::detail::MutexLock lock(mutex_);
   const auto group_it = groups_.find(std::string(group));
   if (group_it != groups_.end()) group_it->second.erase(tp);
 }
 
 void InMemoryOffsetStore::clear_offsets(std::string_view group) {
   validate_group(group);
-  std::unique_lock lock(mutex_);
+  processor::detail::MutexLock lock(mutex_);
   groups_.erase(std::string(group));
 }
 
