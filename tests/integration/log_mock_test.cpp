@@ -12,6 +12,7 @@
 #include "kafka_test_support.hpp"
 #include "processor/kafka.hpp"
 #include "processor/log.hpp"
+#include "recording_log_sink.hpp"
 
 namespace processor::kafka {
 namespace {
@@ -20,42 +21,8 @@ using testing::GroupMember;
 using testing::MockCluster;
 using testing::unique_name;
 
-struct LogRecord {
-  LogLevel level;
-  std::string component;
-  std::string message;
-};
-
-// A thread-safe sink that keeps what it receives; librdkafka calls it from its own threads.
-class RecordingSink {
- public:
-  LogSink sink() const {
-    return [state = state_](LogLevel level, std::string_view component, std::string_view message) {
-      std::lock_guard lock(state->mutex);
-      state->records.push_back({level, std::string(component), std::string(message)});
-    };
-  }
-  std::vector<LogRecord> records() const {
-    std::lock_guard lock(state_->mutex);
-    return state_->records;
-  }
-  // The records of the librdkafka client named `client_id` (its lines start with its name,
-  // "<client.id>#consumer-<n>" or "<client.id>#producer-<n>").
-  std::vector<LogRecord> rdkafka_records_of(const std::string& client_id) const {
-    std::vector<LogRecord> out;
-    for (auto& record : records()) {
-      if (record.component == "rdkafka" && record.message.starts_with(client_id + "#")) out.push_back(record);
-    }
-    return out;
-  }
-
- private:
-  struct State {
-    std::mutex mutex;
-    std::vector<LogRecord> records;
-  };
-  std::shared_ptr<State> state_ = std::make_shared<State>();
-};
+using testing::LogRecord;
+using testing::RecordingSink;
 
 class LogSinkMock : public ::testing::Test {
  protected:

@@ -11,6 +11,7 @@
 
 #include "processor/kafka.hpp"
 #include "processor/log.hpp"
+#include "recording_log_sink.hpp"
 
 namespace processor {
 namespace {
@@ -42,34 +43,8 @@ class MovedAckMetadata {
   kafka::OffsetManager manager_{"group", nullptr, store_, kafka::OffsetCommitStrategy::manual()};
 };
 
-struct LogRecord {
-  LogLevel level;
-  std::string component;
-  std::string message;
-};
-
-// A thread-safe sink that keeps what it receives. The state is shared with the sink, so a sink
-// still installed after the test cannot dangle.
-class RecordingSink {
- public:
-  LogSink sink() const {
-    return [state = state_](LogLevel level, std::string_view component, std::string_view message) {
-      std::lock_guard lock(state->mutex);
-      state->records.push_back({level, std::string(component), std::string(message)});
-    };
-  }
-  std::vector<LogRecord> records() const {
-    std::lock_guard lock(state_->mutex);
-    return state_->records;
-  }
-
- private:
-  struct State {
-    std::mutex mutex;
-    std::vector<LogRecord> records;
-  };
-  std::shared_ptr<State> state_ = std::make_shared<State>();
-};
+using testing::LogRecord;
+using testing::RecordingSink;
 
 class Log : public ::testing::Test {
  protected:
