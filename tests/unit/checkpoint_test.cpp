@@ -2,7 +2,11 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <limits>
+#include <vector>
 
+#include "encoding/crc32c.hpp"
+#include "encoding/fixed.hpp"
 #include "processor/kafka.hpp"
 #include "processor/state.hpp"
 #include "test_support.hpp"
@@ -390,6 +394,60 @@ TEST(CheckpointsWithoutBackend, AreRefused) {
   OffsetManager manager("group", nullptr, std::make_shared<InMemoryOffsetStore>(), OffsetCommitStrategy::on_checkpoint());
   EXPECT_STATE_ERROR(manager.checkpoint(1), ErrorKind::InvalidArgument, "state backend");
   EXPECT_STATE_ERROR(manager.restore_from_checkpoint(), ErrorKind::InvalidArgument, "state backend");
+}
+
+// A checkpoint record sealed with a valid checksum, in the documented layout: what a buggy writer
+// or another tool could leave behind.
+struct RecordEntry {
+  std::string topic;
+  std::int32_t partition;
+  std::int64_t offset;
+};
+std::string sealed_checkpoint(std::uint64_t id, std::int64_t created_micros, const std::vector<RecordEntry>& entries) {
+  std::string out;
+  out.push_back(1);  // version
+  encoding::put_le<std::uint64_t>(out, id);
+  encoding::put_le<std::int64_t>(out, created_micros);
+  encoding::put_le<std::uint32_t>(out, static_cast<std::uint32_t>(entries.size()));
+  for (const auto& entry : entries) {
+    encoding::put_le<std::uint16_t>(out, static_cast<std::uint16_t>(entry.topic.size()));
+    out += entry.topic;
+    encoding::put_le<std::int32_t>(out, entry.partition);
+    encoding::put_le<std::int64_t>(out, entry.offset);
+  }
+  encoding::put_le<std::uint32_t>(out, encoding::crc32c_portable(out));
+  return out;
+}
+
+TEST_F(Checkpoints, SealedRecordsThatBreakTheFormatsRulesAreCorruption) {
+  const std::string key = "checkpoint:group:00000000000000000001";
+  const struct {
+    const char* why;
+    std::string record;
+    const char* needle;
+  } cases[] = {
+      {"a creation time the clock cannot hold", sealed_checkpoint(1, std::numeric_limits<std::int64_t>::max(), {{"t", 0, 5}}),
+       "creation time 9223372036854775807us is out of range"},
+      {"a partition listed twice", sealed_checkpoint(1, 0, {{"t", 0, 5}, {"t", 1, 2}, {"t", 0, 9}}),
+       "partition t:0 is listed twice (offsets 5 and 9)"},
+      {"an illegal topic", sealed_checkpoint(1, 0, {{"bad topic", 0, 5}}), "invalid topic 'bad topic'"},
+      {"an empty topic", sealed_checkpoint(1, 0, {{"", 0, 5}}), "invalid topic ''"},
+  };
+  for (const auto& bad : cases) {
+    SCOPED_TRACE(bad.why);
+    backend_->put(key, bad.record);
+    open();
+    EXPECT_STATE_ERROR(manager_->restore_from_checkpoint(), ErrorKind::Corruption, bad.needle);
+    EXPECT_STATE_ERROR(manager_->restore_from_checkpoint(1), ErrorKind::Corruption, key);
+    EXPECT_FALSE(manager_->checkpointed_offset("t", 0)) << "a refused record restores nothing";
+    EXPECT_FALSE(manager_->get_offset("t", 0));
+  }
+  // The same layout with legal content restores: the cases above fail for their one flaw only.
+  backend_->put(key, sealed_checkpoint(1, 0, {{"t", 0, 5}, {"t", 1, 2}}));
+  open();
+  const auto restored = manager_->restore_from_checkpoint();
+  ASSERT_TRUE(restored);
+  EXPECT_EQ(restored->offsets.at(TopicPartition("t", 0)), 5);
 }
 
 }  // namespace

@@ -319,5 +319,39 @@ TEST(OffsetStore, DefaultBatchCallsStoreOffsetPerEntry) {
   EXPECT_EQ(store.stored, (std::vector<TopicPartition>{{"t", 0}, {"t", 1}}));
 }
 
+TEST(StateBackendOffsetStore, AKeyNamingAnIllegalTopicIsCorruption) {
+  auto backend = std::make_shared<state::MemoryStateBackend>();
+  StateBackendOffsetStore store(backend);
+  backend->put("kafka_offset:g:bad topic:0", internal::encode_offset(OffsetInfo(1)));
+  EXPECT_STATE_ERROR(store.get_all_offsets("g"), ErrorKind::Corruption, "kafka_offset:g:bad topic:0");
+
+  // Through the manager: restore() reports the stored data as corrupt and takes nothing.
+  OffsetManager manager("g", nullptr, std::make_shared<StateBackendOffsetStore>(backend),
+                        OffsetCommitStrategy::manual());
+  EXPECT_STATE_ERROR(manager.restore(), ErrorKind::Corruption, "bad topic");
+}
+
+// A user's store that returns what no store accepts: restore() must call it corrupt data, not
+// blame its caller with InvalidArgument.
+struct StoreReturningInvalidOffsets : InMemoryOffsetStore {
+  std::unordered_map<TopicPartition, OffsetInfo> stored;
+  std::unordered_map<TopicPartition, OffsetInfo> get_all_offsets(std::string_view) override { return stored; }
+};
+
+TEST(OffsetManager, RestoreOfValuesNoStoreAcceptsIsCorruption) {
+  auto store = std::make_shared<StoreReturningInvalidOffsets>();
+  OffsetInfo negative_high_watermark(5);
+  negative_high_watermark.high_watermark = -1;
+  store->stored = {{TopicPartition("t", 0), OffsetInfo(3)}, {TopicPartition("t", 1), negative_high_watermark}};
+  OffsetManager manager("g", nullptr, store, OffsetCommitStrategy::manual());
+  EXPECT_STATE_ERROR(manager.restore(), ErrorKind::Corruption, "invalid high watermark -1 for t:1");
+  EXPECT_FALSE(manager.get_offset("t", 0)) << "a failed restore takes none of the offsets";
+
+  store->stored = {{TopicPartition("", 0), OffsetInfo(3)}};
+  EXPECT_STATE_ERROR(manager.restore(), ErrorKind::Corruption, "invalid topic ''");
+  store->stored = {{TopicPartition("t", 0), OffsetInfo(-4)}};
+  EXPECT_STATE_ERROR(manager.restore(), ErrorKind::Corruption, "invalid offset -4");
+}
+
 }  // namespace
 }  // namespace processor::kafka

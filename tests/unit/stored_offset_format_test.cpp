@@ -1,6 +1,8 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <limits>
+#include <optional>
 #include <string>
 
 #include "encoding/crc32c.hpp"
@@ -67,6 +69,38 @@ TEST(OffsetCodec, AFlippedBitAnywhereIsCorruption) {
     damaged[i] = static_cast<char>(damaged[i] ^ 0x10);
     EXPECT_STATE_ERROR(internal::decode_offset(damaged, "key"), ErrorKind::Corruption, "key");
   }
+}
+
+// A value sealed with a valid checksum: what a buggy writer or another tool could leave behind.
+std::string sealed_value(std::int64_t micros, std::optional<std::int64_t> high_watermark) {
+  std::string out;
+  out.push_back(1);                      // version
+  out.push_back(high_watermark ? 1 : 0);  // flags
+  encoding::put_le<std::int64_t>(out, 42);
+  encoding::put_le<std::int64_t>(out, micros);
+  if (high_watermark) encoding::put_le<std::int64_t>(out, *high_watermark);
+  encoding::put_le<std::uint32_t>(out, encoding::crc32c_portable(out));
+  return out;
+}
+
+TEST(OffsetCodec, AnUpdateTimeTheClockCannotHoldIsCorruptionNotOverflow) {
+  const std::int64_t max = std::numeric_limits<std::int64_t>::max();
+  const std::int64_t min = std::numeric_limits<std::int64_t>::min();
+  EXPECT_STATE_ERROR(internal::decode_offset(sealed_value(max, std::nullopt), "k"), ErrorKind::Corruption,
+                     "last update time 9223372036854775807us is out of range");
+  EXPECT_STATE_ERROR(internal::decode_offset(sealed_value(min, std::nullopt), "k"), ErrorKind::Corruption,
+                     "-9223372036854775808us");
+  // The clock's own limits still read back.
+  const auto latest = std::chrono::duration_cast<std::chrono::microseconds>(
+      std::chrono::system_clock::duration::max());
+  const OffsetInfo decoded = internal::decode_offset(sealed_value(latest.count(), std::nullopt), "k");
+  EXPECT_EQ(std::chrono::duration_cast<std::chrono::microseconds>(decoded.last_updated.time_since_epoch()), latest);
+}
+
+TEST(OffsetCodec, ANegativeHighWatermarkIsCorruptionAsTheStoresRefuseToWriteIt) {
+  EXPECT_STATE_ERROR(internal::decode_offset(sealed_value(0, -1), "k"), ErrorKind::Corruption,
+                     "negative high watermark -1");
+  EXPECT_EQ(internal::decode_offset(sealed_value(0, 0), "k").high_watermark, 0);
 }
 
 }  // namespace

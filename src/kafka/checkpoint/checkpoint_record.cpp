@@ -5,16 +5,13 @@
 #include <cstdio>
 #include <cstring>
 
+#include "encoding/epoch_micros.hpp"
 #include "kafka/wrap_errors.hpp"
 
 namespace processor::kafka::internal {
 namespace {
 
 constexpr std::size_t kIdDigits = 20;
-
-std::int64_t to_micros(std::chrono::system_clock::time_point at) {
-  return std::chrono::duration_cast<std::chrono::microseconds>(at.time_since_epoch()).count();
-}
 
 // The checkpoint id of a key under `prefix`; nullopt for a key of a longer group name.
 std::optional<std::uint64_t> parse_id(std::string_view key, const std::string& prefix) {
@@ -31,9 +28,18 @@ std::optional<std::uint64_t> parse_id(std::string_view key, const std::string& p
   throw StateError(ErrorKind::Corruption, "corrupt checkpoint at key '" + std::string(key) + "': " + why);
 }
 
-std::chrono::system_clock::time_point checkpoint_time_from_micros(std::int64_t micros) {
-  return std::chrono::system_clock::time_point(
-      std::chrono::duration_cast<std::chrono::system_clock::duration>(std::chrono::microseconds(micros)));
+std::chrono::system_clock::time_point checkpoint_time_from_micros(std::int64_t micros, std::string_view key) {
+  const auto at = encoding::from_epoch_micros(micros);
+  if (!at) corrupt_checkpoint(key, "creation time " + std::to_string(micros) + "us is out of range");
+  return *at;
+}
+
+void check_checkpoint_topic(std::string_view topic, std::string_view key) {
+  try {
+    validate_topic(topic);
+  } catch (const StateError& error) {
+    corrupt_checkpoint(key, error.what());
+  }
 }
 
 // The record is sized first and written in place: one allocation for 100k partitions.
@@ -44,7 +50,7 @@ std::string encode_checkpoint(const CheckpointInfo& checkpoint) {
   char* field = out.data();
   field = encoding::store_le<std::uint8_t>(field, kCheckpointVersion);
   field = encoding::store_le<std::uint64_t>(field, checkpoint.id);
-  field = encoding::store_le<std::int64_t>(field, to_micros(checkpoint.created_at));
+  field = encoding::store_le<std::int64_t>(field, encoding::to_epoch_micros(checkpoint.created_at));
   field = encoding::store_le<std::uint32_t>(field, static_cast<std::uint32_t>(checkpoint.offsets.size()));
   for (const auto& [tp, offset] : checkpoint.offsets) {
     field = encoding::store_le<std::uint16_t>(field, static_cast<std::uint16_t>(tp.topic.size()));
@@ -66,7 +72,11 @@ CheckpointInfo decode_checkpoint(std::string_view bytes, const std::string& key)
   }
   const CheckpointHeader header =
       read_checkpoint(bytes, key, [&](std::string_view topic, std::int32_t partition, std::int64_t offset) {
-        checkpoint.offsets.emplace(TopicPartition(std::string(topic), partition), offset);
+        const auto [entry, added] = checkpoint.offsets.emplace(TopicPartition(std::string(topic), partition), offset);
+        if (!added) {
+          corrupt_checkpoint(key, "partition " + entry->first.to_key() + " is listed twice (offsets " +
+                                      std::to_string(entry->second) + " and " + std::to_string(offset) + ")");
+        }
       });
   checkpoint.id = header.id;
   checkpoint.created_at = header.created_at;

@@ -26,7 +26,10 @@ namespace processor::kafka::internal {
 inline constexpr std::uint8_t kCheckpointVersion = 1;
 
 [[noreturn]] void corrupt_checkpoint(std::string_view key, const std::string& why);
-std::chrono::system_clock::time_point checkpoint_time_from_micros(std::int64_t micros);
+// Both throw StateError(Corruption) naming `key`: for a time system_clock cannot hold, and for a
+// topic name Kafka does not allow.
+std::chrono::system_clock::time_point checkpoint_time_from_micros(std::int64_t micros, std::string_view key);
+void check_checkpoint_topic(std::string_view topic, std::string_view key);
 
 std::string encode_checkpoint(const CheckpointInfo& checkpoint);
 
@@ -48,13 +51,14 @@ CheckpointHeader read_checkpoint(std::string_view bytes, const std::string& key,
   if (version != kCheckpointVersion) corrupt_checkpoint(key, "unsupported format version " + std::to_string(version));
   CheckpointHeader header;
   header.id = reader.get<std::uint64_t>();
-  header.created_at = checkpoint_time_from_micros(reader.get<std::int64_t>());
+  header.created_at = checkpoint_time_from_micros(reader.get<std::int64_t>(), key);
   header.count = reader.get<std::uint32_t>();
   for (std::uint32_t i = 0; i < header.count; ++i) {
     const std::string_view topic = reader.take(reader.get<std::uint16_t>());
     const auto partition = reader.get<std::int32_t>();
     const auto offset = reader.get<std::int64_t>();
     if (offset < 0 || partition < 0) corrupt_checkpoint(key, "negative offset or partition");
+    check_checkpoint_topic(topic, key);
     visit(topic, partition, offset);
   }
   if (!reader.at_end()) corrupt_checkpoint(key, "unexpected trailing bytes");

@@ -417,7 +417,15 @@ std::size_t OffsetManager::restore() {
   MutexLock lock(impl_->commit_mutex);
   auto stored = internal::call_backend("restoring the offsets of group '" + impl_->group + "'",
                                        [&] { return impl_->store->get_all_offsets(impl_->group); });
-  for (const auto& [tp, info] : stored) validate_offset_entry(tp, info);
+  // What a store returns is stored data, not an argument: a value no store accepts is corrupt.
+  for (const auto& [tp, info] : stored) {
+    try {
+      validate_offset_entry(tp, info);
+    } catch (const StateError& invalid) {
+      throw StateError(ErrorKind::Corruption,
+                       "corrupt stored offset in group '" + impl_->group + "': " + invalid.what());
+    }
+  }
 
   std::vector<PartitionSlot*> slots;
   slots.reserve(stored.size());

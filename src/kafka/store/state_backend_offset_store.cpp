@@ -32,6 +32,11 @@ std::optional<PartitionKey> parse_partition_key(std::string_view rest, std::stri
   if (error != std::errc() || end != number.data() + number.size() || partition < 0 || topic.empty()) {
     throw StateError(ErrorKind::Corruption, "corrupt offset key '" + std::string(key) + "': expected <topic>:<partition>");
   }
+  try {
+    validate_topic(topic);
+  } catch (const StateError& invalid) {
+    throw StateError(ErrorKind::Corruption, "corrupt offset key '" + std::string(key) + "': " + invalid.what());
+  }
   return PartitionKey{topic, partition};
 }
 

@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "encoding/crc32c.hpp"
+#include "encoding/epoch_micros.hpp"
 #include "encoding/fixed.hpp"
 #include "processor/error.hpp"
 
@@ -40,8 +41,7 @@ char* encode_offset_into(char* out, const OffsetInfo& info) noexcept {
   field = store_le<std::uint8_t>(field, kOffsetCodecVersion);
   field = store_le<std::uint8_t>(field, flags);
   field = store_le<std::int64_t>(field, info.offset);
-  field = store_le<std::int64_t>(
-      field, std::chrono::duration_cast<std::chrono::microseconds>(info.last_updated.time_since_epoch()).count());
+  field = store_le<std::int64_t>(field, encoding::to_epoch_micros(info.last_updated));
   if (info.high_watermark) field = store_le<std::int64_t>(field, *info.high_watermark);
   if (info.leader_epoch) field = store_le<std::int32_t>(field, *info.leader_epoch);
   if (info.metadata) {
@@ -81,9 +81,10 @@ OffsetInfo decode_offset(std::string_view bytes, std::string_view key) {
 
   OffsetInfo info;
   info.offset = reader.get<std::int64_t>();
-  info.last_updated = std::chrono::system_clock::time_point(
-      std::chrono::duration_cast<std::chrono::system_clock::duration>(
-          std::chrono::microseconds(reader.get<std::int64_t>())));
+  const auto micros = reader.get<std::int64_t>();
+  const auto last_updated = encoding::from_epoch_micros(micros);
+  if (!last_updated) corrupt(key, "last update time " + std::to_string(micros) + "us is out of range");
+  info.last_updated = *last_updated;
   if (flags & kHasHighWatermark) info.high_watermark = reader.get<std::int64_t>();
   if (flags & kHasLeaderEpoch) info.leader_epoch = reader.get<std::int32_t>();
   if (flags & kHasMetadata) {
@@ -92,6 +93,10 @@ OffsetInfo decode_offset(std::string_view bytes, std::string_view key) {
   }
   if (reader.remaining() != 0) corrupt(key, std::to_string(reader.remaining()) + " unexpected trailing bytes");
   if (info.offset < 0) corrupt(key, "negative offset " + std::to_string(info.offset));
+  // What the stores refuse to write (validate_offset_entry) is never read back as valid.
+  if (info.high_watermark && *info.high_watermark < 0) {
+    corrupt(key, "negative high watermark " + std::to_string(*info.high_watermark));
+  }
   return info;
 }
 
