@@ -107,5 +107,13 @@ TEST(CommitTimer, ArmingAnUnknownRegistrationIsIgnored) {
   EXPECT_FALSE(flag.load());
 }
 
+TEST(CommitTimer, ADeadlinePastTheClocksEndIsNever) {
+  const auto now = Clock::now();
+  EXPECT_EQ(CommitTimer::deadline_after(now, milliseconds(5)), now + milliseconds(5));
+  EXPECT_EQ(CommitTimer::deadline_after(now, std::chrono::nanoseconds::max()), Clock::time_point::max());
+  EXPECT_EQ(CommitTimer::deadline_after(Clock::time_point::max() - milliseconds(1), milliseconds(2)),
+            Clock::time_point::max());
+}
+
 }  // namespace
 }  // namespace processor::kafka::internal

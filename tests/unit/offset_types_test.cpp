@@ -41,6 +41,29 @@ TEST(OffsetCommitStrategy, RejectsNonPositiveIntervalAndCount) {
   EXPECT_STATE_ERROR(OffsetCommitStrategy::every_n_events(-3), ErrorKind::InvalidArgument, "-3");
 }
 
+TEST(OffsetCommitStrategy, RefusesAnIntervalTooLongForNanosecondsNamingTheCallersValue) {
+  EXPECT_STATE_ERROR(OffsetCommitStrategy::periodic(std::chrono::milliseconds::max()), ErrorKind::InvalidArgument,
+                     "interval 9223372036854775807ms: it is longer than the longest supported");
+  EXPECT_STATE_ERROR(OffsetCommitStrategy::periodic(std::chrono::hours(3'000'000)), ErrorKind::InvalidArgument,
+                     "3000000h");
+  EXPECT_STATE_ERROR(OffsetCommitStrategy::periodic(std::chrono::duration<double>(1e300)),
+                     ErrorKind::InvalidArgument, "longer than the longest supported");
+  // The longest interval that fits is accepted, and a manager with it never commits on its own.
+  const auto longest = OffsetCommitStrategy::periodic(std::chrono::nanoseconds::max());
+  EXPECT_EQ(longest.interval(), std::chrono::nanoseconds::max());
+  OffsetManager manager("g", nullptr, std::make_shared<InMemoryOffsetStore>(), longest);
+  manager.update_offset("t", 0, 5);
+  EXPECT_EQ(manager.poll(), 0u);
+  EXPECT_EQ(manager.stats().total_commits, 0u);
+}
+
+TEST(OffsetResetStrategy, RefusesADurationTooLongForMillisecondsNamingTheCallersValue) {
+  EXPECT_STATE_ERROR(OffsetResetStrategy::by_duration(std::chrono::hours::max()), ErrorKind::InvalidArgument,
+                     "invalid reset duration 9223372036854775807h: it is longer than the longest supported");
+  EXPECT_EQ(OffsetResetStrategy::by_duration(std::chrono::milliseconds::max()).value(),
+            std::numeric_limits<std::int64_t>::max());
+}
+
 TEST(OffsetResetStrategy, FactoriesCarryTheirValues) {
   EXPECT_EQ(OffsetResetStrategy::earliest().kind(), OffsetResetStrategy::Kind::Earliest);
   EXPECT_EQ(OffsetResetStrategy::latest().kind(), OffsetResetStrategy::Kind::Latest);

@@ -5,10 +5,13 @@
 #include <cstdint>
 #include <string>
 
+#include "processor/detail/checked_duration.hpp"
+
 namespace processor::kafka {
 
 // When an OffsetManager commits on its own. A plain value type; factories throw
-// StateError(InvalidArgument) for a non-positive interval or count.
+// StateError(InvalidArgument) for a non-positive interval or count, and for an interval too long
+// for std::chrono::nanoseconds (about 292 years).
 class OffsetCommitStrategy {
  public:
   enum class Kind { Periodic, EveryNEvents, OnWatermark, OnCheckpoint, Manual };
@@ -17,7 +20,9 @@ class OffsetCommitStrategy {
   // commit (or construction).
   template <class Rep, class Period>
   static OffsetCommitStrategy periodic(std::chrono::duration<Rep, Period> interval) {
-    return periodic_ns(std::chrono::duration_cast<std::chrono::nanoseconds>(interval));
+    const auto nanoseconds = processor::detail::checked_duration_cast<std::chrono::nanoseconds>(interval);
+    if (!nanoseconds) reject_periodic_interval(processor::detail::duration_text(interval));
+    return periodic_ns(*nanoseconds);
   }
   // Commit on the n-th update since the last successful commit, counted over all partitions.
   // Exact for n < 65,536. From there a partition adds its updates to the shared count in
@@ -41,6 +46,7 @@ class OffsetCommitStrategy {
   OffsetCommitStrategy(Kind kind, std::chrono::nanoseconds interval, std::int64_t events)
       : kind_(kind), interval_(interval), events_(events) {}
   static OffsetCommitStrategy periodic_ns(std::chrono::nanoseconds interval);
+  [[noreturn]] static void reject_periodic_interval(const std::string& interval);
 
   Kind kind_;
   std::chrono::nanoseconds interval_{0};

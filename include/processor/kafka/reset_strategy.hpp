@@ -5,11 +5,13 @@
 #include <cstdint>
 #include <string>
 
+#include "processor/detail/checked_duration.hpp"
+
 namespace processor::kafka {
 
 // Where reset_offset() moves a partition, with kafka-consumer-groups' semantics. A plain value
 // type; factories throw StateError(InvalidArgument) for a negative offset, timestamp or
-// duration.
+// duration, and for a duration too long for std::chrono::milliseconds.
 class OffsetResetStrategy {
  public:
   enum class Kind { Earliest, Latest, Specific, Timestamp, ShiftBy, ByDuration };
@@ -27,7 +29,9 @@ class OffsetResetStrategy {
   // timestamp(now - age).
   template <class Rep, class Period>
   static OffsetResetStrategy by_duration(std::chrono::duration<Rep, Period> age) {
-    return by_duration_ms(std::chrono::duration_cast<std::chrono::milliseconds>(age).count());
+    const auto milliseconds = processor::detail::checked_duration_cast<std::chrono::milliseconds>(age);
+    if (!milliseconds) reject_duration(processor::detail::duration_text(age));
+    return by_duration_ms(milliseconds->count());
   }
 
   Kind kind() const noexcept { return kind_; }
@@ -39,6 +43,7 @@ class OffsetResetStrategy {
  private:
   OffsetResetStrategy(Kind kind, std::int64_t value) : kind_(kind), value_(value) {}
   static OffsetResetStrategy by_duration_ms(std::int64_t age_ms);
+  [[noreturn]] static void reject_duration(const std::string& age);
 
   Kind kind_;
   std::int64_t value_ = 0;

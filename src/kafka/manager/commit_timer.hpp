@@ -21,6 +21,13 @@ class CommitTimer {
 
   // Registers a flag to raise; it is not armed yet. Returns the registration's id.
   std::uint64_t add(std::atomic<bool>* flag);
+  // `from + interval`, or time_point::max() (never) when the sum does not fit the clock: a
+  // periodic interval may be as long as nanoseconds::max().
+  static Clock::time_point deadline_after(Clock::time_point from, std::chrono::nanoseconds interval) noexcept {
+    if (interval > Clock::time_point::max() - from) return Clock::time_point::max();
+    return from + interval;
+  }
+
   // Raises the flag at `deadline` (replacing any earlier arming).
   void arm(std::uint64_t id, Clock::time_point deadline);
   // After it returns the timer never touches the flag again.

@@ -53,7 +53,7 @@ OffsetManager::OffsetManager(std::string consumer_group, std::shared_ptr<state::
   if (strategy.kind() == OffsetCommitStrategy::Kind::Periodic) {
     auto& timer = internal::CommitTimer::instance();
     impl_->timer_id = timer.add(&trigger_.attention);
-    timer.arm(impl_->timer_id, impl_->last_success + strategy.interval());
+    timer.arm(impl_->timer_id, internal::CommitTimer::deadline_after(impl_->last_success, strategy.interval()));
   }
 }
 
@@ -230,7 +230,8 @@ void OffsetManager::Impl::apply_committed_locked(const std::vector<PartitionOffs
   auto_retry_not_before = {};
   if (timer_id != 0) {
     trigger.attention.store(false, std::memory_order_relaxed);
-    internal::CommitTimer::instance().arm(timer_id, finished + strategy.interval());
+    auto& timer = internal::CommitTimer::instance();
+    timer.arm(timer_id, internal::CommitTimer::deadline_after(finished, strategy.interval()));
   }
 
   MutexLock stats_lock(stats_mutex);

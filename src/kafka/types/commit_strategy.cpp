@@ -14,6 +14,12 @@ OffsetCommitStrategy OffsetCommitStrategy::periodic_ns(std::chrono::nanoseconds 
   return OffsetCommitStrategy(Kind::Periodic, interval, 0);
 }
 
+void OffsetCommitStrategy::reject_periodic_interval(const std::string& interval) {
+  throw StateError(ErrorKind::InvalidArgument, "invalid periodic commit interval " + interval +
+                                                   ": it is longer than the longest supported, INT64_MAX ns "
+                                                   "(about 292 years)");
+}
+
 OffsetCommitStrategy OffsetCommitStrategy::every_n_events(std::int64_t n) {
   if (n <= 0) {
     throw StateError(ErrorKind::InvalidArgument,

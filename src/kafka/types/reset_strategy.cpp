@@ -35,6 +35,11 @@ OffsetResetStrategy OffsetResetStrategy::by_duration_ms(std::int64_t age_ms) {
   return OffsetResetStrategy(Kind::ByDuration, age_ms);
 }
 
+void OffsetResetStrategy::reject_duration(const std::string& age) {
+  throw StateError(ErrorKind::InvalidArgument,
+                   "invalid reset duration " + age + ": it is longer than the longest supported, INT64_MAX ms");
+}
+
 std::string to_string(const OffsetResetStrategy& strategy) {
   const std::string value = std::to_string(strategy.value());
   switch (strategy.kind()) {
