@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include <limits>
+
 #include <thread>
 
 #include "processor/kafka.hpp"
@@ -88,6 +90,16 @@ TEST(OffsetManager, UpdateWithWatermarkRecordsHighWatermarkForLag) {
   EXPECT_EQ(f.manager.get_offset_info("t", 0)->high_watermark, 150);
   EXPECT_EQ(f.manager.get_offset_info("t", 0)->lag(), 50);
   EXPECT_EQ(f.manager.total_lag(), 50 + 60);
+}
+
+TEST(OffsetManager, TotalLagSaturatesRatherThanWrapping) {
+  Fixture f;
+  const std::int64_t max = std::numeric_limits<std::int64_t>::max();
+  f.manager.update_offset_with_watermark("t", 0, 1, max);
+  f.manager.update_offset_with_watermark("t", 1, 1, max);
+  f.manager.commit();
+  EXPECT_EQ(f.manager.lag("t", 0), max - 1);
+  EXPECT_EQ(f.manager.total_lag(), max);
 }
 
 TEST(OffsetManager, TotalLagSkipsPartitionsWithoutHighWatermark) {

@@ -208,7 +208,7 @@ class OffsetManager {
   std::int64_t lag(std::string_view topic, std::int32_t partition);
   // The sum of lag over committed offsets whose high watermark is known (the latest recorded
   // for the partition: by an update, update_high_watermark(), a reset, a commit or restore);
-  // each partition counts at least 0.
+  // each partition counts at least 0. Saturates at INT64_MAX rather than wrapping.
   std::int64_t total_lag();
 
   // Asks the broker for the high watermark of every tracked partition and records it, so that

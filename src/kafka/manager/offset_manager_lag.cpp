@@ -1,6 +1,7 @@
 // OffsetManager's lag: how far the committed offsets are behind the high watermarks.
 
 #include <algorithm>
+#include <limits>
 
 #include "kafka/manager/log_knowledge.hpp"
 #include "kafka/manager/offset_manager_impl.hpp"
@@ -41,7 +42,11 @@ std::int64_t OffsetManager::total_lag() {
     std::int64_t high_watermark = slot.high_watermark.load(std::memory_order_relaxed);
     if (high_watermark == kNoOffset) high_watermark = slot.cold->committed_high_watermark;
     // A high watermark recorded before the latest commit can be below it: count 0, never less.
-    if (committed != kNoOffset && high_watermark > committed) total += high_watermark - committed;
+    // Saturates: a sum of partitions near INT64_MAX must not wrap negative.
+    if (committed != kNoOffset && high_watermark > committed &&
+        __builtin_add_overflow(total, high_watermark - committed, &total)) {
+      return std::numeric_limits<std::int64_t>::max();
+    }
   }
   return total;
 }
