@@ -503,6 +503,21 @@ TEST(AckMetadata, RandomWorkloadsNeverExceedTheBudget) {
   }
 }
 
+// The contract (ack_metadata.hpp): the payload encoding is the writer's size choice; a reader
+// accepts either as long as it is canonical in itself.
+TEST(AckMetadata, EitherPayloadEncodingOfOneSetDecodesToThatSet) {
+  // {5, 6, 9} above committable 3: the encoder writes the bitset "AQNCB0w="; as run lengths
+  // (2 unacked, 2 acked, 2 unacked, 1 acked) it is one byte longer.
+  const AckedSet from_bitset = PartitionAcks::decode_metadata("AQNCB0w=");
+  const AckedSet from_runs = PartitionAcks::decode_metadata("AQNSAgICAQ==");
+  EXPECT_EQ(from_runs, from_bitset);
+  EXPECT_EQ(PartitionAcks(from_runs).encode_metadata(), "AQNCB0w=");
+  // {200} above 3: the encoder writes runs "AQNSxQEB"; a 198-bit bitset says the same.
+  const AckedSet sparse_as_bitset = PartitionAcks::decode_metadata("AQNCxgEAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAg");
+  EXPECT_EQ(sparse_as_bitset, PartitionAcks::decode_metadata("AQNSxQEB"));
+  EXPECT_EQ(PartitionAcks(sparse_as_bitset).encode_metadata(), "AQNSxQEB");
+}
+
 TEST(AckMetadata, CorruptMetadataThrowsCorruption) {
   const struct {
     const char* metadata;

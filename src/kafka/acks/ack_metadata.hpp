@@ -5,7 +5,8 @@
 // ASCII, base64 (encoding/base64.hpp) of:
 //   u8     version (1)
 //   varint committable offset (the committed offset the metadata belongs to)
-//   u8     encoding, then its payload, whichever of the two is smaller:
+//   u8     encoding, then its payload; the writer picks whichever of the two is smaller, a reader
+//          accepts either (see decode_ack_metadata):
 //     'R'  run lengths: pairs of varints (unacknowledged count, acknowledged count), from the
 //          committable offset up; both counts > 0
 //     'B'  bitset: varint bit count, then ceil(count / 8) bytes, bit i (LSB first) set when
@@ -42,7 +43,11 @@ inline void put_ack_metadata_header(std::string& out, std::int64_t committable, 
 }
 
 // Throws StateError(Corruption) "corrupt acknowledgement metadata: <why>" for anything that is not
-// exactly the format above.
+// exactly the format above: every field canonical (shortest varints, no empty run, no bit past
+// the count). The one freedom is the payload encoding: a valid bitset where run lengths would
+// have been smaller, or the reverse, is accepted, since which is smaller is the writer's size
+// heuristic, and a later writer that tunes it (or another tool writing this format) must not
+// make its acknowledgements unreadable. Either way the set decodes to the same AckedSet.
 AckedSet decode_ack_metadata(std::string_view metadata);
 
 }  // namespace processor::kafka::internal
