@@ -21,9 +21,12 @@ packages=(
   libgtest-dev
   googletest
   libbenchmark-dev
-  # Clang's -Wthread-safety, for the coming CI stage that checks the lock annotations.
+  # Clang's -Wthread-safety (the CI stage that checks the lock annotations), and libFuzzer with
+  # its sanitizer runtimes for the fuzz targets (tests/fuzz/).
   clang-14
-  # The coming example that plugs spdlog into the library's log sink (spdlog brings libfmt-dev).
+  libclang-rt-14-dev
+  libfuzzer-14-dev
+  # The example that plugs spdlog into the library's log sink (spdlog brings libfmt-dev).
   libspdlog-dev
   # The integration tier's Kafka broker: Maven fetches its jars (scripts/kafka/broker.sh fetch);
   # broker.sh picks free ports with python3 when it can.
