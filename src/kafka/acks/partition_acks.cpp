@@ -88,10 +88,11 @@ enum class AckRejection { BelowCommittable, NeverTracked, Gap, AlreadyAcked, Res
 }
 
 void validate(const PartitionAcksOptions& options) {
-  if (options.max_outstanding == 0)
-    throw StateError(ErrorKind::InvalidArgument, "max_outstanding must be at least 1");
+  if (options.max_outstanding == 0) {
+    throw StateError(ErrorKind::InvalidArgument, "invalid max_outstanding 0: it must be at least 1");
+  }
   if (options.max_window_offsets == 0) {
-    throw StateError(ErrorKind::InvalidArgument, "max_window_offsets must be at least 1");
+    throw StateError(ErrorKind::InvalidArgument, "invalid max_window_offsets 0: it must be at least 1");
   }
   if (options.metadata_budget_bytes < PartitionAcksOptions::kMinMetadataBudgetBytes) {
     throw StateError(ErrorKind::InvalidArgument,

@@ -33,6 +33,18 @@ std::optional<std::int64_t> known(std::int64_t value) {
 
 }  // namespace
 
+void internal::refuse_before_registering(std::string_view topic, std::int32_t partition, std::int64_t offset,
+                                         std::optional<std::int64_t> high_watermark) {
+  validate_topic(topic);
+  validate_partition(topic, partition);
+  if (offset < 0) {
+    throw StateError(ErrorKind::InvalidArgument, "invalid offset " + std::to_string(offset) + " for " +
+                                                     std::string(topic) + ":" + std::to_string(partition) +
+                                                     ": offsets must be >= 0");
+  }
+  reject_high_watermark(topic, partition, high_watermark.value_or(-1));
+}
+
 OffsetManager::OffsetManager(std::string consumer_group, std::shared_ptr<state::StateBackend> backend,
                              std::shared_ptr<OffsetStore> store, OffsetCommitStrategy strategy)
     : OffsetManager(std::move(consumer_group), std::move(backend), std::move(store), strategy, {}) {}
@@ -89,6 +101,7 @@ void OffsetManager::record_update(PartitionSlot& slot, std::int64_t offset) {
 }
 
 void OffsetManager::update_offset(std::string_view topic, std::int32_t partition, std::int64_t offset) {
+  if (offset < 0) [[unlikely]] internal::refuse_before_registering(topic, partition, offset);
   record_update(slot_for(topic, partition), offset);
 }
 
@@ -98,6 +111,10 @@ void PartitionHandle::update(std::int64_t offset, std::int64_t high_watermark) {
 
 void OffsetManager::update_offset_with_watermark(std::string_view topic, std::int32_t partition,
                                                  std::int64_t offset, std::int64_t high_watermark) {
+  // A known partition reports an offset below its floor first, as record_update() checks.
+  if ((offset | high_watermark) < 0 && impl_->partitions.find(topic, partition) == nullptr) [[unlikely]] {
+    internal::refuse_before_registering(topic, partition, offset, high_watermark);
+  }
   record_update(slot_for(topic, partition), offset, high_watermark);
 }
 
@@ -111,6 +128,7 @@ void OffsetManager::record_update(PartitionSlot& slot, std::int64_t offset, std:
 
 void OffsetManager::update_offset_with_event_time(std::string_view topic, std::int32_t partition,
                                                   std::int64_t offset, Watermark event_time) {
+  if (offset < 0) internal::refuse_before_registering(topic, partition, offset);
   PartitionSlot& slot = slot_for(topic, partition);
   {
     MutexLock gate_lock(impl_->gate_mutex);
@@ -407,8 +425,8 @@ std::optional<std::int64_t> OffsetManager::get_offset(std::string_view topic, st
 
 void OffsetManager::update_high_watermark(std::string_view topic, std::int32_t partition,
                                           std::int64_t high_watermark) {
+  if (high_watermark < 0) internal::refuse_before_registering(topic, partition, 0, high_watermark);
   PartitionSlot& slot = slot_for(topic, partition);
-  internal::require_valid_high_watermark(*slot.topic, slot.partition, high_watermark);
   slot.high_watermark.store(high_watermark, std::memory_order_relaxed);
 }
 
@@ -459,9 +477,9 @@ void OffsetManager::adopt_committed_offset(std::string_view topic, std::int32_t 
 
 void OffsetManager::adopt_start_position(std::string_view topic, std::int32_t partition, std::int64_t position,
                                          const std::optional<OffsetInfo>& stored) {
-  PartitionSlot& slot = slot_for(topic, partition);
-  if (position < 0) reject_offset(slot, position);
+  if (position < 0) internal::refuse_before_registering(topic, partition, position);
   if (stored) validate_offset_entry(TopicPartition(std::string(topic), partition), *stored);
+  PartitionSlot& slot = slot_for(topic, partition);
   MutexLock lock(impl_->commit_mutex);
   MutexLock gate_lock(impl_->gate_mutex);
   MutexLock view_lock(impl_->view_mutex);

@@ -2,6 +2,7 @@
 // event time by the partition's EventTimeGate.
 
 #include "common/log_internal.hpp"
+#include "kafka/acks/ack_metadata.hpp"
 #include "kafka/manager/offset_manager_impl.hpp"
 #include "processor/error.hpp"
 
@@ -10,6 +11,23 @@ namespace processor::kafka {
 using detail::kNoOffset;
 using detail::PartitionSlot;
 using processor::detail::MutexLock;
+
+namespace {
+
+// Refuses, before slot_for() registers the partition, a record offset that no PartitionAcks can
+// hold (PartitionAcks::try_track's range): a refused track() registers nothing.
+void refuse_untrackable(std::string_view topic, std::int32_t partition, std::int64_t record_offset) {
+  if (record_offset < 0) [[unlikely]] internal::refuse_before_registering(topic, partition, record_offset);
+  if (record_offset > internal::kMaxAckOffset) [[unlikely]] {
+    validate_topic(topic);
+    validate_partition(topic, partition);
+    throw StateError(ErrorKind::InvalidArgument, "cannot track offset " + std::to_string(record_offset) + " of " +
+                                                     std::string(topic) + ":" + std::to_string(partition) +
+                                                     ": it is out of range");
+  }
+}
+
+}  // namespace
 
 void OffsetManager::Impl::drop_tracking_locked(PartitionSlot& slot) {
   detail::SlotExtras* extras = slot.cold->extras.load(std::memory_order_acquire);
@@ -27,11 +45,13 @@ bool OffsetManager::track(std::string_view topic, std::int32_t partition, std::i
 }
 
 bool OffsetManager::track(std::string_view topic, std::int32_t partition, std::int64_t record_offset) {
+  refuse_untrackable(topic, partition, record_offset);
   return track_in(slot_for(topic, partition), record_offset) != nullptr;
 }
 
 std::optional<AckTicket> OffsetManager::track_record(std::string_view topic, std::int32_t partition,
                                                      std::int64_t record_offset) {
+  refuse_untrackable(topic, partition, record_offset);
   auto acks = track_in(slot_for(topic, partition), record_offset);
   if (!acks) return std::nullopt;
   return AckTicket(std::move(acks), record_offset);
@@ -39,6 +59,7 @@ std::optional<AckTicket> OffsetManager::track_record(std::string_view topic, std
 
 std::optional<AckTicket> OffsetManager::track_record(std::string_view topic, std::int32_t partition,
                                                      std::int64_t record_offset, Watermark event_time) {
+  refuse_untrackable(topic, partition, record_offset);
   PartitionSlot& slot = slot_for(topic, partition);
   auto acks = track_in(slot, record_offset);
   if (!acks) return std::nullopt;

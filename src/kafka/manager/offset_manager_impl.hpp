@@ -16,6 +16,14 @@
 
 namespace processor::kafka {
 
+namespace internal {
+// Refuses a negative offset or high watermark (after an invalid topic or partition) before the
+// caller's slot_for() registers the partition: a refused call registers nothing, so that
+// refresh_high_watermarks() and checkpoints never see a partition only bad input named.
+[[noreturn]] void refuse_before_registering(std::string_view topic, std::int32_t partition, std::int64_t offset,
+                                            std::optional<std::int64_t> high_watermark = std::nullopt);
+}  // namespace internal
+
 struct OffsetManager::Impl {
   using SteadyClock = std::chrono::steady_clock;
   static constexpr std::int64_t kNoWatermark = std::numeric_limits<std::int64_t>::min();
