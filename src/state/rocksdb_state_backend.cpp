@@ -13,6 +13,7 @@
 
 #include "common/log_internal.hpp"
 #include "processor/error.hpp"
+#include "state/rocksdb_logger.hpp"
 
 namespace processor::state {
 
@@ -47,14 +48,18 @@ std::string printable_key(std::string_view key) {
   throw StateError(kind, context + ": " + status.ToString());
 }
 
+// Who holds a RocksDB directory's LOCK file, when that is why opening it failed.
+enum class LockHolder { None, ThisProcess, AnotherProcess };
+
 // RocksDB reports a held LOCK file as a plain IOError, told apart only by its text (see
 // PosixFileSystem::LockFile): "While lock file: <dir>/LOCK: Resource temporarily unavailable"
 // when another process holds it, "lock hold by current process, ..." when this one does.
-bool is_lock_error(const rocksdb::Status& status) {
-  if (!status.IsIOError()) return false;
+LockHolder lock_holder(const rocksdb::Status& status) {
+  if (!status.IsIOError()) return LockHolder::None;
   const auto text = status.ToString();
-  return text.find("While lock file") != std::string::npos ||
-         text.find("lock hold by current process") != std::string::npos;
+  if (text.find("lock hold by current process") != std::string::npos) return LockHolder::ThisProcess;
+  if (text.find("While lock file") != std::string::npos) return LockHolder::AnotherProcess;
+  return LockHolder::None;
 }
 
 // The smallest key above every key that starts with `prefix`, or nothing when no such key
@@ -121,13 +126,22 @@ class Database {
     // batches (each switching to a fresh memtable, see fresh_memtable_min_batch) does not stall
     // writers behind the flushes. RocksDB's default is 2.
     db_options.max_write_buffer_number = 4;
+    // RocksDB's warnings and errors go to our log sink, not to a LOG file on the data's
+    // filesystem (see rocksdb_logger.hpp: a full disk must not abort the process).
+    db_options.info_log = std::make_shared<internal::RocksDbLogger>(path_.string());
     rocksdb::DB* opened = nullptr;
     const auto status = rocksdb::DB::Open(db_options, path_.string(), &opened);
-    if (is_lock_error(status)) {
-      throw StateError(ErrorKind::Storage,
-                       "RocksDB directory '" + path_.string() +
-                           "' is locked by another process (or by another RocksDbStateBackend "
-                           "in this one): " + status.ToString());
+    switch (lock_holder(status)) {
+      case LockHolder::ThisProcess:
+        throw StateError(ErrorKind::Storage, "RocksDB directory '" + path_.string() +
+                                                 "' is locked by this process: another RocksDbStateBackend, or a "
+                                                 "snapshot taken from one, still has it open: " + status.ToString());
+      case LockHolder::AnotherProcess:
+        throw StateError(ErrorKind::Storage, "RocksDB directory '" + path_.string() +
+                                                 "' is locked by another process, which has it open: " +
+                                                 status.ToString());
+      case LockHolder::None:
+        break;
     }
     if (!status.ok()) {
       throw_status(status, "cannot open RocksDB directory '" + path_.string() + "'");

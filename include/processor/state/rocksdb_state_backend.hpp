@@ -36,11 +36,30 @@ struct RocksDbOptions {
 // a RocksDB snapshot; list_keys(), scan() and for_each() seek to the prefix and iterate, never
 // scanning the whole database.
 //
+// Storage faults (tests/robustness/storage_fault_test.cpp shows each):
+// - A full filesystem fails the write with StateError(Storage) naming the directory and saying
+//   "No space left on device"; nothing of that write is visible, then or after a reopen. RocksDB
+//   then refuses every write (reads still work) until it recovers by itself, which it tries only
+//   once about 64 MiB are free: free space, then reopen the directory to resume at once.
+// - A crash, even a power loss under sync_writes, tears at most the write in progress: reopening
+//   drops the torn WAL record (RocksDB's point-in-time recovery) and keeps every write that
+//   returned. A WAL record damaged in the middle (bad media) is dropped together with every
+//   write after it, although they had returned: the database opens at the last consistent point
+//   before it, and RocksDB's warning naming the WAL ("dropping N bytes") goes to the log sink.
+// - A damaged table (.sst) file is StateError(Corruption) naming the file: from the constructor
+//   when its footer or index is hit, else from each read of the damaged block. Every read
+//   verifies block checksums, so a damaged value is never returned. There is no repair: delete
+//   the directory and start from the offsets in Kafka (or from a copy made by
+//   create_checkpoint()).
+// RocksDB's own warnings and errors go to the log sink (component "rocksdb"), not to a LOG file.
+//
 // Safe for concurrent use by multiple threads. One process at a time may open a directory.
 class RocksDbStateBackend : public StateBackend {
  public:
-  // Throws StateError(Storage) when the directory cannot be created or read, or is locked by
-  // another process (or another RocksDbStateBackend in this one); the message names the path.
+  // Throws StateError(Storage) when the directory cannot be created or read, or is locked;
+  // the message names the path and says whether another process holds it, or this one (another
+  // RocksDbStateBackend, or a snapshot that outlived one). Throws StateError(Corruption) when a
+  // file the open reads fails its checksum.
   explicit RocksDbStateBackend(std::filesystem::path dir, RocksDbOptions options = {});
   ~RocksDbStateBackend() override;
 
