@@ -15,7 +15,8 @@
 //   own committed view (OffsetManager::get_all_committed());
 // - the consumer resumes by itself after each restart, and at the end the broker holds every
 //   partition's log end as the committed offset;
-// - poll() throws nothing but StateError of kind Kafka or Timeout (which the loop retries).
+// - poll() throws nothing but StateError of kind Kafka or Timeout (which the loop retries), and
+//   a commit() that fails throws one of those kinds with retriable() true.
 //
 // Durability: the broker runs with Kafka's own log.flush defaults, so it acknowledges a write
 // (a commit is a write to __consumer_offsets) once it is in the page cache, before any fsync. A
@@ -225,6 +226,7 @@ TEST(BrokerKill, CommittedOffsetsNeverMoveBackAndNoRecordIsLostAcrossBrokerKills
   int explicit_commits = 0;
   int failed_explicit_commits = 0;
   std::string first_commit_error;
+  std::vector<std::string> unclear_commit_errors;  // not retriable, or not of kind Kafka or Timeout
   auto next_commit = Clock::now();
   const auto deadline = Clock::now() + kDeadline;
   bool finished = false;
@@ -243,6 +245,10 @@ TEST(BrokerKill, CommittedOffsetsNeverMoveBackAndNoRecordIsLostAcrossBrokerKills
       } catch (const StateError& error) {
         if (first_commit_error.empty()) first_commit_error = std::string(to_string(error.kind())) + ": " + error.what();
         ++failed_explicit_commits;
+        // An outage is worth a retry, and must say so.
+        if (!error.retriable() || (error.kind() != ErrorKind::Kafka && error.kind() != ErrorKind::Timeout)) {
+          unclear_commit_errors.push_back(std::string(to_string(error.kind())) + ": " + error.what());
+        }
       }
     }
     std::int64_t committed_sum = 0;
@@ -319,6 +325,7 @@ TEST(BrokerKill, CommittedOffsetsNeverMoveBackAndNoRecordIsLostAcrossBrokerKills
   for (const auto& error : poll_errors) {
     EXPECT_TRUE(error.rfind("Kafka: ", 0) == 0 || error.rfind("Timeout: ", 0) == 0) << "poll() threw " << error;
   }
+  for (const auto& error : unclear_commit_errors) ADD_FAILURE() << "commit() threw " << error;
   for (int p = 0; p < kPartitions; ++p) {
     EXPECT_EQ(final_committed[p], kPerPartition) << "the broker's committed offset of partition " << p;
   }
