@@ -9,6 +9,13 @@
 #                           write DIR/broker.env and print its bootstrap address (127.0.0.1:PORT).
 #                           If the broker of DIR already runs, just print its address.
 #   stop  [--dir DIR]       stop the broker of DIR (SIGTERM, SIGKILL after 30 s); never fails
+#   kill  [--dir DIR]       SIGKILL the broker of DIR at once (a crash: no controlled shutdown) and
+#                           wait until it is gone; its data, ports and server.properties stay, so
+#                           that restart brings the same broker back. Never fails
+#   restart [--dir DIR]     start the broker of DIR again on its existing data and ports (after a
+#                           kill or a stop), wait until it serves and print its bootstrap address
+#                           (the same as before). Fails when DIR holds no broker that start made.
+#                           The log of the earlier run is kept as DIR/broker.log.N (N = 1, 2, ...)
 #   status [--dir DIR]      print the bootstrap address and exit 0 if the broker of DIR runs, else 1
 #   tool NAME [ARGS...]     run a Kafka command-line tool with the cached classpath. NAME is an
 #                           alias (consumer-groups, topics, get-offsets, console-producer,
@@ -17,7 +24,7 @@
 #                           Example: broker.sh tool consumer-groups --bootstrap-server
 #                                    "$KAFKA_BOOTSTRAP" --describe --group g
 #
-# DIR/broker.env (written by start, removed by stop) holds, one KEY=value a line (shell-quoted):
+# DIR/broker.env (written by start and restart, removed by stop and kill) holds, one KEY=value a line (shell-quoted):
 #   KAFKA_BOOTSTRAP=127.0.0.1:PORT  KAFKA_LIBS=<jar dir>  KAFKA_VERSION=X.Y.Z
 #   KAFKA_CONTROLLER=127.0.0.1:PORT KAFKA_PID=<pid>       KAFKA_DIR=<DIR>
 #
@@ -216,6 +223,13 @@ offsets.topic.num.partitions=1
 transaction.state.log.num.partitions=1
 group.min.session.timeout.ms=1000
 
+# Quick restarts after a crash (broker.sh kill, then restart): the restarted controller keeps
+# the killed incarnation's registration until its broker session expires, and refuses the new
+# incarnation until then (DUPLICATE_BROKER_REGISTRATION). Kafka's 9 s default added ~9 s to every
+# restart; heartbeats go from the broker to the controller in the same process.
+broker.heartbeat.interval.ms=1000
+broker.session.timeout.ms=4000
+
 # A small footprint on a 2-core machine.
 num.network.threads=2
 num.io.threads=4
@@ -226,13 +240,14 @@ log.cleaner.dedupe.buffer.size=33554432
 EOF
 }
 
+fixed_ports="" # set by restart: the ports are the dir's, a taken one is an error
 wait_ready() {
   local pid="$1" port="$2" timeout="${PROCESSOR_KAFKA_START_TIMEOUT:-120}"
   local deadline=$((SECONDS + timeout))
   while ((SECONDS < deadline)); do
     if ! kill -0 "${pid}" 2>/dev/null; then
       # A free port probed a moment ago may have been taken since (parallel runs): retryable.
-      if [[ -z "${PROCESSOR_KAFKA_PORT:-}${PROCESSOR_KAFKA_CONTROLLER_PORT:-}" ]] &&
+      if [[ -z "${PROCESSOR_KAFKA_PORT:-}${PROCESSOR_KAFKA_CONTROLLER_PORT:-}" && -z "${fixed_ports}" ]] &&
         grep -q "Address already in use" "${broker_dir}/broker.log" 2>/dev/null; then
         return 2
       fi
@@ -349,16 +364,58 @@ cmd_start() {
   [[ -n "${pid}" ]] || start_failed "the broker is ready but its process cannot be found"
   echo "${pid}" >"${broker_dir}/broker.pid"
 
+  write_env "${port}" "${controller_port}" "${pid}"
+  log "ready in $((SECONDS - started)) s (pid ${pid}); log ${broker_dir}/broker.log"
+  echo "127.0.0.1:${port}"
+}
+
+write_env() {
   {
-    printf 'KAFKA_BOOTSTRAP=%q\n' "127.0.0.1:${port}"
-    printf 'KAFKA_CONTROLLER=%q\n' "127.0.0.1:${controller_port}"
+    printf 'KAFKA_BOOTSTRAP=%q\n' "127.0.0.1:$1"
+    printf 'KAFKA_CONTROLLER=%q\n' "127.0.0.1:$2"
     printf 'KAFKA_LIBS=%q\n' "${libs}"
     printf 'KAFKA_VERSION=%q\n' "${version}"
-    printf 'KAFKA_PID=%q\n' "${pid}"
+    printf 'KAFKA_PID=%q\n' "$3"
     printf 'KAFKA_DIR=%q\n' "${broker_dir}"
   } >"${broker_dir}/broker.env.tmp"
   mv "${broker_dir}/broker.env.tmp" "${broker_dir}/broker.env"
-  log "ready in $((SECONDS - started)) s (pid ${pid}); log ${broker_dir}/broker.log"
+}
+
+# The broker of an existing dir again: same server.properties (so the same ports and node), same
+# data. After a SIGKILL, Kafka recovers the logs it finds unflushed (an unclean shutdown) before
+# it serves.
+cmd_restart() {
+  parse_dir "$@"
+  lock_dir
+  [[ -f "${broker_dir}/server.properties" && -f "${broker_dir}/data/meta.properties" ]] ||
+    die "${broker_dir} holds no broker to restart (no server.properties or formatted data): use start"
+  local running
+  running="$(broker_pids)"
+  if [[ -n "${running}" ]]; then
+    log "the broker of ${broker_dir} still runs (pid ${running//$'\n'/ }): stopping it first"
+    # shellcheck disable=SC2086 # one pid a word
+    stop_pids ${running}
+  fi
+  cmd_fetch
+  local java started=${SECONDS} port controller_port pid n=1
+  java="$(java_bin)"
+  check_java "${java}"
+  port="$(sed -n 's|^listeners=PLAINTEXT://127.0.0.1:\([0-9]*\),.*|\1|p' "${broker_dir}/server.properties")"
+  controller_port="$(sed -n 's|.*CONTROLLER://127.0.0.1:\([0-9]*\)$|\1|p' "${broker_dir}/server.properties")"
+  [[ -n "${port}" && -n "${controller_port}" ]] || die "cannot read the ports of ${broker_dir}/server.properties"
+  rm -f "${broker_dir}/broker.pid" "${broker_dir}/broker.env"
+  if [[ -f "${broker_dir}/broker.log" ]]; then
+    while [[ -e "${broker_dir}/broker.log.${n}" ]]; do n=$((n + 1)); done
+    mv "${broker_dir}/broker.log" "${broker_dir}/broker.log.${n}"
+  fi
+  fixed_ports=1
+  launch "${java}"
+  wait_ready "${launched_pid}" "${port}" || start_failed "the broker did not come back on port ${port}"
+  pid="$(broker_pids | head -n 1)"
+  [[ -n "${pid}" ]] || start_failed "the broker is ready but its process cannot be found"
+  echo "${pid}" >"${broker_dir}/broker.pid"
+  write_env "${port}" "${controller_port}" "${pid}"
+  log "restarted in $((SECONDS - started)) s (pid ${pid}); log ${broker_dir}/broker.log"
   echo "127.0.0.1:${port}"
 }
 
@@ -389,6 +446,30 @@ cmd_stop() {
     log "stopped the broker of ${broker_dir} (pid ${pids//$'\n'/ }) in $((SECONDS - started)) s"
   else
     log "no broker of ${broker_dir} runs"
+  fi
+  rm -f "${broker_dir}/broker.pid" "${broker_dir}/broker.env"
+  return 0
+}
+
+# A crash of the broker process: SIGKILL, no controlled shutdown, nothing flushed by the broker.
+# Whatever it wrote is in the page cache (Kafka acknowledges before fsync), which a process kill
+# does not lose; a machine crash would.
+cmd_kill() {
+  parse_dir "$@"
+  local pids pid
+  pids="$(broker_pids)"
+  if [[ -z "${pids}" ]]; then
+    log "no broker of ${broker_dir} runs"
+  else
+    # shellcheck disable=SC2086 # one pid a word
+    for pid in ${pids}; do kill -KILL "${pid}" 2>/dev/null || true; done
+    # Gone once reaped or a zombie (its parent, a start's shell, has exited: init reaps it).
+    for pid in ${pids}; do
+      while [[ -r "/proc/${pid}/stat" ]] && ! grep -qE '^[0-9]+ \([^)]*\) Z' "/proc/${pid}/stat" 2>/dev/null; do
+        sleep 0.05
+      done
+    done
+    log "killed the broker of ${broker_dir} (pid ${pids//$'\n'/ }) with SIGKILL; its data stays"
   fi
   rm -f "${broker_dir}/broker.pid" "${broker_dir}/broker.env"
   return 0
@@ -451,6 +532,8 @@ case "${command}" in
   fetch) (($# == 0)) || die "fetch takes no arguments"; cmd_fetch ;;
   start) cmd_start "$@" ;;
   stop) cmd_stop "$@" ;;
+  kill) cmd_kill "$@" ;;
+  restart) cmd_restart "$@" ;;
   status) cmd_status "$@" ;;
   tool) cmd_tool "$@" ;;
   -h | --help | help) usage ;;

@@ -1,0 +1,93 @@
+#pragma once
+// A real Kafka broker that one test owns, so that it may crash it: started by
+// scripts/kafka/broker.sh (KAFKA_BROKER_SCRIPT) in a directory of its own, SIGKILLed
+// (`broker.sh kill`) and brought back on the same data and ports (`broker.sh restart`), stopped
+// and its directory removed at the end. The shared broker of KAFKA_BOOTSTRAP is never touched.
+
+#include <array>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <stdexcept>
+#include <string>
+
+#include <sys/wait.h>
+
+namespace processor::testing {
+
+// The broker script, or empty when KAFKA_BROKER_SCRIPT is not set.
+inline std::string broker_script() {
+  const char* script = std::getenv("KAFKA_BROKER_SCRIPT");
+  return script == nullptr ? std::string() : std::string(script);
+}
+
+// Not safe for concurrent use: one thread at a time may kill or restart it (restart() and kill()
+// block until broker.sh returns).
+class OwnedBroker {
+ public:
+  // Starts a fresh broker in `dir` (wiped first). Throws std::runtime_error when it cannot.
+  OwnedBroker(std::string script, std::filesystem::path dir) : script_(std::move(script)), dir_(std::move(dir)) {
+    std::filesystem::remove_all(dir_);
+    bootstrap_ = run("start");
+  }
+  // Stops the broker; removes its directory unless keep_directory() was called.
+  ~OwnedBroker() {
+    try {
+      run("stop");
+    } catch (const std::exception& error) {
+      std::fprintf(stderr, "OwnedBroker: stopping the broker of %s failed: %s\n", dir_.c_str(), error.what());
+    }
+    if (!keep_) {
+      std::error_code ignored;
+      std::filesystem::remove_all(dir_, ignored);
+    }
+  }
+  OwnedBroker(const OwnedBroker&) = delete;
+  OwnedBroker& operator=(const OwnedBroker&) = delete;
+
+  const std::string& bootstrap() const { return bootstrap_; }
+  const std::filesystem::path& dir() const { return dir_; }
+
+  // SIGKILL: the broker process dies at once, without a controlled shutdown; its data directory
+  // stays as the kill left it.
+  void kill() { run("kill"); }
+
+  // Starts the broker of dir() again on its data and ports; returns how long it took to serve.
+  // Throws when it does not come back, or comes back on another address.
+  double restart() {
+    const auto started = std::chrono::steady_clock::now();
+    const std::string address = run("restart");
+    if (address != bootstrap_) throw std::runtime_error("the broker came back on " + address + ", not " + bootstrap_);
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  }
+
+  // Leaves the directory (data and broker logs) for inspection after a failure.
+  void keep_directory() { keep_ = true; }
+
+ private:
+  // Runs `broker.sh COMMAND --dir DIR`; returns its stdout's last line. Its stderr (progress,
+  // errors) goes to the test's stderr.
+  std::string run(const std::string& command) const {
+    const std::string line = "bash '" + script_ + "' " + command + " --dir '" + dir_.string() + "'";
+    FILE* pipe = ::popen(line.c_str(), "r");
+    if (pipe == nullptr) throw std::runtime_error("cannot run " + line);
+    std::string output;
+    std::array<char, 512> buffer;
+    while (std::fgets(buffer.data(), buffer.size(), pipe) != nullptr) output += buffer.data();
+    const int status = ::pclose(pipe);
+    if (status == -1 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+      throw std::runtime_error("`" + line + "` failed (status " + std::to_string(status) + "): " + output);
+    }
+    while (!output.empty() && (output.back() == '\n' || output.back() == '\r')) output.pop_back();
+    const auto last = output.rfind('\n');
+    return last == std::string::npos ? output : output.substr(last + 1);
+  }
+
+  std::string script_;
+  std::filesystem::path dir_;
+  std::string bootstrap_;
+  bool keep_ = false;
+};
+
+}  // namespace processor::testing
