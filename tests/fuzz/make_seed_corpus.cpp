@@ -233,6 +233,7 @@ void checkpoint_corpus() {
   // Older retained checkpoints behind a valid latest one (orders:0 at 20, the store at 10).
   checkpoint_seed("older-explains-the-store", kOlder | kIdFromRecord, checkpoint_of(3, {{"orders", 0, 10}}));
   checkpoint_seed("older-does-not-explain", kOlder | kIdFromRecord, checkpoint_of(3, {{"orders", 0, 11}}));
+  checkpoint_seed("older-lists-two-partitions", kOlder | kIdFromRecord, checkpoint_of(2, {{"orders", 0, 10}, {"orders", 1, 11}}));
   checkpoint_seed("older-on-checkpoint", kOlder | kOnCheckpoint, checkpoint_of(1, {{"orders", 0, 10}, {"other", 0, 1}}));
   write("corpus", "fuzz_checkpoint_record", "too-short", with_flags(latest, "abc"));
 
