@@ -450,5 +450,18 @@ TEST_F(Checkpoints, SealedRecordsThatBreakTheFormatsRulesAreCorruption) {
   EXPECT_EQ(restored->offsets.at(TopicPartition("t", 0)), 5);
 }
 
+// An older record consulted by the restore journal is checked as a restore of it would check it:
+// a partition listed twice could otherwise explain a store offset that no checkpoint gave.
+TEST_F(Checkpoints, AnOlderRecordListingAPartitionTwiceFailsTheRestore) {
+  store_->store_offset("group", {"t", 0}, OffsetInfo(10));  // not the latest checkpoint's 20
+  const std::string older = "checkpoint:group:00000000000000000001";
+  backend_->put(older, sealed_checkpoint(1, 0, {{"t", 0, 11}, {"t", 0, 10}}));
+  backend_->put("checkpoint:group:00000000000000000002", sealed_checkpoint(2, 0, {{"t", 0, 20}}));
+  open(OffsetCommitStrategy::on_checkpoint(), 3, OffsetManagerOptions::RestorePolicy::Fail);
+  EXPECT_STATE_ERROR(manager_->restore_from_checkpoint(1), ErrorKind::Corruption, "partition t:0 is listed twice");
+  EXPECT_STATE_ERROR(manager_->restore_from_checkpoint(), ErrorKind::Corruption, older);
+  EXPECT_FALSE(manager_->checkpointed_offset("t", 0)) << "a refused restore restores nothing";
+}
+
 }  // namespace
 }  // namespace processor::kafka

@@ -1,5 +1,8 @@
 #include "kafka/checkpoint/restore_journal.hpp"
 
+#include <cstdint>
+#include <utility>
+
 #include "kafka/wrap_errors.hpp"
 
 namespace processor::kafka::internal {
@@ -76,6 +79,9 @@ JournalResult run_journal(const JournalContext& context, const CheckpointInfo& c
   struct Difference {
     std::optional<std::int64_t> store_offset;  // nullopt: the store has none
     bool explained;  // a retained checkpoint of ours gave the partition this offset
+    // The index in `retained` of the last record that listed the partition (SIZE_MAX: none): a
+    // record listing it twice is corrupt (as decode_checkpoint() says), and explains nothing.
+    std::size_t listed_by;
   };
   std::unordered_map<TopicPartition, Difference> differences;
   CheckpointIndex index(checkpoint);
@@ -95,7 +101,7 @@ JournalResult run_journal(const JournalContext& context, const CheckpointInfo& c
     if (entry->offset == store_offset) {
       differences.erase(probe);
     } else {
-      differences.insert_or_assign(probe, Difference{store_offset, false});
+      differences.insert_or_assign(probe, Difference{store_offset, false, SIZE_MAX});
     }
   };
   call_backend("reading the offsets of group '" + context.group + "' for the restore journal", [&] {
@@ -108,18 +114,23 @@ JournalResult run_journal(const JournalContext& context, const CheckpointInfo& c
   // only when the count says there are some.
   if (in_store < checkpoint.offsets.size()) {
     for (const auto& [tp, offset] : checkpoint.offsets) {
-      if (!index.find(tp.topic, tp.partition)->in_store) differences.emplace(tp, Difference{std::nullopt, false});
+      if (!index.find(tp.topic, tp.partition)->in_store) differences.emplace(tp, Difference{std::nullopt, false, SIZE_MAX});
     }
   }
 
-  for (const StoredCheckpoint& other : retained) {
+  for (std::size_t record = 0; record < retained.size(); ++record) {
+    const StoredCheckpoint& other = retained[record];
     if (other.id == checkpoint.id) continue;  // already decoded by the caller
     read_checkpoint(other.record, other.key, [&](std::string_view topic, std::int32_t partition, std::int64_t offset) {
       if (differences.empty()) return;
       probe.topic.assign(topic);
       probe.partition = partition;
       const auto found = differences.find(probe);
-      if (found != differences.end() && found->second.store_offset == offset) found->second.explained = true;
+      if (found == differences.end()) return;
+      if (std::exchange(found->second.listed_by, record) == record) {
+        corrupt_checkpoint(other.key, "partition " + probe.to_key() + " is listed twice");
+      }
+      if (found->second.store_offset == offset) found->second.explained = true;
     });
   }
   if (differences.empty()) return result;
@@ -127,7 +138,8 @@ JournalResult run_journal(const JournalContext& context, const CheckpointInfo& c
   for (const auto& [tp, checkpoint_offset] : checkpoint.offsets) {
     const auto found = differences.find(tp);
     if (found == differences.end()) continue;
-    const auto [store_offset, explained] = found->second;
+    const std::optional<std::int64_t> store_offset = found->second.store_offset;
+    const bool explained = found->second.explained;
     result.store_differs.emplace(tp, store_offset);
     if (!store_offset) continue;  // never committed: nothing moved it
     if (explained && *store_offset < checkpoint_offset) {
