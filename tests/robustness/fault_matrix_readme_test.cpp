@@ -24,6 +24,7 @@ std::string outcome_text(const Fault& fault) {
     case Outcome::Retried: return "retried to success";
     case Outcome::Surfaced: return "surfaced as StateError(Kafka, " + code + ")";
     case Outcome::Fatal: return "fatal: StateError(Kafka, " + code + ")";
+    case Outcome::SurfacedOrRetried: return "surfaced as StateError(Kafka, " + code + "), or retried to success";
   }
   return "";
 }
@@ -37,6 +38,7 @@ std::string user_sees(const Fault& fault) {
     case testing::kOffsetFetchApiKey:
       return retried ? "get_offset() returns the committed offset" : "get_offset() throws";
     case testing::kListOffsetsApiKey:
+      if (fault.outcome == Outcome::SurfacedOrRetried) return "reset_offset() throws and commits nothing, or commits the log end";
       return retried ? "reset_offset() commits the log end" : "reset_offset() throws; nothing is committed";
     case testing::kFindCoordinatorApiKey: return "the first commit() returns, up to seconds later";
     case testing::kJoinGroupApiKey:
@@ -67,6 +69,9 @@ std::string user_does(const Fault& fault) {
     case Outcome::Fatal:
       if (transactional) return "new TransactionalProducer (same transactional.id), rewind, redo";
       return "new KafkaClient and KafkaConsumer";
+    case Outcome::SurfacedOrRetried:
+      return fault.kafka_retriable ? "when it throws: call again (retriable() is true)"
+                                   : "when it throws: fix the cause (ACLs, broker version)";
   }
   return "";
 }

@@ -140,7 +140,7 @@ TEST_P(ListOffsetsFault, ResetToTheLogEndRetriesOrSurfacesWithoutCommitting) {
   const auto failure =
       failure_of_call([&] { reset_to = manager.reset_offset(cluster_.topic, 0, OffsetResetStrategy::latest()); });
   expect_fault_met(testing::kListOffsetsApiKey);
-  if (fault.outcome == Outcome::Retried) {
+  if (fault.outcome == Outcome::Retried || (fault.outcome == Outcome::SurfacedOrRetried && !failure)) {
     ASSERT_FALSE(failure) << failure->what();
     EXPECT_EQ(reset_to, 5);
     history_.committed(TopicPartition(cluster_.topic, 0), 5);
@@ -205,9 +205,12 @@ class GroupMembershipFault : public FaultMatrix {
   std::unique_ptr<testing::GroupMember> join() {
     // A short session: the mock coordinator waits session.timeout.ms - 1 s for a member that
     // rejoined under a new id to be expired. Not below 4 s: it holds a first JoinGroup for 3 s.
+    // The default socket.timeout.ms: a SyncGroup the mock holds (a fenced member not yet
+    // expired) and the client resends trips an assertion in librdkafka 2.0.2's mock
+    // (rd_kafka_mock_cgrp_member_sync_set: !member->resp).
     return std::make_unique<testing::GroupMember>(
         cluster_.bootstrap(), cluster_.group, cluster_.topic, "range", OffsetCommitStrategy::manual(),
-        KafkaProperties{{"session.timeout.ms", "4000"}, {"heartbeat.interval.ms", "250"}, {"socket.timeout.ms", "3000"}});
+        KafkaProperties{{"session.timeout.ms", "4000"}, {"heartbeat.interval.ms", "250"}});
   }
 
   // Polls until every record of partition 0 up to `end` was handled and the member owns both
@@ -347,6 +350,8 @@ TEST_P(TransactionFault, CommitRetriesAbortsOrIsFatal) {
       expect_manager_at(manager, 20, "after abort and retry");
       return;
     }
+    case Outcome::SurfacedOrRetried:
+      FAIL() << "no transactional fault has a timing-dependent outcome";
     case Outcome::Fatal: {
       ASSERT_TRUE(failure) << "the transaction committed despite " << rd_kafka_err2name(fault.code);
       expect_surfaced(*failure);
