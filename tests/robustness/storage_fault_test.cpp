@@ -2,7 +2,7 @@
 // filesystem, a state directory held by another process, a corrupted write-ahead log and a
 // corrupted table file. Each test damages real files (or a real tmpfs) and asserts what a user
 // sees: the StateError's kind and message, what restore_from_checkpoint() returns, and what the
-// directory holds after reopening. STORAGE_FAULTS.md sums up the outcomes.
+// directory holds after reopening. tests/robustness/README.md ("Storage faults") sums up the outcomes.
 
 #include <fcntl.h>
 #include <sched.h>

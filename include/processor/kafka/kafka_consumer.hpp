@@ -147,7 +147,10 @@ class KafkaConsumer {
   // propagates; that record's offset is not recorded. A commit that the strategy triggers and
   // that fails (a rebalance under way, a coordinator moving) does not stop the loop: it is
   // logged and counted in stats().failed_automatic_commits, and its offsets stay pending.
-  // Fatal client errors (a fenced member) and OutOfRangeAction::Error do throw.
+  // Fatal client errors (a fenced member) and OutOfRangeAction::Error do throw, and so does a
+  // broker error that is not retriable and will not heal by itself (e.g. the group refused
+  // with GROUP_AUTHORIZATION_FAILED): StateError(Kafka) with its code; the consumer keeps
+  // trying to join, and poll() may be called again once the cause is fixed.
   std::size_t poll(const RecordHandler& handler);
 
   // Polls until stop() is called.

@@ -355,7 +355,17 @@ void KafkaConsumer::Impl::on_consume_error(const rd_kafka_message_t& message) {
   char reason[512];
   const rd_kafka_resp_err_t fatal = rd_kafka_fatal_error(rk(), reason, sizeof reason);
   if (fatal != RD_KAFKA_RESP_ERR_NO_ERROR) throw internal::kafka_error(fatal, std::string("fatal consumer error: ") + reason);
-  // Anything else is transient (a broker connection, a leader move): librdkafka retries it.
+  // A broker's refusal that Kafka does not class as retriable (a JoinGroup refused for group
+  // authorization, an inconsistent protocol, an invalid session timeout) cannot heal by itself:
+  // librdkafka keeps trying, and only the user can fix the cause, so it is surfaced with its
+  // code. The membership errors are answered by rejoining, and anything else is transient (a
+  // broker connection, a leader move): librdkafka retries those quietly.
+  const rd_kafka_resp_err_t code = message.err;
+  const bool rejoins = code == RD_KAFKA_RESP_ERR_UNKNOWN_MEMBER_ID || code == RD_KAFKA_RESP_ERR_ILLEGAL_GENERATION ||
+                       code == RD_KAFKA_RESP_ERR_REBALANCE_IN_PROGRESS || code == RD_KAFKA_RESP_ERR_MEMBER_ID_REQUIRED;
+  if (code > RD_KAFKA_RESP_ERR_NO_ERROR && !rejoins && !internal::kafka_code_is_retriable(code)) {
+    throw internal::kafka_error(code, std::string("consumer error (") + rd_kafka_message_errstr(&message) + ")");
+  }
 }
 
 void KafkaConsumer::Impl::restart_at(rd_kafka_topic_partition_list_t* positions, const std::vector<Start>& restarts,

@@ -31,8 +31,9 @@ void throw_if_error(RdPtr<rd_kafka_error_t> error, const std::string& what);
 
 // Whether Kafka's protocol classes the error as retriable (its RetriableException errors and
 // librdkafka's local transport and time-out errors): a coordinator loading, moving or
-// unreachable, a leader moving, a timed-out request, a broken connection. librdkafka returns
-// plain codes without this flag; error objects carry their own (see above).
+// unreachable, a leader moving, metadata not yet propagated, a timed-out request, a broken
+// connection. librdkafka returns plain codes without this flag; error objects carry their own
+// (see above).
 bool kafka_code_is_retriable(rd_kafka_resp_err_t code) noexcept;
 
 }  // namespace processor::kafka::internal
