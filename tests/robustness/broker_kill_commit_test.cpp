@@ -59,14 +59,7 @@ double seconds_since(Clock::time_point start) { return std::chrono::duration<dou
 
 // Retries short enough that a commit during an outage fails within seconds: the error reaches
 // the application (which retries), and the consumer keeps polling meanwhile.
-kafka::KafkaOffsetStoreOptions outage_retries() {
-  kafka::KafkaOffsetStoreOptions options;
-  options.request_timeout = std::chrono::seconds(2);
-  options.retry_backoff = std::chrono::milliseconds(50);
-  options.retry_backoff_max = std::chrono::milliseconds(500);
-  options.retry_deadline = std::chrono::seconds(4);
-  return options;
-}
+kafka::KafkaOffsetStoreOptions outage_retries() { return fast_retries(std::chrono::seconds(2), std::chrono::seconds(4)); }
 
 std::vector<kafka::TopicPartition> partitions_of(const std::string& topic) {
   std::vector<kafka::TopicPartition> partitions;

@@ -24,12 +24,7 @@ constexpr std::int32_t kCoordinator = 1;
 
 // Short timeouts: a retriable fault is ridden out within seconds, a lost one surfaces quickly.
 inline kafka::KafkaOffsetStoreOptions matrix_store_options() {
-  kafka::KafkaOffsetStoreOptions options;
-  options.request_timeout = std::chrono::seconds(3);
-  options.retry_backoff = std::chrono::milliseconds(20);
-  options.retry_backoff_max = std::chrono::milliseconds(200);
-  options.retry_deadline = std::chrono::seconds(8);
-  return options;
+  return fast_retries(std::chrono::seconds(3), std::chrono::seconds(8));
 }
 
 // The running maximum of each partition's committed offset over one case, and the last offset

@@ -107,22 +107,11 @@ Produced produce(const std::string& bootstrap, std::mt19937_64& rng) {
     const std::string key = "k" + std::to_string(key_index);
     const std::string value = "v" + std::to_string(i);
     const int partition = key_index % kPartitions;
-    for (;;) {
-      const rd_kafka_resp_err_t error = rd_kafka_producev(
-          producer.handle(), RD_KAFKA_V_TOPIC("kill-loop"), RD_KAFKA_V_PARTITION(partition),
-          RD_KAFKA_V_KEY(key.data(), key.size()), RD_KAFKA_V_VALUE(const_cast<char*>(value.data()), value.size()),
-          RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY), RD_KAFKA_V_END);
-      if (error == RD_KAFKA_RESP_ERR__QUEUE_FULL) {
-        rd_kafka_poll(producer.handle(), 10);
-        continue;
-      }
-      if (error != RD_KAFKA_RESP_ERR_NO_ERROR) throw std::runtime_error(rd_kafka_err2str(error));
-      break;
-    }
+    producer.send("kill-loop", partition, key, value);
     produced.keys[static_cast<std::size_t>(partition)].push_back(key);
     ++produced.expected[key];
   }
-  if (rd_kafka_flush(producer.handle(), 60'000) != RD_KAFKA_RESP_ERR_NO_ERROR) throw std::runtime_error("flush timed out");
+  producer.flush();
   for (int p = 0; p < kPartitions; ++p) {
     std::int64_t low = 0, high = 0;
     if (rd_kafka_query_watermark_offsets(producer.handle(), "kill-loop", p, &low, &high, 10'000) !=

@@ -48,22 +48,32 @@ class Producer {
   // Produces `count` records "key-<i>"/"value-<i>" to the partition and waits for them.
   void produce(const std::string& topic, std::int32_t partition, int count, int first_index = 0) {
     for (int i = first_index; i < first_index + count; ++i) {
-      const std::string key = "key-" + std::to_string(i);
-      const std::string value = "value-" + std::to_string(i);
-      for (;;) {
-        const rd_kafka_resp_err_t error = rd_kafka_producev(
-            rk_, RD_KAFKA_V_TOPIC(topic.c_str()), RD_KAFKA_V_PARTITION(partition),
-            RD_KAFKA_V_KEY(key.data(), key.size()), RD_KAFKA_V_VALUE(const_cast<char*>(value.data()), value.size()),
-            RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY), RD_KAFKA_V_END);
-        if (error == RD_KAFKA_RESP_ERR__QUEUE_FULL) {
-          rd_kafka_poll(rk_, 10);
-          continue;
-        }
-        if (error != RD_KAFKA_RESP_ERR_NO_ERROR) throw std::runtime_error(rd_kafka_err2str(error));
-        break;
-      }
+      send(topic, partition, "key-" + std::to_string(i), "value-" + std::to_string(i));
     }
-    if (rd_kafka_flush(rk_, 30'000) != RD_KAFKA_RESP_ERR_NO_ERROR) throw std::runtime_error("flush timed out");
+    flush();
+  }
+
+  // Queues one record (waiting while librdkafka's queue is full); flush() waits for it.
+  void send(const std::string& topic, std::int32_t partition, const std::string& key, const std::string& value) {
+    for (;;) {
+      const rd_kafka_resp_err_t error = rd_kafka_producev(
+          rk_, RD_KAFKA_V_TOPIC(topic.c_str()), RD_KAFKA_V_PARTITION(partition),
+          RD_KAFKA_V_KEY(key.data(), key.size()), RD_KAFKA_V_VALUE(const_cast<char*>(value.data()), value.size()),
+          RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY), RD_KAFKA_V_END);
+      if (error == RD_KAFKA_RESP_ERR__QUEUE_FULL) {
+        rd_kafka_poll(rk_, 10);
+        continue;
+      }
+      if (error != RD_KAFKA_RESP_ERR_NO_ERROR) throw std::runtime_error(rd_kafka_err2str(error));
+      return;
+    }
+  }
+
+  // Waits until every queued record is acknowledged.
+  void flush(std::chrono::milliseconds timeout = std::chrono::seconds(60)) {
+    if (rd_kafka_flush(rk_, static_cast<int>(timeout.count())) != RD_KAFKA_RESP_ERR_NO_ERROR) {
+      throw std::runtime_error("flush timed out");
+    }
   }
 
   rd_kafka_t* handle() const { return rk_; }
@@ -182,13 +192,15 @@ inline kafka::KafkaProperties group_properties(const std::string& bootstrap, con
           {"log_level", "3"}};
 }
 
-// Store retries short enough for tests that inject failures.
-inline kafka::KafkaOffsetStoreOptions fast_retries() {
+// Store retries short enough for tests that inject failures: a fault that outlasts
+// `retry_deadline` surfaces as the store's StateError.
+inline kafka::KafkaOffsetStoreOptions fast_retries(std::chrono::milliseconds request_timeout = std::chrono::seconds(5),
+                                                   std::chrono::milliseconds retry_deadline = std::chrono::seconds(20)) {
   kafka::KafkaOffsetStoreOptions options;
-  options.request_timeout = std::chrono::seconds(5);
+  options.request_timeout = request_timeout;
   options.retry_backoff = std::chrono::milliseconds(20);
   options.retry_backoff_max = std::chrono::milliseconds(200);
-  options.retry_deadline = std::chrono::seconds(20);
+  options.retry_deadline = retry_deadline;
   return options;
 }
 
