@@ -187,6 +187,7 @@ struct Case {
   std::function<bool(World&)> act;
   std::optional<ErrorKind> kind;
   std::vector<std::string> needles;  // each must appear in what()
+  bool mock_cluster = false;          // the case starts librdkafka's mock cluster
 };
 
 void PrintTo(const Case& c, std::ostream* out) { *out << c.name; }
@@ -207,6 +208,12 @@ Case refused(std::string name, std::function<bool(World&)> act, ErrorKind kind, 
 Case refused_after(std::string name, std::function<void(World&)> prepare, std::function<bool(World&)> act,
                    ErrorKind kind, std::vector<std::string> needles) {
   return Case{std::move(name), std::move(prepare), std::move(act), kind, std::move(needles)};
+}
+
+// A case whose call runs on a client of librdkafka's mock cluster.
+Case on_mock_cluster(Case c) {
+  c.mock_cluster = true;
+  return c;
 }
 
 Case returns_false(std::string name, std::function<bool(World&)> act) {
@@ -524,22 +531,22 @@ std::vector<Case> storage_and_config_cases() {
       refused("ProducerWithoutATransactionalId",
               call([](World&) { TransactionalProducer producer(KafkaProperties{{"bootstrap.servers", "127.0.0.1:9"}}); }),
               kInvalid, {"transactional.id"}),
-      refused("ConsumerWithoutTopics",
-              call([](World& w) { KafkaConsumer consumer(mock_client("group"), *w.manager, consumer_options({})); }),
-              kInvalid, {"topic"}),
-      refused("ConsumerOfAnInvalidTopic",
-              call([](World& w) {
-                KafkaConsumer consumer(mock_client("group"), *w.manager, consumer_options({"a b"}));
-              }),
-              kInvalid, {"'a b'"}),
-      refused("ConsumerOfAnotherGroup",
-              call([](World& w) {
-                KafkaConsumer consumer(mock_client("other"), *w.manager, consumer_options({"t"}));
-              }),
-              kInvalid, {"'other'"}),
-      refused("KafkaOffsetStoreOfAnotherGroup",
-              call([](World&) { KafkaOffsetStore(mock_client("other")).get_offset("group", {"t", 0}); }), kInvalid,
-              {"'group'"}),
+      on_mock_cluster(refused(
+          "ConsumerWithoutTopics",
+          call([](World& w) { KafkaConsumer consumer(mock_client("group"), *w.manager, consumer_options({})); }),
+          kInvalid, {"topic"})),
+      on_mock_cluster(refused(
+          "ConsumerOfAnInvalidTopic",
+          call([](World& w) { KafkaConsumer consumer(mock_client("group"), *w.manager, consumer_options({"a b"})); }),
+          kInvalid, {"'a b'"})),
+      on_mock_cluster(refused(
+          "ConsumerOfAnotherGroup",
+          call([](World& w) { KafkaConsumer consumer(mock_client("other"), *w.manager, consumer_options({"t"})); }),
+          kInvalid, {"'other'"})),
+      on_mock_cluster(refused(
+          "KafkaOffsetStoreOfAnotherGroup",
+          call([](World&) { KafkaOffsetStore(mock_client("other")).get_offset("group", {"t", 0}); }), kInvalid,
+          {"'group'"})),
   };
 }
 
@@ -556,6 +563,10 @@ class BadInput : public ::testing::TestWithParam<Case> {};
 
 TEST_P(BadInput, IsRefusedAsDocumentedAndChangesNothing) {
   const Case& c = GetParam();
+  if (c.mock_cluster && testing::kThreadSanitizer) {
+    GTEST_SKIP() << "librdkafka's mock cluster runs threads TSan cannot see into (librdkafka is not "
+                    "instrumented) and crashes under it; the other CI stages run this case";
+  }
   World world;
   if (c.prepare) c.prepare(world);
   const Observed before = observe(world);
