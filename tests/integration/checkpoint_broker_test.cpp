@@ -253,12 +253,16 @@ TEST_F(CheckpointsOnBroker, ARevokeUnderOnCheckpointNeverCommitsPastTheLastCompl
   ASSERT_FALSE(a.manager.get_all_pending().empty());  // processed past the checkpoint
 
   testing::GroupMember b(bootstrap_, group_, topic_, "range");
+  // Until both hold their partition of the new generation: under load, b can be assigned while a
+  // has not yet polled its own assignment (then a.owned() is empty, and nothing is compared).
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-  while (b.consumer.assignment().empty() && std::chrono::steady_clock::now() < deadline) {
+  while ((b.consumer.assignment().empty() || consumer_a.assignment().empty()) &&
+         std::chrono::steady_clock::now() < deadline) {
     consumer_a.poll([](const ConsumedRecord&) {});
     b.consumer.poll([](const ConsumedRecord&) {});
   }
   ASSERT_FALSE(b.consumer.assignment().empty());
+  ASSERT_FALSE(consumer_a.assignment().empty());
   EXPECT_GT(consumer_a.stats().revocations, 0u);
   const auto described = testing::describe_group(bootstrap_, group_, topic_);
   for (const auto& [tp, offset] : completed.offsets) {
