@@ -31,6 +31,7 @@
 #include "processor/kafka.hpp"
 #include "processor/state.hpp"
 #include "recording_log_sink.hpp"
+#include "state_error_of.hpp"
 
 #ifndef STATE_DIR_HOLDER_PATH
 #error "STATE_DIR_HOLDER_PATH must name the state_dir_holder executable"
@@ -45,22 +46,8 @@ using kafka::TopicPartition;
 using state::RocksDbOptions;
 using state::RocksDbStateBackend;
 
-// Runs `call` and returns the StateError it throws; fails the test when it throws nothing.
-template <class Call>
-StateError error_of(Call&& call) {
-  try {
-    call();
-  } catch (const StateError& error) {
-    return error;
-  }
-  ADD_FAILURE() << "expected a StateError";
-  return StateError(ErrorKind::NotFound, "no error thrown");
-}
-
-::testing::AssertionResult mentions(const StateError& error, std::string_view text) {
-  if (std::string_view(error.what()).find(text) != std::string_view::npos) return ::testing::AssertionSuccess();
-  return ::testing::AssertionFailure() << "'" << error.what() << "' does not mention '" << text << "'";
-}
+using processor::testing::error_of;
+using processor::testing::mentions;
 
 // The operator state checkpoint `id` stores: recognisable, so that a value from another
 // checkpoint (or garbage) cannot pass for it.

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include "state_error_of.hpp"
 #include "test_support.hpp"
 #include <sys/wait.h>
 #include <unistd.h>
@@ -27,25 +28,8 @@ namespace {
 namespace fs = std::filesystem;
 using Rows = std::vector<std::pair<std::string, std::string>>;
 
-// Runs `call` and returns the StateError it throws; fails the test when it throws nothing.
-template <class Call>
-StateError error_of(Call&& call) {
-  try {
-    call();
-  } catch (const StateError& error) {
-    return error;
-  }
-  ADD_FAILURE() << "expected a StateError";
-  return StateError(ErrorKind::NotFound, "no error thrown");
-}
-
-::testing::AssertionResult mentions(const StateError& error, const std::string& text) {
-  if (std::string_view(error.what()).find(text) != std::string_view::npos) {
-    return ::testing::AssertionSuccess();
-  }
-  return ::testing::AssertionFailure() << "'" << error.what() << "' does not mention '" << text
-                                       << "'";
-}
+using processor::testing::error_of;
+using processor::testing::mentions;
 
 using processor::testing::kThreadSanitizer;
 
