@@ -16,28 +16,13 @@ struct TransactionalProducer::Impl {
   rd_kafka_t* rk() const noexcept { return handle.get(); }
 };
 
-namespace {
-
-// librdkafka's transactional calls return an error object that says whether to retry.
-template <class Call>
-void with_retries(Call&& call, const std::string& what, std::chrono::milliseconds timeout) {
-  const internal::RetryPolicy policy{timeout, std::chrono::milliseconds(100), std::chrono::milliseconds(100)};
-  internal::with_retries(policy, [&]() -> std::optional<StateError> {
-    RdPtr<rd_kafka_error_t> error(call());
-    if (!error) return std::nullopt;
-    return internal::kafka_error(error.get(), what);
-  });
-}
-
-}  // namespace
-
 TransactionalProducer::TransactionalProducer(KafkaProperties properties, std::chrono::milliseconds timeout)
     : impl_(std::make_unique<Impl>()) {
   internal::require_properties(properties, {"bootstrap.servers", "transactional.id"}, "TransactionalProducer");
   impl_->handle = internal::create_client(RD_KAFKA_PRODUCER, properties, internal::ClientCallbacks{}, "the producer");
   rd_kafka_t* rk = impl_->rk();
   impl_->timeout = timeout;
-  with_retries([&] { return rd_kafka_init_transactions(rk, internal::to_timeout_ms(timeout)); },
+  internal::with_error_object_retries([&] { return rd_kafka_init_transactions(rk, internal::to_timeout_ms(timeout)); },
                "initialising transactions", timeout);
 }
 
@@ -82,7 +67,7 @@ std::size_t TransactionalProducer::commit(const KafkaClient& consumer, OffsetMan
                                  impl_->rk(), list.get(), group.get(), internal::to_timeout_ms(impl_->timeout))),
                              "sending " + std::to_string(offsets.size()) + " offsets into the transaction");
   }
-  with_retries([&] { return rd_kafka_commit_transaction(impl_->rk(), internal::to_timeout_ms(impl_->timeout)); },
+  internal::with_error_object_retries([&] { return rd_kafka_commit_transaction(impl_->rk(), internal::to_timeout_ms(impl_->timeout)); },
                "committing the transaction", impl_->timeout);
   impl_->in_transaction = false;
   manager.mark_committed(offsets);
@@ -93,7 +78,7 @@ void TransactionalProducer::abort() {
   // librdkafka 2.0.2 can fail an abort with INVALID_TXN_STATE while produce requests are still
   // in flight; letting them finish first is harmless, as the abort discards them anyway.
   rd_kafka_flush(impl_->rk(), internal::to_timeout_ms(impl_->timeout));
-  with_retries([&] { return rd_kafka_abort_transaction(impl_->rk(), internal::to_timeout_ms(impl_->timeout)); },
+  internal::with_error_object_retries([&] { return rd_kafka_abort_transaction(impl_->rk(), internal::to_timeout_ms(impl_->timeout)); },
                "aborting the transaction", impl_->timeout);
   impl_->in_transaction = false;
 }

@@ -56,6 +56,7 @@ RdPtr<rd_kafka_t> create_client(rd_kafka_type_t type, const KafkaProperties& pro
   }
   if (callbacks.opaque != nullptr) rd_kafka_conf_set_opaque(conf.get(), callbacks.opaque);
   if (callbacks.rebalance != nullptr) rd_kafka_conf_set_rebalance_cb(conf.get(), callbacks.rebalance);
+  if (callbacks.delivery != nullptr) rd_kafka_conf_set_dr_msg_cb(conf.get(), callbacks.delivery);
   rd_kafka_conf_set_error_cb(conf.get(), error_callback);
   rd_kafka_conf_set_log_cb(conf.get(), log_callback);
 

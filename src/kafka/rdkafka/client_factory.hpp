@@ -20,6 +20,8 @@ void require_properties(const KafkaProperties& properties, std::initializer_list
 struct ClientCallbacks {
   void* opaque = nullptr;  // passed to every callback; must outlive the client
   void (*rebalance)(rd_kafka_t*, rd_kafka_resp_err_t, rd_kafka_topic_partition_list_t*, void*) = nullptr;
+  // A producer's delivery reports (rd_kafka_conf_set_dr_msg_cb), served by its polls and flushes.
+  void (*delivery)(rd_kafka_t*, const rd_kafka_message_t*, void*) = nullptr;
 };
 
 // Creates a client of `type` from `properties`. Every client logs through the library's log sink

@@ -24,6 +24,8 @@ struct RdKafkaDeleter {
   void operator()(rd_kafka_message_t* message) const noexcept { rd_kafka_message_destroy(message); }
   void operator()(rd_kafka_AdminOptions_t* options) const noexcept { rd_kafka_AdminOptions_destroy(options); }
   void operator()(rd_kafka_error_t* error) const noexcept { rd_kafka_error_destroy(error); }
+  void operator()(rd_kafka_NewTopic_t* topic) const noexcept { rd_kafka_NewTopic_destroy(topic); }
+  void operator()(const rd_kafka_metadata_t* metadata) const noexcept { rd_kafka_metadata_destroy(metadata); }
   void operator()(rd_kafka_consumer_group_metadata_t* metadata) const noexcept {
     rd_kafka_consumer_group_metadata_destroy(metadata);
   }

@@ -5,8 +5,11 @@
 #include <algorithm>
 #include <chrono>
 #include <optional>
+#include <string>
 #include <thread>
 
+#include "kafka/rdkafka/errors.hpp"
+#include "kafka/rdkafka/handles.hpp"
 #include "processor/error.hpp"
 
 namespace processor::kafka::internal {
@@ -33,6 +36,19 @@ void with_retries(const RetryPolicy& policy, Attempt&& attempt) {
     std::this_thread::sleep_for(backoff);
     backoff = std::min(backoff * 2, policy.backoff_max);
   }
+}
+
+// Runs call() — a librdkafka call that returns an error object (nullptr on success), as the
+// transactional APIs do — every 100 ms while librdkafka says its error is retriable, for at most
+// `timeout`. Throws the last failure as kafka_error(error, what).
+template <class Call>
+void with_error_object_retries(Call&& call, const std::string& what, std::chrono::milliseconds timeout) {
+  const RetryPolicy policy{timeout, std::chrono::milliseconds(100), std::chrono::milliseconds(100)};
+  with_retries(policy, [&]() -> std::optional<StateError> {
+    RdPtr<rd_kafka_error_t> error(call());
+    if (!error) return std::nullopt;
+    return kafka_error(error.get(), what);
+  });
 }
 
 }  // namespace processor::kafka::internal

@@ -1,0 +1,59 @@
+#include "streams/changelog_format.hpp"
+
+#include "encoding/crc32c.hpp"
+#include "encoding/fixed.hpp"
+#include "processor/error.hpp"
+
+namespace processor::streams::internal {
+
+void append_changelog_value(std::string& out, std::string_view value) {
+  out.reserve(out.size() + 1 + value.size());
+  out.push_back(static_cast<char>(kChangelogVersion));
+  out.append(value);
+}
+
+std::string_view decode_changelog_value(std::string_view bytes, std::string_view where) {
+  if (bytes.empty()) {
+    throw StateError(ErrorKind::Corruption,
+                     "corrupt changelog record at " + std::string(where) + ": empty value (a removal is a null value)");
+  }
+  const auto version = static_cast<std::uint8_t>(bytes[0]);
+  if (version != kChangelogVersion) {
+    throw StateError(ErrorKind::Corruption, "corrupt changelog record at " + std::string(where) + ": unknown version " +
+                                                std::to_string(version) + " (expected " +
+                                                std::to_string(kChangelogVersion) + ")");
+  }
+  return bytes.substr(1);
+}
+
+namespace {
+constexpr std::size_t kPositionSize = 1 + 8 + 4;
+}
+
+std::string encode_position(std::int64_t position) {
+  std::string out;
+  out.reserve(kPositionSize);
+  encoding::put_le<std::uint8_t>(out, kPositionVersion);
+  encoding::put_le<std::int64_t>(out, position);
+  encoding::put_le<std::uint32_t>(out, encoding::crc32c(out));
+  return out;
+}
+
+std::int64_t decode_position(std::string_view bytes, std::string_view key) {
+  auto corrupt = [&](const std::string& why) {
+    return StateError(ErrorKind::Corruption, "corrupt changelog position at key '" + std::string(key) + "': " + why);
+  };
+  if (bytes.size() != kPositionSize) {
+    throw corrupt("size " + std::to_string(bytes.size()) + ", expected " + std::to_string(kPositionSize));
+  }
+  const auto version = encoding::load_le<std::uint8_t>(bytes.data());
+  if (version != kPositionVersion) throw corrupt("unknown version " + std::to_string(version));
+  if (encoding::load_le<std::uint32_t>(bytes.data() + 9) != encoding::crc32c(bytes.substr(0, 9))) {
+    throw corrupt("checksum mismatch");
+  }
+  const auto position = encoding::load_le<std::int64_t>(bytes.data() + 1);
+  if (position < 0) throw corrupt("negative position " + std::to_string(position));
+  return position;
+}
+
+}  // namespace processor::streams::internal

@@ -1,0 +1,240 @@
+#include "streams/changelog_restorer.hpp"
+
+#include <algorithm>
+
+#include "common/log_internal.hpp"
+#include "kafka/rdkafka/client_factory.hpp"
+#include "kafka/rdkafka/errors.hpp"
+#include "kafka/rdkafka/partition_list.hpp"
+#include "streams/changelog_format.hpp"
+
+namespace processor::streams::internal {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+constexpr std::size_t kBatchMessages = 10'000;
+
+double seconds_between(Clock::time_point from, Clock::time_point to) {
+  return std::chrono::duration<double>(to - from).count();
+}
+
+}  // namespace
+
+ChangelogRestorer::ChangelogRestorer(const kafka::KafkaProperties& properties,
+                                     std::function<void(const RestoreProgress&)> on_progress,
+                                     std::chrono::milliseconds progress_interval,
+                                     std::chrono::milliseconds request_timeout)
+    : on_progress_(std::move(on_progress)), progress_interval_(progress_interval), request_timeout_(request_timeout) {
+  kafka::KafkaProperties config = properties;
+  // librdkafka assigns partitions only to a consumer with a group; this one never joins it,
+  // never commits and always says where to start.
+  config["group.id"] = config["group.id"] + "-restore";
+  config["isolation.level"] = "read_committed";
+  config["enable.auto.commit"] = "false";
+  config["enable.auto.offset.store"] = "false";
+  config["enable.partition.eof"] = "true";
+  config["auto.offset.reset"] = "error";
+  // Large fetches for throughput; a short wait so that the end of a partition is seen soon.
+  config.try_emplace("fetch.wait.max.ms", "10");
+  config.try_emplace("fetch.max.bytes", "104857600");
+  config.try_emplace("max.partition.fetch.bytes", "52428800");
+  config.try_emplace("queued.max.messages.kbytes", "262144");
+  consumer_ = kafka::internal::create_client(RD_KAFKA_CONSUMER, config, {}, "the restore consumer");
+  queue_.reset(rd_kafka_queue_get_consumer(consumer_.get()));
+  config["isolation.level"] = "read_uncommitted";
+  watermarks_ = kafka::internal::create_client(RD_KAFKA_CONSUMER, config, {}, "the changelog offsets client");
+}
+
+std::pair<std::int64_t, std::int64_t> ChangelogRestorer::offsets_of(const std::string& topic, std::int32_t partition) {
+  std::int64_t low = 0;
+  std::int64_t high = 0;
+  const rd_kafka_resp_err_t error = rd_kafka_query_watermark_offsets(
+      watermarks_.get(), topic.c_str(), partition, &low, &high, kafka::internal::to_timeout_ms(request_timeout_));
+  if (error != RD_KAFKA_RESP_ERR_NO_ERROR) {
+    throw kafka::internal::kafka_error(error, "reading the offsets of changelog " + topic + ":" + std::to_string(partition));
+  }
+  return {low, high};
+}
+
+void ChangelogRestorer::add(StorePartition& store, const std::string& changelog) {
+  const auto [low, high] = offsets_of(changelog, store.partition());
+  Entry entry;
+  entry.store = &store;
+  entry.topic = changelog;
+  const auto position = store.position();
+  if (position && *position >= low && *position <= high) {
+    entry.start = *position;
+    ++counters_.reused;
+  } else {
+    if (position) {
+      processor::internal::log(LogLevel::Warning, "streams", "store '", store.name(), "' partition ", store.partition(),
+                               ": local position ", *position, " lies outside changelog ", changelog, " [", low, ", ",
+                               high, "] (recreated or truncated): wiping the local state");
+      ++counters_.wiped;
+    }
+    store.wipe();
+    entry.start = low;
+  }
+  entry.next = entry.start;
+  entry.end = high;
+  entry.started = entry.last_report = Clock::now();
+  processor::internal::log(LogLevel::Info, "streams", "restoring store '", store.name(), "' partition ",
+                           store.partition(), " from changelog offset ", entry.start, " (end ", high, ")");
+  entries_.push_back(std::move(entry));
+  reassign();
+}
+
+void ChangelogRestorer::remove(std::int32_t partition) {
+  const auto removed = std::erase_if(entries_, [&](const Entry& entry) { return entry.store->partition() == partition; });
+  if (removed > 0) reassign();
+}
+
+void ChangelogRestorer::reassign() {
+  auto list = kafka::internal::make_partition_list(entries_.size());
+  for (const auto& entry : entries_) {
+    rd_kafka_topic_partition_list_add(list.get(), entry.topic.c_str(), entry.store->partition())->offset = entry.next;
+  }
+  const rd_kafka_resp_err_t error = rd_kafka_assign(consumer_.get(), list.get());
+  if (error != RD_KAFKA_RESP_ERR_NO_ERROR) throw kafka::internal::kafka_error(error, "assigning the changelog partitions");
+}
+
+ChangelogRestorer::Entry* ChangelogRestorer::find(const rd_kafka_message_t& message) {
+  const char* topic = rd_kafka_topic_name(message.rkt);
+  for (auto& entry : entries_) {
+    if (entry.store->partition() == message.partition && entry.topic == topic) return &entry;
+  }
+  return nullptr;  // removed while its records were queued
+}
+
+void ChangelogRestorer::restart_from_start(Entry& entry, const char* why) {
+  processor::internal::log(LogLevel::Warning, "streams", "store '", entry.store->name(), "' partition ",
+                           entry.store->partition(), ": ", why, ": wiping the local state and restoring from the start");
+  ++counters_.wiped;
+  entry.store->wipe();
+  entry.batch.clear();
+  entry.batch_next = -1;
+  entry.start = entry.next = RD_KAFKA_OFFSET_BEGINNING;
+  reassign();
+}
+
+void ChangelogRestorer::report(const Entry& entry, std::int64_t end, bool done) {
+  const auto now = Clock::now();
+  const double seconds = seconds_between(entry.started, now);
+  RestoreProgress progress;
+  progress.store = entry.store->name();
+  progress.partition = entry.store->partition();
+  progress.start_offset = entry.start;
+  progress.position = entry.next;
+  progress.end_offset = end;
+  progress.records = entry.records;
+  progress.bytes = entry.bytes;
+  progress.elapsed = std::chrono::duration_cast<std::chrono::milliseconds>(now - entry.started);
+  progress.records_per_second = seconds > 0 ? static_cast<double>(entry.records) / seconds : 0;
+  progress.done = done;
+  processor::internal::log(done ? LogLevel::Info : LogLevel::Debug, "streams", done ? "restored" : "restoring",
+                           " store '", progress.store, "' partition ", progress.partition, ": ", progress.records,
+                           " records, ", progress.bytes, " bytes in ", seconds, " s (",
+                           static_cast<std::uint64_t>(progress.records_per_second), " records/s), changelog offset ",
+                           progress.position, " of ", end);
+  if (on_progress_) on_progress_(progress);
+}
+
+std::vector<std::int32_t> ChangelogRestorer::poll(std::chrono::milliseconds timeout) {
+  std::vector<std::int32_t> completed;
+  if (entries_.empty()) return completed;
+  std::vector<rd_kafka_message_t*> messages(kBatchMessages);
+  const auto deadline = Clock::now() + timeout;
+  Entry* last = nullptr;
+  bool restarted = false;
+  for (;;) {
+    const auto left = std::max<std::int64_t>(
+        0, std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count());
+    const ssize_t count = rd_kafka_consume_batch_queue(queue_.get(), static_cast<int>(left), messages.data(),
+                                                       messages.size());
+    if (count <= 0) break;
+    std::exception_ptr failure;
+    for (ssize_t i = 0; i < count; ++i) {
+      kafka::internal::RdPtr<rd_kafka_message_t> message(messages[i]);
+      if (failure || restarted) continue;  // destroy the rest
+      try {
+        if (!last || last->store->partition() != message->partition ||
+            last->topic != rd_kafka_topic_name(message->rkt)) {
+          last = find(*message);
+        }
+        if (last == nullptr) continue;
+        Entry& entry = *last;
+        if (message->err == RD_KAFKA_RESP_ERR__PARTITION_EOF) {
+          entry.batch_next = std::max({entry.batch_next, entry.next, message->offset});
+          entry.at_end = true;
+          continue;
+        }
+        if (message->err == RD_KAFKA_RESP_ERR__AUTO_OFFSET_RESET || message->err == RD_KAFKA_RESP_ERR_OFFSET_OUT_OF_RANGE) {
+          restart_from_start(entry, "its changelog position is no longer in the log");
+          restarted = true;
+          last = nullptr;
+          continue;
+        }
+        if (message->err != RD_KAFKA_RESP_ERR_NO_ERROR) {
+          processor::internal::log(LogLevel::Warning, "streams", "restore consumer: ",
+                                   rd_kafka_message_errstr(message.get()));
+          continue;
+        }
+        if (message->offset < entry.next) continue;  // applied before a reassignment
+        const std::string_view key(static_cast<const char*>(message->key), message->key_len);
+        std::optional<std::string_view> value;
+        if (message->payload != nullptr) {
+          value = decode_changelog_value(
+              std::string_view(static_cast<const char*>(message->payload), message->len),
+              entry.topic + ":" + std::to_string(message->partition) + "@" + std::to_string(message->offset));
+        }
+        entry.store->add_restored(entry.batch, key, value);
+        entry.at_end = false;
+        entry.batch_next = std::max(entry.batch_next, message->offset + 1);
+        ++entry.records;
+        entry.bytes += message->key_len + message->len;
+        ++counters_.records;
+      } catch (...) {
+        failure = std::current_exception();
+      }
+    }
+    if (failure) std::rethrow_exception(failure);
+    if (restarted || static_cast<std::size_t>(count) < messages.size()) break;
+  }
+
+  const auto now = Clock::now();
+  for (auto it = entries_.begin(); it != entries_.end();) {
+    Entry& entry = *it;
+    if (entry.batch_next > entry.next || !entry.batch.empty()) {
+      const std::int64_t next = std::max(entry.next, entry.batch_next);
+      entry.store->commit_restored(entry.batch, next);
+      entry.next = next;
+    }
+    // At the end of what read_committed may read: done if that is the high watermark, else a
+    // transaction there is undecided; look again a little later.
+    if (entry.at_end && now - entry.end_checked >= std::chrono::milliseconds(20)) {
+      entry.end_checked = now;
+      entry.end = offsets_of(entry.topic, entry.store->partition()).second;
+      if (entry.next >= entry.end) {
+        if (entry.store->position() != entry.next) {
+          state::WriteBatch none;
+          entry.store->commit_restored(none, entry.next);
+        }
+        report(entry, entry.end, true);
+        ++counters_.completed;
+        completed.push_back(entry.store->partition());
+        it = entries_.erase(it);
+        continue;
+      }
+    }
+    if (now - entry.last_report >= progress_interval_) {
+      report(entry, entry.end, false);
+      entry.last_report = now;
+    }
+    ++it;
+  }
+  if (!completed.empty() && !entries_.empty()) reassign();
+  if (!completed.empty() && entries_.empty()) rd_kafka_assign(consumer_.get(), nullptr);
+  return completed;
+}
+
+}  // namespace processor::streams::internal

@@ -1,0 +1,98 @@
+#pragma once
+// Restores store partitions from their changelog topics, in the processor's polling loop.
+// Internal.
+
+#include <librdkafka/rdkafka.h>
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "kafka/rdkafka/handles.hpp"
+#include "processor/kafka/kafka_client.hpp"
+#include "processor/state/write_batch.hpp"
+#include "processor/streams/stream_processor.hpp"
+#include "streams/store_partition.hpp"
+
+namespace processor::streams::internal {
+
+// ChangelogRestorer brings store partitions up to date with their changelog partitions through
+// one read_committed consumer of its own (no group, no commits). A store partition is restored
+// when its position reached the changelog's high watermark, not only its last stable offset:
+// then every transaction that wrote to it before is decided (committed records applied, aborted
+// ones skipped). That includes a transaction whose commit was acknowledged but whose markers are
+// not written yet (the coordinator writes them after answering), and one left open by a member
+// that died, which the coordinator aborts after its transaction timeout.
+//
+// Each poll() applies what arrived in one RocksDB write per store partition, with the new
+// position in the same write: a crash mid-restore resumes from there.
+//
+// Not safe for concurrent use: the processor's polling thread owns it.
+class ChangelogRestorer {
+ public:
+  struct Counters {
+    std::uint64_t records = 0;     // changelog records applied
+    std::uint64_t completed = 0;   // store partitions restored
+    std::uint64_t reused = 0;      // whose local position was usable (only the tail replayed)
+    std::uint64_t wiped = 0;       // whose local state was wiped and restored from the start
+  };
+
+  // `properties`: the restore consumer's (bootstrap.servers and the user's properties).
+  ChangelogRestorer(const kafka::KafkaProperties& properties, std::function<void(const RestoreProgress&)> on_progress,
+                    std::chrono::milliseconds progress_interval, std::chrono::milliseconds request_timeout);
+
+  // Starts restoring `store` from partition store.partition() of `changelog`: from its local
+  // position when that lies within the changelog, else (no position, or outside the changelog's
+  // offsets: a recreated or truncated topic) after wiping the local data, from the start.
+  void add(StorePartition& store, const std::string& changelog);
+  // Stops restoring every store of `partition` (revoked); what was applied stays, with its position.
+  void remove(std::int32_t partition);
+  bool idle() const noexcept { return entries_.empty(); }
+
+  // Applies the changelog records that arrive within `timeout`; returns the partitions of the
+  // store partitions whose restoration completed in this call (one entry per store partition).
+  // Throws StateError(Corruption) for a changelog record that is not ours, StateError(Storage)
+  // when a local write fails.
+  std::vector<std::int32_t> poll(std::chrono::milliseconds timeout);
+
+  const Counters& counters() const noexcept { return counters_; }
+
+ private:
+  struct Entry {
+    StorePartition* store = nullptr;
+    std::string topic;
+    std::int64_t start = 0;     // the offset restoration started from
+    std::int64_t next = 0;      // the next offset to read (steps over markers at each end of partition)
+    std::uint64_t records = 0;
+    std::uint64_t bytes = 0;
+    std::chrono::steady_clock::time_point started;
+    std::chrono::steady_clock::time_point last_report;
+    state::WriteBatch batch;
+    std::int64_t batch_next = -1;  // `next` once the batch is written
+    std::int64_t end = 0;          // the high watermark, as last read
+    bool at_end = false;           // read_committed reached its end (the last stable offset)
+    std::chrono::steady_clock::time_point end_checked;
+  };
+
+  void reassign();
+  Entry* find(const rd_kafka_message_t& message);
+  void restart_from_start(Entry& entry, const char* why);
+  void report(const Entry& entry, std::int64_t end, bool done);
+  // The log start and high watermark of a changelog partition, whatever its transactions.
+  std::pair<std::int64_t, std::int64_t> offsets_of(const std::string& topic, std::int32_t partition);
+
+  kafka::internal::RdPtr<rd_kafka_t> consumer_;
+  kafka::internal::RdPtr<rd_kafka_queue_t> queue_;
+  // A read_uncommitted client, for high watermarks: a read_committed one gets the last stable
+  // offset instead, from ListOffsets and from fetches alike.
+  kafka::internal::RdPtr<rd_kafka_t> watermarks_;
+  std::function<void(const RestoreProgress&)> on_progress_;
+  std::chrono::milliseconds progress_interval_;
+  std::chrono::milliseconds request_timeout_;
+  std::vector<Entry> entries_;
+  Counters counters_;
+};
+
+}  // namespace processor::streams::internal

@@ -1,0 +1,75 @@
+#pragma once
+// One store of one input partition: committed data in RocksDB, the open transaction's writes in
+// memory on top. Internal.
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+
+#include "processor/state/state_backend.hpp"
+#include "processor/streams/partition_store.hpp"
+
+namespace processor::streams::internal {
+
+// Hashes std::string keys and std::string_view probes alike, so that a lookup copies nothing.
+struct KeyHash {
+  using is_transparent = void;
+  std::size_t operator()(std::string_view key) const noexcept { return std::hash<std::string_view>{}(key); }
+};
+
+// The local state of a store partition is always a prefix of its changelog: the records below
+// position(), applied in order. The open transaction's writes stay in memory (dirty()) until
+// Kafka has committed them; apply_committed() then writes them to RocksDB with the new position
+// in one atomic write, and discard() drops them when the transaction aborts.
+//
+// Not safe for concurrent use: the processor's polling thread owns it.
+class StorePartition final : public PartitionStore {
+ public:
+  // The last write of each key in the open transaction; nullopt is a removal.
+  using Dirty = std::unordered_map<std::string, std::optional<std::string>, KeyHash, std::equal_to<>>;
+
+  // Reads the local position; a store partition with none has no usable local state (never
+  // restored, or a wipe was interrupted): wipe() it before restoring.
+  StorePartition(state::StateBackend& db, const std::string& name, std::int32_t partition);
+
+  std::optional<std::string> get(std::string_view key) override;
+  void put(std::string_view key, std::string_view value) override;
+  void remove(std::string_view key) override;
+  const std::string& name() const noexcept override { return name_; }
+  std::int32_t partition() const noexcept override { return partition_; }
+
+  // The local position, or nullopt when there is no usable local state.
+  std::optional<std::int64_t> position() const noexcept { return position_; }
+  const Dirty& dirty() const noexcept { return dirty_; }
+
+  // Writes the open transaction's writes and `position` (the changelog offset after its last
+  // record), atomically, then forgets them. Throws StateError(Storage) and keeps them on failure.
+  void apply_committed(std::int64_t position);
+  void discard() noexcept { dirty_.clear(); }
+
+  // Deletes the local data and position (the position first, so that a crash mid-way leaves no
+  // position claiming the half-deleted data).
+  void wipe();
+
+  // Restoration: queues a changelog record (value nullopt: tombstone) into `batch`, and
+  // commit_restored() writes the batch with the new position atomically.
+  void add_restored(state::WriteBatch& batch, std::string_view key, const std::optional<std::string_view>& value);
+  void commit_restored(state::WriteBatch& batch, std::int64_t position);
+
+ private:
+  std::string& data_key(std::string_view key);
+
+  state::StateBackend& db_;
+  const std::string& name_;
+  const std::int32_t partition_;
+  const std::string prefix_;
+  const std::string position_key_;
+  std::optional<std::int64_t> position_;
+  Dirty dirty_;
+  std::string scratch_key_;
+};
+
+}  // namespace processor::streams::internal

@@ -1,0 +1,485 @@
+#include "processor/streams/stream_processor.hpp"
+
+#include <cstring>
+#include <random>
+#include <set>
+
+#include "common/log_internal.hpp"
+#include "kafka/rdkafka/client_factory.hpp"
+#include "kafka/rdkafka/errors.hpp"
+#include "kafka/rdkafka/partition_list.hpp"
+#include "kafka/rdkafka/retry.hpp"
+#include "streams/changelog_topics.hpp"
+#include "streams/state_keys.hpp"
+#include "streams/stream_processor_impl.hpp"
+
+namespace processor::streams {
+
+using kafka::internal::RdPtr;
+
+std::string changelog_topic(std::string_view application_id, std::string_view store) {
+  std::string topic;
+  topic.reserve(application_id.size() + store.size() + 11);
+  topic.append(application_id).append("-").append(store).append("-changelog");
+  return topic;
+}
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// How many records one poll() processes at most before it checks the commit and returns.
+constexpr std::size_t kMaxBatch = 10'000;
+
+void require(bool condition, const std::string& message) {
+  if (!condition) throw StateError(ErrorKind::InvalidArgument, message);
+}
+
+void validate(const StreamProcessorOptions& options) {
+  require(!options.application_id.empty(), "StreamProcessor needs an application_id");
+  kafka::validate_topic(options.application_id);
+  require(!options.input_topic.empty(), "StreamProcessor needs an input_topic");
+  kafka::validate_topic(options.input_topic);
+  require(!options.state_dir.empty(), "StreamProcessor needs a state_dir");
+  kafka::internal::require_properties(options.properties, {"bootstrap.servers"}, "StreamProcessor");
+  require(options.commit_interval.count() > 0,
+          "invalid commit_interval " + std::to_string(options.commit_interval.count()) + "ms: it must be positive");
+  require(options.transaction_timeout.count() > 0, "invalid transaction_timeout " +
+                                                       std::to_string(options.transaction_timeout.count()) +
+                                                       "ms: it must be positive");
+  require(options.request_timeout.count() > 0,
+          "invalid request_timeout " + std::to_string(options.request_timeout.count()) + "ms: it must be positive");
+  std::set<std::string> seen;
+  for (const auto& store : options.stores) {
+    require(!store.empty(), "invalid store name '': it must not be empty");
+    try {
+      kafka::validate_topic(store);
+      kafka::validate_topic(changelog_topic(options.application_id, store));
+    } catch (const StateError& error) {
+      throw StateError(ErrorKind::InvalidArgument, "invalid store name '" + store +
+                                                       "': its changelog topic name would be invalid (" +
+                                                       error.what() + ")");
+    }
+    require(seen.insert(store).second, "store '" + store + "' is listed twice");
+  }
+  for (const char* reserved : {"group.id", "transactional.id", "isolation.level", "enable.auto.commit"}) {
+    require(options.properties.count(reserved) == 0,
+            std::string("property '") + reserved + "' is set by the StreamProcessor itself; remove it");
+  }
+}
+
+// A random 16-hex-digit id, kept in the state directory.
+std::string instance_id_of(state::StateBackend& db) {
+  if (auto stored = db.get(internal::kInstanceIdKey)) return *stored;
+  std::random_device random;
+  const std::uint64_t bits = (static_cast<std::uint64_t>(random()) << 32) ^ random();
+  char text[17];
+  std::snprintf(text, sizeof text, "%016llx", static_cast<unsigned long long>(bits));
+  db.put(internal::kInstanceIdKey, text);
+  return text;
+}
+
+bool cooperative(rd_kafka_t* rk) noexcept { return std::strcmp(rd_kafka_rebalance_protocol(rk), "COOPERATIVE") == 0; }
+
+// librdkafka calls this from inside rd_kafka_consumer_poll(): no exception may cross it. The
+// assignment is applied whatever happens, so that librdkafka's state stays consistent.
+void rebalance_callback(rd_kafka_t* rk, rd_kafka_resp_err_t event, rd_kafka_topic_partition_list_t* partitions,
+                        void* opaque) {
+  auto* impl = static_cast<StreamProcessor::Impl*>(opaque);
+  try {
+    impl->on_rebalance(event, partitions);
+    return;
+  } catch (...) {
+    if (!impl->callback_error) impl->callback_error = std::current_exception();
+  }
+  const bool incremental = cooperative(rk);
+  if (event == RD_KAFKA_RESP_ERR__ASSIGN_PARTITIONS) {
+    if (incremental) RdPtr<rd_kafka_error_t>(rd_kafka_incremental_assign(rk, partitions));
+    else rd_kafka_assign(rk, partitions);
+  } else {
+    if (incremental) RdPtr<rd_kafka_error_t>(rd_kafka_incremental_unassign(rk, partitions));
+    else rd_kafka_assign(rk, nullptr);
+  }
+}
+
+}  // namespace
+
+void StreamProcessor::Impl::open() {
+  validate(options);
+  for (const auto& store : options.stores) changelogs.push_back(changelog_topic(options.application_id, store));
+  // The state directory first: when it is locked, nothing is created in Kafka either.
+  db = std::make_unique<state::RocksDbStateBackend>(options.state_dir);
+  const std::string instance = options.instance_id.empty() ? instance_id_of(*db) : options.instance_id;
+
+  kafka::KafkaProperties consumer_config = options.properties;
+  consumer_config["group.id"] = options.application_id;
+  consumer_config["isolation.level"] = "read_committed";
+  consumer_config["enable.auto.commit"] = "false";
+  consumer_config["enable.auto.offset.store"] = "false";
+  consumer_config["enable.partition.eof"] = "false";
+  consumer_config["allow.auto.create.topics"] = "false";
+  consumer_config["auto.offset.reset"] = options.no_offset == kafka::OutOfRangeAction::Earliest ? "earliest"
+                                         : options.no_offset == kafka::OutOfRangeAction::Latest ? "latest"
+                                                                                                 : "error";
+  kafka::internal::ClientCallbacks consumer_callbacks;
+  consumer_callbacks.opaque = this;
+  consumer_callbacks.rebalance = rebalance_callback;
+  consumer = kafka::internal::create_client(RD_KAFKA_CONSUMER, consumer_config, consumer_callbacks,
+                                           "the stream processor's consumer");
+
+  partitions = internal::ensure_changelog_topics(consumer.get(), options.input_topic, changelogs,
+                                                 options.changelog_replication_factor, options.request_timeout);
+  delivered.assign(options.stores.size(), std::vector<std::int64_t>(static_cast<std::size_t>(partitions), -1));
+
+  kafka::KafkaProperties producer_config = options.properties;
+  producer_config["enable.idempotence"] = "true";
+  if (exactly_once()) {
+    transactional_id = options.application_id + "-" + instance;
+    producer_config["transactional.id"] = transactional_id;
+    producer_config["transaction.timeout.ms"] = std::to_string(options.transaction_timeout.count());
+  }
+  kafka::internal::ClientCallbacks producer_callbacks;
+  producer_callbacks.opaque = this;
+  producer_callbacks.delivery = on_delivery;
+  producer = kafka::internal::create_client(RD_KAFKA_PRODUCER, producer_config, producer_callbacks,
+                                           "the stream processor's producer");
+  if (exactly_once()) {
+    // Fences an older incarnation with this transactional.id and aborts its open transaction.
+    kafka::internal::with_error_object_retries(
+        [&] { return rd_kafka_init_transactions(producer.get(), kafka::internal::to_timeout_ms(options.request_timeout)); },
+        "initialising transactions as '" + transactional_id + "'", options.request_timeout);
+  }
+
+  kafka::KafkaProperties restore_config = options.properties;
+  restore_config["group.id"] = options.application_id;
+  restorer = std::make_unique<internal::ChangelogRestorer>(restore_config, options.on_restore_progress,
+                                                           options.restore_progress_interval, options.request_timeout);
+
+  auto topics = kafka::internal::make_partition_list(1);
+  rd_kafka_topic_partition_list_add(topics.get(), options.input_topic.c_str(), RD_KAFKA_PARTITION_UA);
+  if (const auto error = rd_kafka_subscribe(consumer.get(), topics.get()); error != RD_KAFKA_RESP_ERR_NO_ERROR) {
+    throw kafka::internal::kafka_error(error, "subscribing to " + options.input_topic);
+  }
+  processor::internal::log(LogLevel::Info, "streams", "application '", options.application_id, "' started: input ",
+                           options.input_topic, " (", partitions, " partitions), ", options.stores.size(), " stores, ",
+                           exactly_once() ? "exactly-once as '" + transactional_id + "'" : std::string("at-least-once"),
+                           ", state in ", options.state_dir.string());
+}
+
+void StreamProcessor::Impl::on_rebalance(rd_kafka_resp_err_t event, rd_kafka_topic_partition_list_t* list) {
+  rd_kafka_t* rk = consumer.get();
+  const bool incremental = cooperative(rk);
+  const auto assigned = kafka::internal::from_partition_list(list);
+  if (event == RD_KAFKA_RESP_ERR__ASSIGN_PARTITIONS) {
+    if (incremental) {
+      kafka::internal::throw_if_error(RdPtr<rd_kafka_error_t>(rd_kafka_incremental_assign(rk, list)),
+                                      "assigning partitions");
+    } else if (const auto error = rd_kafka_assign(rk, list); error != RD_KAFKA_RESP_ERR_NO_ERROR) {
+      throw kafka::internal::kafka_error(error, "assigning partitions");
+    }
+    // Nothing is fetched for processing until its stores are restored and it is positioned.
+    rd_kafka_pause_partitions(rk, list);
+    for (const auto& tp : assigned) add_task(tp.partition);
+    count([&](StreamProcessorStats& stats) { stats.assignments += assigned.size(); });
+    return;
+  }
+  const bool lost = rd_kafka_assignment_lost(rk) != 0;
+  try {
+    if (lost) {
+      // The group moved on: this member's offsets would be refused, its transaction is void.
+      abort("partitions lost");
+    } else {
+      // The open transaction covers these partitions' records: it commits while this member
+      // still owns them (or aborts, and their next owner processes them again).
+      commit();
+    }
+  } catch (...) {
+    for (const auto& tp : assigned) remove_task(tp.partition);
+    if (incremental) RdPtr<rd_kafka_error_t>(rd_kafka_incremental_unassign(rk, list));
+    else rd_kafka_assign(rk, nullptr);
+    throw;
+  }
+  for (const auto& tp : assigned) remove_task(tp.partition);
+  count([&](StreamProcessorStats& stats) { (lost ? stats.lost : stats.revocations) += assigned.size(); });
+  if (incremental) {
+    kafka::internal::throw_if_error(RdPtr<rd_kafka_error_t>(rd_kafka_incremental_unassign(rk, list)),
+                                    "revoking partitions");
+  } else {
+    rd_kafka_assign(rk, nullptr);
+  }
+}
+
+void StreamProcessor::Impl::add_task(std::int32_t partition) {
+  if (partition >= partitions) {
+    throw StateError(ErrorKind::InvalidArgument, "input topic '" + options.input_topic + "' now has partition " +
+                                                     std::to_string(partition) + " but its changelogs have " +
+                                                     std::to_string(partitions) + " partitions");
+  }
+  Task& task = tasks[partition];
+  task = Task{};
+  task.partition = partition;
+  for (const auto& name : options.stores) {
+    try {
+      task.stores.push_back(std::make_unique<internal::StorePartition>(*db, name, partition));
+    } catch (const StateError& error) {
+      if (error.kind() != ErrorKind::Corruption) throw;
+      // The local state is a cache of the changelog: a damaged position means restore it all.
+      processor::internal::log(LogLevel::Warning, "streams", error.what(), ": restoring from the changelog");
+      db->remove(internal::position_key(name, partition));
+      task.stores.push_back(std::make_unique<internal::StorePartition>(*db, name, partition));
+    }
+  }
+  for (std::size_t i = 0; i < task.stores.size(); ++i) restorer->add(*task.stores[i], changelogs[i]);
+  task.restoring = task.stores.size();
+  if (task.restoring == 0) activate(task);
+}
+
+void StreamProcessor::Impl::remove_task(std::int32_t partition) {
+  restorer->remove(partition);
+  tasks.erase(partition);
+}
+
+void StreamProcessor::Impl::activate(Task& task) {
+  // Read after restoration: every transaction that wrote to this partition's changelogs is
+  // decided by now, and librdkafka asks for stable offsets (read_committed), so the committed
+  // offset is the one that matches the restored state.
+  auto list = kafka::internal::make_partition_list(1);
+  rd_kafka_topic_partition_list_add(list.get(), options.input_topic.c_str(), task.partition);
+  kafka::internal::with_retries(kafka::internal::RetryPolicy{options.request_timeout},
+                                [&]() -> std::optional<StateError> {
+                                  const auto error = rd_kafka_committed(
+                                      consumer.get(), list.get(), kafka::internal::to_timeout_ms(options.request_timeout));
+                                  return kafka::internal::failure_of(
+                                      kafka::internal::first_error(error, list.get(), nullptr),
+                                      "reading the committed offset of " + options.input_topic + ":" +
+                                          std::to_string(task.partition));
+                                });
+  std::int64_t start = list->elems[0].offset;
+  if (start < 0) {
+    if (options.no_offset == kafka::OutOfRangeAction::Error) {
+      throw StateError(ErrorKind::Kafka, "no committed offset for " + options.input_topic + ":" +
+                                             std::to_string(task.partition) + " and no_offset is Error");
+    }
+    start = options.no_offset == kafka::OutOfRangeAction::Latest ? RD_KAFKA_OFFSET_END : RD_KAFKA_OFFSET_BEGINNING;
+  }
+  seek(task.partition, start);
+  task.rewind_offset = start;
+  task.next_offset = -1;
+  task.active = true;
+  list->elems[0].offset = RD_KAFKA_OFFSET_INVALID;
+  rd_kafka_resume_partitions(consumer.get(), list.get());
+  processor::internal::log(LogLevel::Info, "streams", options.input_topic, ":", task.partition,
+                           " restored; processing from offset ", start);
+}
+
+void StreamProcessor::Impl::seek(std::int32_t partition, std::int64_t offset) {
+  auto list = kafka::internal::make_partition_list(1);
+  rd_kafka_topic_partition_list_add(list.get(), options.input_topic.c_str(), partition)->offset = offset;
+  kafka::internal::throw_if_error(
+      RdPtr<rd_kafka_error_t>(rd_kafka_seek_partitions(consumer.get(), list.get(),
+                                                       kafka::internal::to_timeout_ms(options.request_timeout))),
+      "seeking " + options.input_topic + ":" + std::to_string(partition) + " to " + std::to_string(offset));
+  if (list->elems[0].err != RD_KAFKA_RESP_ERR_NO_ERROR) {
+    throw kafka::internal::kafka_error(list->elems[0].err, "seeking " + options.input_topic + ":" +
+                                                               std::to_string(partition) + " to " +
+                                                               std::to_string(offset));
+  }
+}
+
+void StreamProcessor::Impl::rewind() {
+  rewind_pending = false;
+  for (auto& [partition, task] : tasks) {
+    if (!task.active) continue;
+    seek(partition, task.rewind_offset);
+    task.next_offset = -1;
+  }
+}
+
+void StreamProcessor::Impl::restore_some() {
+  if (restorer->idle()) return;
+  for (const std::int32_t partition : restorer->poll(std::chrono::milliseconds(50))) {
+    const auto it = tasks.find(partition);
+    if (it == tasks.end()) continue;
+    if (--it->second.restoring == 0) activate(it->second);
+  }
+  const auto& restored = restorer->counters();
+  count([&](StreamProcessorStats& stats) {
+    stats.restored_records = restored.records;
+    stats.restorations = restored.completed;
+    stats.local_state_reused = restored.reused;
+    stats.local_state_wiped = restored.wiped;
+  });
+}
+
+PartitionStore& StreamProcessor::Impl::store(std::string_view name) {
+  for (std::size_t i = 0; i < options.stores.size(); ++i) {
+    if (options.stores[i] == name) return *current->stores[i];
+  }
+  throw StateError(ErrorKind::InvalidArgument, "no store named '" + std::string(name) + "'");
+}
+
+void StreamProcessor::Impl::process(const rd_kafka_message_t& message) {
+  const auto it = tasks.find(message.partition);
+  // A record fetched before its partition was paused or rewound: it comes again after the seek.
+  if (it == tasks.end() || !it->second.active) return;
+  Task& task = it->second;
+  if (task.next_offset >= 0 && message.offset < task.next_offset) return;
+  if (!transaction_open) begin();
+  kafka::ConsumedRecord record;
+  record.topic = options.input_topic;
+  record.partition = message.partition;
+  record.offset = message.offset;
+  rd_kafka_timestamp_type_t type;
+  record.timestamp_ms = rd_kafka_message_timestamp(&message, &type);
+  record.key = std::string_view(static_cast<const char*>(message.key), message.key_len);
+  record.value = std::string_view(static_cast<const char*>(message.payload), message.len);
+  current = &task;
+  function(record, *this);
+  current = nullptr;
+  if (task.rewind_offset < 0) task.rewind_offset = message.offset;  // the logical start, now known
+  task.next_offset = message.offset + 1;
+  ++transaction_records;
+}
+
+void StreamProcessor::Impl::on_consume_error(const rd_kafka_message_t& message) {
+  if (message.err == RD_KAFKA_RESP_ERR__PARTITION_EOF) return;
+  if (message.err == RD_KAFKA_RESP_ERR__FATAL) {
+    char reason[512];
+    const auto code = rd_kafka_fatal_error(consumer.get(), reason, sizeof reason);
+    throw kafka::internal::kafka_error(code, std::string("the consumer failed for good: ") + reason);
+  }
+  processor::internal::log(LogLevel::Warning, "streams", "consumer: ", rd_kafka_message_errstr(&message));
+}
+
+std::size_t StreamProcessor::Impl::poll() {
+  if (broken) std::rethrow_exception(broken);
+  if (closed) throw StateError(ErrorKind::InvalidArgument, "the StreamProcessor is closed");
+  auto rethrow_callback_error = [&] {
+    if (callback_error) std::rethrow_exception(std::exchange(callback_error, nullptr));
+  };
+  restore_some();
+  std::size_t processed = 0;
+  int timeout_ms = restorer->idle() && !transaction_open ? kafka::internal::to_timeout_ms(options.poll_timeout) : 0;
+  if (transaction_open) {
+    // Wake up for the commit when it is due.
+    const auto due = transaction_started + options.commit_interval - Clock::now();
+    timeout_ms = std::clamp<int>(static_cast<int>(std::chrono::duration_cast<std::chrono::milliseconds>(due).count()),
+                                 0, kafka::internal::to_timeout_ms(options.poll_timeout));
+  }
+  while (processed < kMaxBatch && !stop_requested.load(std::memory_order_relaxed)) {
+    RdPtr<rd_kafka_message_t> message(rd_kafka_consumer_poll(consumer.get(), timeout_ms));
+    timeout_ms = 0;
+    rethrow_callback_error();
+    if (rewind_pending) {
+      rewind();
+      continue;  // `message` was fetched before the seek
+    }
+    if (!message) break;
+    if (message->err != RD_KAFKA_RESP_ERR_NO_ERROR) {
+      on_consume_error(*message);
+      continue;
+    }
+    try {
+      process(*message);
+    } catch (...) {
+      current = nullptr;
+      processor::internal::log(LogLevel::Warning, "streams", "the record function failed at ", options.input_topic,
+                               ":", message->partition, "@", message->offset, ": aborting");
+      abort("the record function failed");
+      rewind();
+      throw;
+    }
+    ++processed;
+    if (commit_due(Clock::now())) commit();
+  }
+  if (commit_due(Clock::now())) commit();
+  count([&](StreamProcessorStats& stats) { stats.records += processed; });
+  return processed;
+}
+
+StreamProcessor::StreamProcessor(StreamProcessorOptions options, RecordFunction function)
+    : impl_(std::make_unique<Impl>(std::move(options), std::move(function))) {
+  if (!impl_->function) throw StateError(ErrorKind::InvalidArgument, "StreamProcessor needs a record function");
+  impl_->open();
+}
+
+StreamProcessor::~StreamProcessor() {
+  try {
+    close();
+  } catch (const std::exception& error) {
+    processor::internal::log(LogLevel::Error, "streams", "closing the stream processor failed: ", error.what());
+  }
+}
+
+std::size_t StreamProcessor::poll() { return impl_->poll(); }
+
+void StreamProcessor::run() {
+  while (!impl_->stop_requested.load(std::memory_order_relaxed)) impl_->poll();
+  impl_->stop_requested.store(false, std::memory_order_relaxed);
+  impl_->commit();
+}
+
+void StreamProcessor::stop() noexcept { impl_->stop_requested.store(true, std::memory_order_relaxed); }
+
+bool StreamProcessor::commit() {
+  if (impl_->broken) std::rethrow_exception(impl_->broken);
+  return impl_->commit();
+}
+
+void StreamProcessor::close() {
+  if (!impl_ || impl_->closed) return;
+  Impl& impl = *impl_;
+  impl.closed = true;
+  std::exception_ptr failure;
+  if (!impl.broken && impl.consumer) {
+    try {
+      impl.commit();
+    } catch (...) {
+      failure = std::current_exception();
+    }
+  }
+  if (impl.consumer) {
+    // Leaves the group: the revoke callback commits nothing more (or aborts) and drops the tasks.
+    rd_kafka_consumer_close(impl.consumer.get());
+    impl.callback_error = nullptr;
+  }
+  if (impl.transaction_open) {
+    try {
+      impl.abort("closing");
+    } catch (...) {
+      if (!failure) failure = std::current_exception();
+    }
+  }
+  impl.tasks.clear();
+  impl.restorer.reset();
+  if (impl.producer) rd_kafka_flush(impl.producer.get(), kafka::internal::to_timeout_ms(impl.options.request_timeout));
+  impl.producer.reset();
+  impl.consumer.reset();
+  impl.db.reset();
+  if (failure) std::rethrow_exception(failure);
+}
+
+std::vector<kafka::TopicPartition> StreamProcessor::active_partitions() const {
+  std::vector<kafka::TopicPartition> out;
+  for (const auto& [partition, task] : impl_->tasks) {
+    if (task.active) out.emplace_back(impl_->options.input_topic, partition);
+  }
+  return out;
+}
+
+std::vector<kafka::TopicPartition> StreamProcessor::restoring_partitions() const {
+  std::vector<kafka::TopicPartition> out;
+  for (const auto& [partition, task] : impl_->tasks) {
+    if (!task.active) out.emplace_back(impl_->options.input_topic, partition);
+  }
+  return out;
+}
+
+StreamProcessorStats StreamProcessor::stats() const {
+  processor::detail::MutexLock lock(impl_->stats_mutex);
+  return impl_->counters;
+}
+
+const std::string& StreamProcessor::transactional_id() const noexcept { return impl_->transactional_id; }
+
+}  // namespace processor::streams

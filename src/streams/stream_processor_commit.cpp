@@ -1,0 +1,225 @@
+// StreamProcessor's transactions: begin, commit (output, changelog and offsets together), abort.
+
+#include <thread>
+
+#include "common/log_internal.hpp"
+#include "kafka/rdkafka/errors.hpp"
+#include "kafka/rdkafka/partition_list.hpp"
+#include "kafka/rdkafka/retry.hpp"
+#include "processor/kafka/topic_partition.hpp"
+#include "streams/changelog_format.hpp"
+#include "streams/stream_processor_impl.hpp"
+
+namespace processor::streams {
+namespace {
+
+using kafka::internal::RdPtr;
+
+// Runs a transactional call: retried while librdkafka says the error is retriable; a fatal
+// error (this producer is fenced) throws StateError, any other one AbortRequired.
+template <class Call>
+void transactional(Call&& call, const std::string& what, std::chrono::milliseconds timeout) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  for (;;) {
+    RdPtr<rd_kafka_error_t> error(call());
+    if (!error) return;
+    StateError failure = kafka::internal::kafka_error(error.get(), what);
+    if (rd_kafka_error_is_fatal(error.get())) throw failure;
+    if (rd_kafka_error_is_retriable(error.get()) && std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      continue;
+    }
+    throw AbortRequired{std::move(failure)};
+  }
+}
+
+}  // namespace
+
+void StreamProcessor::Impl::begin() {
+  if (exactly_once()) {
+    kafka::internal::throw_if_error(RdPtr<rd_kafka_error_t>(rd_kafka_begin_transaction(producer.get())),
+                                    "beginning a transaction");
+  }
+  transaction_open = true;
+  transaction_started = Clock::now();
+  transaction_records = 0;
+}
+
+bool StreamProcessor::Impl::commit_due(Clock::time_point now) const noexcept {
+  if (!transaction_open) return false;
+  if (options.commit_records > 0 && transaction_records >= options.commit_records) return true;
+  return now - transaction_started >= options.commit_interval;
+}
+
+void StreamProcessor::Impl::on_delivery(rd_kafka_t*, const rd_kafka_message_t* message, void* opaque) {
+  auto* impl = static_cast<StreamProcessor::Impl*>(opaque);
+  if (message->err != RD_KAFKA_RESP_ERR_NO_ERROR) {
+    if (impl->delivery_error == RD_KAFKA_RESP_ERR_NO_ERROR) impl->delivery_error = message->err;
+    return;
+  }
+  // A changelog record carries its store's index + 1; output records carry nothing.
+  const auto store = reinterpret_cast<std::uintptr_t>(message->_private);
+  if (store == 0) return;
+  auto& positions = impl->delivered[store - 1];
+  if (message->partition >= 0 && static_cast<std::size_t>(message->partition) < positions.size()) {
+    auto& position = positions[static_cast<std::size_t>(message->partition)];
+    position = std::max(position, message->offset + 1);
+  }
+}
+
+void StreamProcessor::Impl::produce(const std::string& topic, std::int32_t partition, std::string_view key,
+                                    const char* value, std::size_t value_size, void* opaque) {
+  for (;;) {
+    const rd_kafka_resp_err_t error = rd_kafka_producev(
+        producer.get(), RD_KAFKA_V_TOPIC(topic.c_str()), RD_KAFKA_V_PARTITION(partition),
+        RD_KAFKA_V_KEY(key.data(), key.size()), RD_KAFKA_V_VALUE(const_cast<char*>(value), value_size),
+        RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY), RD_KAFKA_V_OPAQUE(opaque), RD_KAFKA_V_END);
+    if (error == RD_KAFKA_RESP_ERR__QUEUE_FULL) {
+      rd_kafka_poll(producer.get(), 10);  // let deliveries drain the queue
+      continue;
+    }
+    if (error != RD_KAFKA_RESP_ERR_NO_ERROR) throw kafka::internal::kafka_error(error, "producing to " + topic);
+    return;
+  }
+}
+
+void StreamProcessor::Impl::send(std::string_view topic, std::string_view key, std::string_view value,
+                                 std::int32_t partition) {
+  if (topic != validated_topic) {
+    kafka::validate_topic(topic);
+    validated_topic.assign(topic);
+  }
+  if (!transaction_open) begin();
+  produce(validated_topic, partition, key, value.data(), value.size(), nullptr);
+}
+
+bool StreamProcessor::Impl::commit() {
+  if (!transaction_open) return true;
+  const auto started = Clock::now();
+  std::uint64_t changelog_records = 0;
+  auto offsets = kafka::internal::make_partition_list(tasks.size());
+  try {
+    std::string framed;
+    for (auto& [partition, task] : tasks) {
+      for (std::size_t s = 0; s < task.stores.size(); ++s) {
+        for (const auto& [key, value] : task.stores[s]->dirty()) {
+          if (value) {
+            framed.clear();
+            internal::append_changelog_value(framed, *value);
+            produce(changelogs[s], partition, key, framed.data(), framed.size(), reinterpret_cast<void*>(s + 1));
+          } else {
+            produce(changelogs[s], partition, key, nullptr, 0, reinterpret_cast<void*>(s + 1));
+          }
+          ++changelog_records;
+        }
+      }
+      if (task.active && task.next_offset >= 0) {
+        rd_kafka_topic_partition_list_add(offsets.get(), options.input_topic.c_str(), partition)->offset =
+            task.next_offset;
+      }
+    }
+    if (exactly_once()) {
+      if (offsets->cnt > 0) {
+        RdPtr<rd_kafka_consumer_group_metadata_t> group(rd_kafka_consumer_group_metadata(consumer.get()));
+        transactional(
+            [&] {
+              return rd_kafka_send_offsets_to_transaction(producer.get(), offsets.get(), group.get(),
+                                                          kafka::internal::to_timeout_ms(options.request_timeout));
+            },
+            "sending " + std::to_string(offsets->cnt) + " offsets into the transaction", options.request_timeout);
+      }
+      transactional(
+          [&] {
+            return rd_kafka_commit_transaction(producer.get(), kafka::internal::to_timeout_ms(options.request_timeout));
+          },
+          "committing the transaction", options.request_timeout);
+    } else {
+      const auto flushed = rd_kafka_flush(producer.get(), kafka::internal::to_timeout_ms(options.request_timeout));
+      if (flushed != RD_KAFKA_RESP_ERR_NO_ERROR) {
+        throw AbortRequired{kafka::internal::kafka_error(flushed, "flushing the output and changelog records")};
+      }
+      if (delivery_error != RD_KAFKA_RESP_ERR_NO_ERROR) {
+        throw AbortRequired{kafka::internal::kafka_error(delivery_error, "delivering the output and changelog records")};
+      }
+      if (offsets->cnt > 0) {
+        const auto error = rd_kafka_commit(consumer.get(), offsets.get(), 0);
+        const auto first = kafka::internal::first_error(error, offsets.get(), nullptr);
+        if (first != RD_KAFKA_RESP_ERR_NO_ERROR) {
+          throw AbortRequired{kafka::internal::kafka_error(first, "committing the offsets")};
+        }
+      }
+    }
+    rd_kafka_poll(producer.get(), 0);  // the last delivery reports, for the changelog positions
+  } catch (AbortRequired& failure) {
+    processor::internal::log(LogLevel::Warning, "streams", failure.error.what(), ": aborting the transaction");
+    abort(failure.error.what());
+    return false;
+  } catch (const StateError&) {
+    broken = std::current_exception();
+    throw;
+  }
+
+  // Kafka holds the transaction: now the local state may take it, with each store partition's
+  // changelog position, atomically.
+  try {
+    for (auto& [partition, task] : tasks) {
+      for (std::size_t s = 0; s < task.stores.size(); ++s) {
+        auto& store = *task.stores[s];
+        if (store.dirty().empty()) continue;
+        auto& position = delivered[s][static_cast<std::size_t>(partition)];
+        // Without a delivery report the old position stays: replaying from there re-applies
+        // these writes, which is harmless (a changelog replay ends at each key's last value).
+        store.apply_committed(position >= 0 ? position : store.position().value_or(0));
+        position = -1;
+      }
+      if (task.next_offset >= 0) task.rewind_offset = task.next_offset;
+    }
+  } catch (const StateError&) {
+    // The local state is now behind the changelog: only a restore can repair it.
+    broken = std::current_exception();
+    throw;
+  }
+  transaction_open = false;
+  delivery_error = RD_KAFKA_RESP_ERR_NO_ERROR;
+  const std::uint64_t records = transaction_records;
+  transaction_records = 0;
+  count([&](StreamProcessorStats& stats) {
+    ++stats.commits;
+    stats.changelog_records += changelog_records;
+  });
+  processor::internal::log(LogLevel::Debug, "streams", "committed ", records, " records, ", changelog_records,
+                           " changelog records in ",
+                           std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - started).count(), " us");
+  return true;
+}
+
+void StreamProcessor::Impl::abort(const std::string& reason) {
+  if (!transaction_open) return;
+  if (exactly_once()) {
+    // librdkafka 2.0.2 can fail an abort with INVALID_TXN_STATE while produce requests are still
+    // in flight; letting them finish first is harmless, as the abort discards them anyway.
+    rd_kafka_flush(producer.get(), kafka::internal::to_timeout_ms(options.request_timeout));
+    try {
+      kafka::internal::with_error_object_retries(
+          [&] { return rd_kafka_abort_transaction(producer.get(), kafka::internal::to_timeout_ms(options.request_timeout)); },
+          "aborting the transaction", options.request_timeout);
+    } catch (const StateError&) {
+      broken = std::current_exception();
+      throw;
+    }
+  }
+  rd_kafka_poll(producer.get(), 0);
+  for (auto& [partition, task] : tasks) {
+    for (auto& store : task.stores) store->discard();
+  }
+  for (auto& positions : delivered) std::fill(positions.begin(), positions.end(), -1);
+  delivery_error = RD_KAFKA_RESP_ERR_NO_ERROR;
+  transaction_open = false;
+  transaction_records = 0;
+  rewind_pending = true;
+  count([](StreamProcessorStats& stats) { ++stats.aborts; });
+  processor::internal::log(LogLevel::Warning, "streams", "transaction aborted (", reason,
+                           "): its records are processed again");
+}
+
+}  // namespace processor::streams

@@ -1,0 +1,121 @@
+#pragma once
+// StreamProcessor's state, shared by its files: stream_processor.cpp (construction, the loop,
+// rebalances) and stream_processor_commit.cpp (transactions). Internal.
+
+#include <librdkafka/rdkafka.h>
+
+#include <atomic>
+#include <chrono>
+#include <exception>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "kafka/rdkafka/handles.hpp"
+#include "processor/detail/mutex.hpp"
+#include "processor/state/rocksdb_state_backend.hpp"
+#include "processor/streams/stream_processor.hpp"
+#include "streams/changelog_restorer.hpp"
+#include "streams/store_partition.hpp"
+
+namespace processor::streams {
+
+// One input partition: its store partitions, and where its records stand.
+struct Task {
+  std::int32_t partition = 0;
+  std::vector<std::unique_ptr<internal::StorePartition>> stores;  // in StreamProcessorOptions::stores order
+  std::size_t restoring = 0;  // stores whose restoration has not completed
+  bool active = false;        // restored, positioned, resumed: its records are processed
+  // Where a rewind seeks: the offset after the last committed record, or where processing
+  // started (a logical offset until the first record arrives).
+  std::int64_t rewind_offset = RD_KAFKA_OFFSET_INVALID;
+  // The offset after the last record processed in the open transaction; -1 when none.
+  std::int64_t next_offset = -1;
+};
+
+// Thrown inside the commit path when the transaction cannot commit and must be aborted.
+struct AbortRequired {
+  StateError error;
+};
+
+struct StreamProcessor::Impl final : RecordContext, OutputSink {
+  using Clock = std::chrono::steady_clock;
+
+  Impl(StreamProcessorOptions processor_options, RecordFunction record_function)
+      : options(std::move(processor_options)), function(std::move(record_function)) {}
+
+  const StreamProcessorOptions options;
+  const RecordFunction function;
+  std::vector<std::string> changelogs;  // per store
+  std::int32_t partitions = 0;          // of the input topic, and of every changelog
+  std::string transactional_id;
+  bool exactly_once() const noexcept { return options.guarantee == ProcessingGuarantee::ExactlyOnce; }
+
+  // Destroyed in reverse order: the clients before the database their callbacks write to.
+  std::unique_ptr<state::RocksDbStateBackend> db;
+  kafka::internal::RdPtr<rd_kafka_t> producer;
+  kafka::internal::RdPtr<rd_kafka_t> consumer;
+  std::unique_ptr<internal::ChangelogRestorer> restorer;
+  std::map<std::int32_t, Task> tasks;
+
+  // The open transaction (under at-least-once: the records since the last commit).
+  bool transaction_open = false;
+  Clock::time_point transaction_started;
+  std::uint64_t transaction_records = 0;
+  // Per store, per partition: the offset after the last changelog record the open transaction
+  // wrote there, from the delivery reports.
+  std::vector<std::vector<std::int64_t>> delivered;
+  rd_kafka_resp_err_t delivery_error = RD_KAFKA_RESP_ERR_NO_ERROR;
+
+  // Set by an abort: every active partition must seek back before another record is processed.
+  bool rewind_pending = false;
+  std::exception_ptr callback_error;  // from the rebalance callback, rethrown by poll()
+  std::exception_ptr broken;          // the processor cannot go on (fenced, local write failed)
+  std::atomic<bool> stop_requested{false};
+  bool closed = false;
+
+  // The record being processed, for RecordContext.
+  Task* current = nullptr;
+  std::string validated_topic;  // the last output topic checked
+
+  mutable processor::detail::Mutex stats_mutex;
+  StreamProcessorStats counters PROCESSOR_GUARDED_BY(stats_mutex);
+  template <class Update>
+  void count(Update&& update) {
+    processor::detail::MutexLock lock(stats_mutex);
+    update(counters);
+  }
+
+  // RecordContext and OutputSink.
+  PartitionStore& store(std::string_view name) override;
+  PartitionStore& store(std::size_t index) override { return *current->stores[index]; }
+  OutputSink& output() override { return *this; }
+  void send(std::string_view topic, std::string_view key, std::string_view value, std::int32_t partition) override;
+
+  // stream_processor.cpp
+  void open();
+  void on_rebalance(rd_kafka_resp_err_t event, rd_kafka_topic_partition_list_t* partitions);
+  void add_task(std::int32_t partition);
+  void remove_task(std::int32_t partition);
+  void activate(Task& task);
+  void restore_some();
+  void process(const rd_kafka_message_t& message);
+  void on_consume_error(const rd_kafka_message_t& message);
+  std::size_t poll();
+  void seek(std::int32_t partition, std::int64_t offset);
+  void rewind();
+
+  // stream_processor_commit.cpp
+  void begin();
+  bool commit_due(Clock::time_point now) const noexcept;
+  // Commits the open transaction; false when it had to be aborted. Throws when the processor
+  // cannot go on (see `broken`).
+  bool commit();
+  void abort(const std::string& reason);
+  void produce(const std::string& topic, std::int32_t partition, std::string_view key, const char* value,
+               std::size_t value_size, void* opaque);
+  static void on_delivery(rd_kafka_t*, const rd_kafka_message_t* message, void* opaque);
+};
+
+}  // namespace processor::streams

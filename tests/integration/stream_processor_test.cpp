@@ -1,0 +1,279 @@
+// StreamProcessor on the real broker: per-key counting with a changelog-backed store, restarts
+// that reuse or rebuild local state, aborts, and the options it refuses.
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <map>
+#include <set>
+
+#include "kafka_test_support.hpp"
+#include "processor/state/rocksdb_state_backend.hpp"
+#include "processor/streams.hpp"
+#include "state_error_of.hpp"
+#include "topic_reader.hpp"
+
+namespace processor::streams {
+namespace {
+
+using testing::Producer;
+using testing::create_topic;
+using testing::read_topic;
+using testing::unique_name;
+
+constexpr int kPartitions = 4;
+constexpr int kKeys = 100;
+
+class StreamProcessorTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    bootstrap_ = testing::real_broker();
+    if (bootstrap_.empty()) GTEST_SKIP() << "KAFKA_BOOTSTRAP is not set: no real broker";
+    application_ = unique_name("wordcount");
+    input_ = application_ + "-input";
+    output_ = application_ + "-output";
+    create_topic(bootstrap_, input_, kPartitions);
+    create_topic(bootstrap_, output_, kPartitions);
+    state_dir_ = std::filesystem::temp_directory_path() / unique_name("streams-state");
+  }
+  void TearDown() override { std::filesystem::remove_all(state_dir_); }
+
+  // `count` records over kKeys keys; a key always goes to the same partition.
+  void produce(int count) {
+    Producer producer(bootstrap_);
+    for (int i = 0; i < count; ++i) {
+      const int key = (produced_ + i) % kKeys;
+      producer.send(input_, key % kPartitions, "w" + std::to_string(key), "v");
+      ++expected_[key];
+    }
+    produced_ += count;
+    producer.flush();
+  }
+
+  StreamProcessorOptions options() const {
+    StreamProcessorOptions o;
+    o.application_id = application_;
+    o.input_topic = input_;
+    o.stores = {"counts"};
+    o.state_dir = state_dir_;
+    o.properties = {{"bootstrap.servers", bootstrap_}, {"session.timeout.ms", "6000"}, {"log_level", "3"}};
+    o.poll_timeout = std::chrono::milliseconds(20);
+    return o;
+  }
+
+  // The per-key counting function: count in the store, the new count to the output.
+  RecordFunction count_words(std::function<void(const kafka::ConsumedRecord&)> before = {}) const {
+    return [this, before](const kafka::ConsumedRecord& record, RecordContext& context) {
+      if (before) before(record);
+      PartitionStore& counts = context.store(std::size_t{0});
+      const auto current = counts.get(record.key);
+      const std::string next = std::to_string((current ? std::stoll(*current) : 0) + 1);
+      counts.put(record.key, next);
+      context.output().send(output_, record.key, next, record.partition);
+    };
+  }
+
+  // Polls until `records` records were processed in total by this processor, then commits.
+  static void process(StreamProcessor& processor, std::uint64_t records) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    while (processor.stats().records < records) {
+      ASSERT_LT(std::chrono::steady_clock::now(), deadline)
+          << "processed " << processor.stats().records << " of " << records;
+      processor.poll();
+    }
+    ASSERT_TRUE(processor.commit());
+  }
+
+  // A read_committed reader of the output sees, for every key, the counts 1..n exactly once.
+  void expect_output_exactly_once() const {
+    std::map<std::string, std::multiset<long long>> seen;
+    for (const auto& record : read_topic(bootstrap_, output_)) seen[record.key].insert(std::stoll(*record.value));
+    ASSERT_EQ(seen.size(), expected_.size());
+    for (const auto& [key, count] : expected_) {
+      const auto& values = seen["w" + std::to_string(key)];
+      ASSERT_EQ(values.size(), static_cast<std::size_t>(count)) << "key w" << key;
+      long long next = 1;
+      for (const long long value : values) EXPECT_EQ(value, next++) << "key w" << key;
+    }
+  }
+
+  // The changelog's last value of every key is its count (after the version byte).
+  void expect_changelog_counts() const {
+    std::map<std::string, std::string> last;
+    for (const auto& record : read_topic(bootstrap_, changelog_topic(application_, "counts"))) {
+      ASSERT_TRUE(record.value.has_value());
+      ASSERT_EQ((*record.value)[0], '\x01');
+      last[record.key] = record.value->substr(1);
+    }
+    ASSERT_EQ(last.size(), expected_.size());
+    for (const auto& [key, count] : expected_) EXPECT_EQ(last["w" + std::to_string(key)], std::to_string(count));
+  }
+
+  std::string bootstrap_;
+  std::string application_;
+  std::string input_;
+  std::string output_;
+  std::filesystem::path state_dir_;
+  std::map<int, int> expected_;
+  int produced_ = 0;
+};
+
+TEST_F(StreamProcessorTest, CountsEachKeyExactlyOnceWithAChangelogPerInputPartition) {
+  produce(2'000);
+  {
+    StreamProcessor processor(options(), count_words());
+    process(processor, 2'000);
+    EXPECT_GE(processor.stats().commits, 1u);
+    EXPECT_EQ(processor.stats().aborts, 0u);
+    EXPECT_EQ(processor.transactional_id().rfind(application_ + "-", 0), 0u);
+  }
+  expect_output_exactly_once();
+  expect_changelog_counts();
+  // The changelog has the input's partitions, and each key's state sits in its input partition.
+  for (const auto& record : read_topic(bootstrap_, changelog_topic(application_, "counts"))) {
+    EXPECT_EQ(std::stoi(record.key.substr(1)) % kPartitions, record.partition) << record.key;
+  }
+}
+
+TEST_F(StreamProcessorTest, ARestartReusesTheLocalStateAndReplaysNothing) {
+  produce(1'000);
+  {
+    StreamProcessor processor(options(), count_words());
+    process(processor, 1'000);
+  }
+  produce(1'000);
+  {
+    StreamProcessor processor(options(), count_words());
+    process(processor, 1'000);
+    const auto stats = processor.stats();
+    EXPECT_EQ(stats.local_state_reused, static_cast<std::uint64_t>(kPartitions));
+    EXPECT_EQ(stats.local_state_wiped, 0u);
+    EXPECT_EQ(stats.restored_records, 0u);
+    EXPECT_EQ(stats.records, 1'000u);
+  }
+  expect_output_exactly_once();
+  expect_changelog_counts();
+}
+
+TEST_F(StreamProcessorTest, ALostStateDirectoryIsRestoredFromTheChangelog) {
+  produce(1'000);
+  {
+    StreamProcessor processor(options(), count_words());
+    process(processor, 1'000);
+  }
+  std::filesystem::remove_all(state_dir_);
+  produce(1'000);
+  std::vector<RestoreProgress> done;
+  auto with_progress = options();
+  with_progress.on_restore_progress = [&](const RestoreProgress& progress) {
+    if (progress.done) done.push_back(progress);
+  };
+  {
+    StreamProcessor processor(with_progress, count_words());
+    process(processor, 1'000);
+    EXPECT_EQ(processor.stats().restorations, static_cast<std::uint64_t>(kPartitions));
+    EXPECT_EQ(processor.stats().restored_records, static_cast<std::uint64_t>(kKeys));
+  }
+  ASSERT_EQ(done.size(), static_cast<std::size_t>(kPartitions));
+  std::uint64_t restored = 0;
+  for (const auto& progress : done) {
+    EXPECT_EQ(progress.store, "counts");
+    EXPECT_EQ(progress.position, progress.end_offset);
+    restored += progress.records;
+  }
+  EXPECT_EQ(restored, static_cast<std::uint64_t>(kKeys));
+  expect_output_exactly_once();
+  expect_changelog_counts();
+}
+
+TEST_F(StreamProcessorTest, AFailingRecordFunctionAbortsTheTransactionAndItsRecordsAreProcessedAgain) {
+  produce(2'000);
+  int calls = 0;
+  bool failed = false;
+  {
+    StreamProcessor processor(options(), count_words([&](const kafka::ConsumedRecord&) {
+      if (++calls == 700) throw std::runtime_error("injected failure");
+    }));
+    // Until the failure, then until every record was handled again and the input is drained.
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    int idle_polls = 0;
+    while (idle_polls < 5) {
+      ASSERT_LT(std::chrono::steady_clock::now(), deadline);
+      try {
+        idle_polls = processor.poll() == 0 && calls > 2'000 ? idle_polls + 1 : 0;
+      } catch (const std::runtime_error& error) {
+        EXPECT_STREQ(error.what(), "injected failure");
+        failed = true;
+      }
+    }
+    ASSERT_TRUE(processor.commit());
+    EXPECT_EQ(processor.stats().aborts, 1u);
+  }
+  EXPECT_TRUE(failed);
+  expect_output_exactly_once();
+  expect_changelog_counts();
+}
+
+// ---- Bad input: a clear StateError, and nothing created or written.
+
+bool topic_exists(const std::string& bootstrap, const std::string& topic) {
+  Producer client(bootstrap);
+  const rd_kafka_metadata_t* metadata = nullptr;
+  if (rd_kafka_metadata(client.handle(), 1, nullptr, &metadata, 10'000) != RD_KAFKA_RESP_ERR_NO_ERROR) {
+    throw std::runtime_error("no metadata");
+  }
+  bool found = false;
+  for (int i = 0; i < metadata->topic_cnt; ++i) found = found || topic == metadata->topics[i].topic;
+  rd_kafka_metadata_destroy(metadata);
+  return found;
+}
+
+TEST_F(StreamProcessorTest, RefusesAMissingApplicationIdAndCreatesNothing) {
+  auto o = options();
+  o.application_id.clear();
+  const auto error = testing::error_of([&] { StreamProcessor(o, count_words()); });
+  EXPECT_EQ(error.kind(), ErrorKind::InvalidArgument);
+  EXPECT_TRUE(testing::mentions(error, "application_id"));
+  EXPECT_FALSE(std::filesystem::exists(state_dir_));
+}
+
+TEST_F(StreamProcessorTest, RefusesAStoreNameThatIsNotAValidTopicName) {
+  auto o = options();
+  o.stores = {"counts", "bad store"};
+  const auto error = testing::error_of([&] { StreamProcessor(o, count_words()); });
+  EXPECT_EQ(error.kind(), ErrorKind::InvalidArgument);
+  EXPECT_TRUE(testing::mentions(error, "'bad store'"));
+  EXPECT_FALSE(std::filesystem::exists(state_dir_));
+  EXPECT_FALSE(topic_exists(bootstrap_, changelog_topic(application_, "counts")));
+}
+
+TEST_F(StreamProcessorTest, RefusesAChangelogWithAnotherPartitionCountAndCreatesNoOtherChangelog) {
+  create_topic(bootstrap_, changelog_topic(application_, "counts"), kPartitions / 2);
+  auto o = options();
+  o.stores = {"sums", "counts"};
+  const auto error = testing::error_of([&] { StreamProcessor(o, count_words()); });
+  EXPECT_EQ(error.kind(), ErrorKind::InvalidArgument);
+  EXPECT_TRUE(testing::mentions(error, "'" + changelog_topic(application_, "counts") + "' has 2 partitions"));
+  EXPECT_TRUE(testing::mentions(error, "has 4"));
+  EXPECT_FALSE(topic_exists(bootstrap_, changelog_topic(application_, "sums")));
+}
+
+TEST_F(StreamProcessorTest, RefusesAStateDirectoryLockedByAnotherHolderAndCreatesNothing) {
+  state::RocksDbStateBackend holder(state_dir_);
+  const auto error = testing::error_of([&] { StreamProcessor(options(), count_words()); });
+  EXPECT_EQ(error.kind(), ErrorKind::Storage);
+  EXPECT_TRUE(testing::mentions(error, state_dir_.string()));
+  EXPECT_FALSE(topic_exists(bootstrap_, changelog_topic(application_, "counts")));
+}
+
+TEST_F(StreamProcessorTest, RefusesAnInputTopicThatDoesNotExist) {
+  auto o = options();
+  o.input_topic = application_ + "-missing";
+  const auto error = testing::error_of([&] { StreamProcessor(o, count_words()); });
+  EXPECT_EQ(error.kind(), ErrorKind::InvalidArgument);
+  EXPECT_TRUE(testing::mentions(error, "'" + o.input_topic + "' does not exist"));
+  EXPECT_FALSE(topic_exists(bootstrap_, changelog_topic(application_, "counts")));
+}
+
+}  // namespace
+}  // namespace processor::streams
