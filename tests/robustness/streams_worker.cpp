@@ -1,0 +1,99 @@
+// One member of the exactly-once scale-out test (streams_scaleout_test.cpp): a StreamProcessor
+// that counts records per key in a store and produces, for every input record, one output record
+// "<input partition>:<input offset>:<new count>" under the same key.
+//
+//   streams_worker --bootstrap B --application A --input T --output O --state-dir DIR
+//                  [--assignment range|cooperative-sticky] [--guarantee exactly_once|at_least_once]
+//                  [--commit-interval-ms N] [--instance-id ID]
+//
+// SIGTERM stops the loop; the worker then commits, leaves the group and exits 0 (a clean
+// scale-down). Errors go to stderr, exit 1. It prints "started" on stdout once the processor is
+// open, and one line per second of progress.
+
+#include <csignal>
+#include <cstdlib>
+#include <iostream>
+#include <map>
+#include <string>
+
+#include "processor/log.hpp"
+#include "processor/streams.hpp"
+
+namespace {
+
+volatile std::sig_atomic_t g_stop = 0;
+extern "C" void on_sigterm(int) { g_stop = 1; }
+
+std::map<std::string, std::string> parse(int argc, char** argv) {
+  std::map<std::string, std::string> args;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    std::string name = argv[i];
+    if (name.rfind("--", 0) != 0) throw std::invalid_argument("unexpected argument " + name);
+    args[name.substr(2)] = argv[i + 1];
+  }
+  for (const char* required : {"bootstrap", "application", "input", "output", "state-dir"}) {
+    if (args.count(required) == 0) throw std::invalid_argument(std::string("missing --") + required);
+  }
+  return args;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  using namespace processor::streams;
+  try {
+    const auto args = parse(argc, argv);
+    std::signal(SIGTERM, on_sigterm);
+    auto value = [&](const char* name, const char* fallback) {
+      const auto it = args.find(name);
+      return it == args.end() ? std::string(fallback) : it->second;
+    };
+    processor::set_log_level(processor::LogLevel::Warning);
+
+    StreamProcessorOptions options;
+    options.application_id = args.at("application");
+    options.input_topic = args.at("input");
+    options.stores = {"counts"};
+    options.state_dir = args.at("state-dir");
+    options.instance_id = value("instance-id", "");
+    options.guarantee = value("guarantee", "exactly_once") == "at_least_once" ? ProcessingGuarantee::AtLeastOnce
+                                                                             : ProcessingGuarantee::ExactlyOnce;
+    options.commit_interval = std::chrono::milliseconds(std::stoll(value("commit-interval-ms", "100")));
+    options.poll_timeout = std::chrono::milliseconds(50);
+    options.transaction_timeout = std::chrono::seconds(10);
+    options.properties = {{"bootstrap.servers", args.at("bootstrap")},
+                          {"partition.assignment.strategy", value("assignment", "range")},
+                          {"session.timeout.ms", "3000"},
+                          {"heartbeat.interval.ms", "500"},
+                          {"log_level", "3"}};
+    const std::string output = args.at("output");
+    StreamProcessor processor(options, [&](const processor::kafka::ConsumedRecord& record, RecordContext& context) {
+      PartitionStore& counts = context.store(std::size_t{0});
+      const auto current = counts.get(record.key);
+      const long long next = (current ? std::stoll(*current) : 0) + 1;
+      counts.put(record.key, std::to_string(next));
+      context.output().send(output, record.key,
+                            std::to_string(record.partition) + ":" + std::to_string(record.offset) + ":" +
+                                std::to_string(next),
+                            record.partition);
+    });
+    std::cout << "started " << processor.transactional_id() << std::endl;
+    auto last_report = std::chrono::steady_clock::now();
+    while (g_stop == 0) {
+      processor.poll();
+      if (std::chrono::steady_clock::now() - last_report > std::chrono::seconds(1)) {
+        last_report = std::chrono::steady_clock::now();
+        const auto stats = processor.stats();
+        std::cout << "records " << stats.records << " commits " << stats.commits << " aborts " << stats.aborts
+                  << " active " << processor.active_partitions().size() << " restoring "
+                  << processor.restoring_partitions().size() << std::endl;
+      }
+    }
+    processor.close();
+    std::cout << "stopped" << std::endl;
+    return 0;
+  } catch (const std::exception& error) {
+    std::cerr << "streams_worker: " << error.what() << std::endl;
+    return 1;
+  }
+}
