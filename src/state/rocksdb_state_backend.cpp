@@ -198,10 +198,23 @@ class Database {
     check(db_->Delete(write_options_, to_slice(key)), "remove", key);
   }
 
-  void apply(rocksdb::WriteBatch& batch, std::string_view operation) const {
+  void apply(rocksdb::WriteBatch& batch, std::string_view operation, bool unlogged = false) const {
     if (fresh_memtable_min_batch_ != 0 && batch.Count() >= fresh_memtable_min_batch_) switch_memtable();
     const PerfCountingPause pause;
-    check(db_->Write(write_options_, &batch), operation);
+    if (!unlogged) {
+      check(db_->Write(write_options_, &batch), operation);
+      return;
+    }
+    rocksdb::WriteOptions options = write_options_;
+    options.disableWAL = true;
+    options.sync = false;
+    check(db_->Write(options, &batch), operation);
+  }
+
+  void flush() const {
+    rocksdb::FlushOptions options;
+    options.wait = true;
+    check(db_->Flush(options), "flush");
   }
 
   // Calls visit(key, value) for every key that starts with `prefix`, in ascending order.
@@ -317,8 +330,9 @@ void RocksDbStateBackend::put(std::string_view key, std::string_view value) {
 
 void RocksDbStateBackend::remove(std::string_view key) { impl_->database->remove(key); }
 
-void RocksDbStateBackend::write(const WriteBatch& batch) {
-  const auto& database = *impl_->database;
+namespace {
+
+rocksdb::WriteBatch to_rocksdb(const WriteBatch& batch, const Database& database) {
   std::size_t bytes = 0;
   for (const auto& operation : batch.operations()) bytes += operation.key.size() + operation.value.size();
   rocksdb::WriteBatch rocks_batch(write_batch_bytes(batch.size(), bytes));
@@ -331,6 +345,22 @@ void RocksDbStateBackend::write(const WriteBatch& batch) {
                      operation.key);
     }
   }
+  return rocks_batch;
+}
+
+}  // namespace
+
+void RocksDbStateBackend::write_unlogged(const WriteBatch& batch) {
+  const auto& database = *impl_->database;
+  auto rocks_batch = to_rocksdb(batch, database);
+  database.apply(rocks_batch, "unlogged write batch", true);
+}
+
+void RocksDbStateBackend::flush() { impl_->database->flush(); }
+
+void RocksDbStateBackend::write(const WriteBatch& batch) {
+  const auto& database = *impl_->database;
+  auto rocks_batch = to_rocksdb(batch, database);
   database.apply(rocks_batch, "write batch");
 }
 

@@ -6,6 +6,7 @@
 #include "kafka/rdkafka/client_factory.hpp"
 #include "kafka/rdkafka/errors.hpp"
 #include "kafka/rdkafka/partition_list.hpp"
+#include "kafka/rdkafka/retry.hpp"
 #include "streams/changelog_format.hpp"
 
 namespace processor::streams::internal {
@@ -48,15 +49,17 @@ ChangelogRestorer::ChangelogRestorer(const kafka::KafkaProperties& properties,
 std::pair<std::int64_t, std::int64_t> ChangelogRestorer::offsets_of(const std::string& topic, std::int32_t partition) {
   std::int64_t low = 0;
   std::int64_t high = 0;
-  const rd_kafka_resp_err_t error = rd_kafka_query_watermark_offsets(
-      watermarks_.get(), topic.c_str(), partition, &low, &high, kafka::internal::to_timeout_ms(request_timeout_));
-  if (error != RD_KAFKA_RESP_ERR_NO_ERROR) {
-    throw kafka::internal::kafka_error(error, "reading the offsets of changelog " + topic + ":" + std::to_string(partition));
-  }
+  // A changelog topic just created has no leader everywhere yet: retried, as other retriable errors.
+  kafka::internal::with_retries(kafka::internal::RetryPolicy{request_timeout_}, [&] {
+    return kafka::internal::failure_of(
+        rd_kafka_query_watermark_offsets(watermarks_.get(), topic.c_str(), partition, &low, &high,
+                                         kafka::internal::to_timeout_ms(request_timeout_)),
+        "reading the offsets of changelog " + topic + ":" + std::to_string(partition));
+  });
   return {low, high};
 }
 
-void ChangelogRestorer::add(StorePartition& store, const std::string& changelog) {
+bool ChangelogRestorer::add(StorePartition& store, const std::string& changelog) {
   const auto [low, high] = offsets_of(changelog, store.partition());
   Entry entry;
   entry.store = &store;
@@ -78,10 +81,20 @@ void ChangelogRestorer::add(StorePartition& store, const std::string& changelog)
   entry.next = entry.start;
   entry.end = high;
   entry.started = entry.last_report = Clock::now();
+  if (entry.start == high) {
+    // Nothing past the position, and nothing before it undecided (a local position only ever
+    // passes decided records): restored as it is, without reading the changelog.
+    if (store.position() != high) store.commit_restored(entry.batch, high);
+    store.finish_restore();
+    report(entry, high, true);
+    ++counters_.completed;
+    return true;
+  }
   processor::internal::log(LogLevel::Info, "streams", "restoring store '", store.name(), "' partition ",
                            store.partition(), " from changelog offset ", entry.start, " (end ", high, ")");
   entries_.push_back(std::move(entry));
   reassign();
+  return false;
 }
 
 void ChangelogRestorer::remove(std::int32_t partition) {
@@ -219,6 +232,7 @@ std::vector<std::int32_t> ChangelogRestorer::poll(std::chrono::milliseconds time
           state::WriteBatch none;
           entry.store->commit_restored(none, entry.next);
         }
+        entry.store->finish_restore();
         report(entry, entry.end, true);
         ++counters_.completed;
         completed.push_back(entry.store->partition());

@@ -46,7 +46,9 @@ class ChangelogRestorer {
   // Starts restoring `store` from partition store.partition() of `changelog`: from its local
   // position when that lies within the changelog, else (no position, or outside the changelog's
   // offsets: a recreated or truncated topic) after wiping the local data, from the start.
-  void add(StorePartition& store, const std::string& changelog);
+  // Returns true when that start is already the changelog's end: then `store` is restored at
+  // once (a clean hand-back, a restart) and poll() will not report it.
+  bool add(StorePartition& store, const std::string& changelog);
   // Stops restoring every store of `partition` (revoked); what was applied stays, with its position.
   void remove(std::int32_t partition);
   bool idle() const noexcept { return entries_.empty(); }

@@ -5,7 +5,7 @@
 
 namespace processor::streams::internal {
 
-StorePartition::StorePartition(state::StateBackend& db, const std::string& name, std::int32_t partition)
+StorePartition::StorePartition(state::RocksDbStateBackend& db, const std::string& name, std::int32_t partition)
     : db_(db),
       name_(name),
       partition_(partition),
@@ -86,7 +86,7 @@ void StorePartition::add_restored(state::WriteBatch& batch, std::string_view key
 
 void StorePartition::commit_restored(state::WriteBatch& batch, std::int64_t position) {
   batch.put(position_key_, encode_position(position));
-  db_.write(batch);
+  db_.write_unlogged(batch);
   batch.clear();
   position_ = position;
 }

@@ -9,7 +9,7 @@
 #include <string_view>
 #include <unordered_map>
 
-#include "processor/state/state_backend.hpp"
+#include "processor/state/rocksdb_state_backend.hpp"
 #include "processor/streams/partition_store.hpp"
 
 namespace processor::streams::internal {
@@ -33,7 +33,7 @@ class StorePartition final : public PartitionStore {
 
   // Reads the local position; a store partition with none has no usable local state (never
   // restored, or a wipe was interrupted): wipe() it before restoring.
-  StorePartition(state::StateBackend& db, const std::string& name, std::int32_t partition);
+  StorePartition(state::RocksDbStateBackend& db, const std::string& name, std::int32_t partition);
 
   std::optional<std::string> get(std::string_view key) override;
   void put(std::string_view key, std::string_view value) override;
@@ -55,14 +55,18 @@ class StorePartition final : public PartitionStore {
   void wipe();
 
   // Restoration: queues a changelog record (value nullopt: tombstone) into `batch`, and
-  // commit_restored() writes the batch with the new position atomically.
+  // commit_restored() writes the batch with the new position atomically, without the
+  // write-ahead log (a bulk load: a crash loses whole batches, the latest, with their position,
+  // and the restore resumes before them). finish_restore() makes them durable: call it before
+  // the store partition takes transactions.
   void add_restored(state::WriteBatch& batch, std::string_view key, const std::optional<std::string_view>& value);
   void commit_restored(state::WriteBatch& batch, std::int64_t position);
+  void finish_restore() { db_.flush(); }
 
  private:
   std::string& data_key(std::string_view key);
 
-  state::StateBackend& db_;
+  state::RocksDbStateBackend& db_;
   const std::string& name_;
   const std::int32_t partition_;
   const std::string prefix_;

@@ -229,8 +229,10 @@ void StreamProcessor::Impl::add_task(std::int32_t partition) {
       task.stores.push_back(std::make_unique<internal::StorePartition>(*db, name, partition));
     }
   }
-  for (std::size_t i = 0; i < task.stores.size(); ++i) restorer->add(*task.stores[i], changelogs[i]);
   task.restoring = task.stores.size();
+  for (std::size_t i = 0; i < task.stores.size(); ++i) {
+    if (restorer->add(*task.stores[i], changelogs[i])) --task.restoring;
+  }
   if (task.restoring == 0) activate(task);
 }
 

@@ -11,9 +11,13 @@
 // commits offsets outside the transaction (ProcessingGuarantee::AtLeastOnce): the same checks
 // must then report duplicates.
 //
-// Sizes: 12 partitions, 120,000 records over 1,200 keys, 22 kills per run (STREAMS_KILLS
-// overrides); STREAMS_SEED=<n> replays a run's random choices (the seed is printed). About two
-// minutes per run on 2 cores.
+// Each kill waits until its victim is processing records (its progress lines show the count
+// growing), then strikes 0-300 ms later: inside an open transaction, not while the group is
+// still rebalancing after the previous kill.
+//
+// Sizes: 12 partitions, 120,000 records over 1,200 keys produced over 110 s, 22 kills per run
+// (STREAMS_KILLS overrides); STREAMS_SEED=<n> replays the kill choices (the seed is printed).
+// About two and a half minutes per run on 2 cores.
 
 #include <fcntl.h>
 #include <signal.h>
@@ -26,6 +30,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <map>
 #include <random>
@@ -58,12 +63,15 @@ int env_int(const char* name, int fallback) {
 struct Scenario {
   std::string assignment;               // range | cooperative-sticky
   std::string guarantee = "exactly_once";
+  // Long enough that kills land inside open transactions: with the broken variant at this
+  // interval, they duplicate thousands of results.
+  int commit_interval_ms = 300;
   int records = 120'000;
   int keys = 1'200;
   int kills = 22;
   int scale_up_at = 7;                  // after this many kills, a 4th worker joins
   int scale_down_at = 15;               // after this many, one worker shuts down cleanly
-  std::chrono::milliseconds produce_for{50'000};
+  std::chrono::milliseconds produce_for{110'000};
 };
 
 struct Outcome {
@@ -101,7 +109,7 @@ class ScaleoutRun {
   }
   ~ScaleoutRun() {
     for (auto& worker : workers_) stop(worker, SIGKILL);
-    if (::testing::Test::HasFailure()) {
+    if (::testing::Test::HasFailure() || std::getenv("STREAMS_KEEP_LOGS") != nullptr) {
       std::cerr << "worker logs kept in " << dir_ << "\n";
     } else {
       fs::remove_all(dir_);
@@ -115,7 +123,6 @@ class ScaleoutRun {
     Outcome outcome;
     std::set<int> retired;  // slots shut down cleanly
     for (int kill = 0; kill < scenario_.kills; ++kill) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(std::uniform_int_distribution<int>(1'200, 3'000)(random)));
       if (kill == scenario_.scale_up_at) {
         std::cerr << "scale-up: worker 3 joins\n";
         start(3);
@@ -123,14 +130,20 @@ class ScaleoutRun {
       }
       if (kill == scenario_.scale_down_at) {
         const int slot = pick(random, retired);
+        wait_until_processing(workers_[slot]);  // up, its SIGTERM handler installed
         std::cerr << "scale-down: worker " << slot << " shuts down cleanly\n";
         EXPECT_EQ(stop(workers_[slot], SIGTERM), 0) << "worker " << slot << " did not exit cleanly; see " << workers_[slot].log;
         retired.insert(slot);
         ++outcome.scale_downs;
       }
       const int slot = pick(random, retired);
+      // A kill that lands while the victim processes records, a random moment into its
+      // transaction: not while the whole group is still rebalancing after the last one.
+      wait_until_processing(workers_[slot]);
+      std::this_thread::sleep_for(std::chrono::milliseconds(std::uniform_int_distribution<int>(0, 300)(random)));
       stop(workers_[slot], SIGKILL);
       ++outcome.kills;
+      std::cerr << "SIGKILL worker " << slot << " (" << outcome.kills << ")\n";
       std::this_thread::sleep_for(std::chrono::milliseconds(std::uniform_int_distribution<int>(0, 800)(random)));
       start(slot);
     }
@@ -154,6 +167,31 @@ class ScaleoutRun {
     return running[std::uniform_int_distribution<std::size_t>(0, running.size() - 1)(random)];
   }
 
+  // Until the worker's progress lines show its records count growing with partitions active
+  // (at most 20 s: a member may be left without partitions for a while, e.g. by the assignor).
+  void wait_until_processing(const Worker& worker) {
+    const auto deadline = Clock::now() + std::chrono::seconds(20);
+    long long seen = -1;
+    while (Clock::now() < deadline) {
+      std::ifstream log(worker.log);
+      std::string line;
+      long long records = -1;
+      int active = 0;
+      while (std::getline(log, line)) {
+        long long r = 0, commits = 0, aborts = 0;
+        int a = 0, restoring = 0;
+        if (std::sscanf(line.c_str(), "records %lld commits %lld aborts %lld active %d restoring %d", &r, &commits,
+                        &aborts, &a, &restoring) == 5) {
+          records = r;
+          active = a;
+        }
+      }
+      if (seen >= 0 && records > seen && active > 0) return;
+      if (records >= 0) seen = records;
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+  }
+
   void start(int slot) {
     if (workers_.size() <= static_cast<std::size_t>(slot)) workers_.resize(static_cast<std::size_t>(slot) + 1);
     Worker& worker = workers_[static_cast<std::size_t>(slot)];
@@ -163,7 +201,8 @@ class ScaleoutRun {
     const std::vector<std::string> args = {STREAMS_WORKER_PATH, "--bootstrap", bootstrap_, "--application",
                                            application_, "--input", input_, "--output", output_, "--state-dir",
                                            worker.state_dir.string(), "--assignment", scenario_.assignment,
-                                           "--guarantee", scenario_.guarantee};
+                                           "--guarantee", scenario_.guarantee, "--commit-interval-ms",
+                                           std::to_string(scenario_.commit_interval_ms)};
     const pid_t pid = ::fork();
     ASSERT_GE(pid, 0);
     if (pid == 0) {
@@ -199,7 +238,8 @@ class ScaleoutRun {
       const std::string name = "k" + std::to_string(key);
       producer.send(input_, key % kPartitions, name, "v");
       ++expected_[name];
-      if (i % 500 == 0) {
+      // Smoothly, so that every member always has a transaction open: a kill lands inside one.
+      if (i % 10 == 0) {
         const auto due = started + scenario_.produce_for * i / scenario_.records;
         std::this_thread::sleep_until(due);
       }
@@ -339,11 +379,12 @@ TEST_F(StreamsScaleout, OffsetsCommittedOutsideTheTransactionAreCaughtDuplicatin
   Scenario scenario;
   scenario.assignment = "range";
   scenario.guarantee = "at_least_once";
+  scenario.commit_interval_ms = 300;
   scenario.records = 30'000;
   scenario.kills = 6;
   scenario.scale_up_at = 2;
   scenario.scale_down_at = 4;
-  scenario.produce_for = std::chrono::milliseconds(12'000);
+  scenario.produce_for = std::chrono::milliseconds(25'000);
   const Outcome outcome = run(scenario);
   EXPECT_GT(outcome.duplicates, 0u) << "the at-least-once variant duplicated nothing: the check cannot catch it";
   EXPECT_EQ(outcome.losses, 0u);

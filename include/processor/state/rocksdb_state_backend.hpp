@@ -83,6 +83,15 @@ class RocksDbStateBackend : public StateBackend {
   // and every snapshot taken from it are destroyed.
   std::unique_ptr<StateSnapshot> snapshot() override;
 
+  // Bulk loading, for data that can be loaded again (e.g. a state store restored from its
+  // changelog): applies `batch` atomically like write(), but without the write-ahead log, so a
+  // crash loses the unlogged writes that no flush() has made durable — whole batches, the
+  // latest ones, never part of one. Several times faster than write() for large batches.
+  void write_unlogged(const WriteBatch& batch);
+  // Writes the memtables to table files and waits: every write before it survives a crash.
+  // Throws StateError(Storage) when the flush fails.
+  void flush();
+
   // Writes a RocksDB checkpoint (a consistent, openable copy made of hard links where
   // possible) into `target_dir`, which must not exist yet.
   void create_checkpoint(const std::filesystem::path& target_dir);

@@ -1,0 +1,523 @@
+// Exactly-once stream processing, side by side with Kafka Streams, on the same real broker and
+// the same input: per-key counting (a RocksDB store, one output record per input record, the
+// count as an 8-byte big-endian long), processing.guarantee=exactly_once_v2 there, ProcessingGuarantee::
+// ExactlyOnce here, the same commit interval. Measures:
+//   1. throughput (records/s) and CPU per record, over 12 partitions and 1,000 keys;
+//   2. restoration of one partition holding --restore-keys distinct 32-byte keys from its changelog,
+//      after the local state is lost: time and MB/s;
+//   3. failover: two members, one SIGKILLed while input flows; time from the kill to the first
+//      record the survivor processes from each partition the killed member owned.
+// The Kafka Streams side is bench/kafka-streams-peer (built by its build.sh, which prints the
+// command line to run it; pass it with --peer "CMD" or PROCESSOR_STREAMS_PEER).
+//
+//   bench_streams [--smoke] [--records N] [--restore-keys N] [--repetitions N] [--no-failover]
+//                 [--peer CMD]      (KAFKA_BOOTSTRAP: the broker; required)
+//
+// Prints the bench_common summary table and RESULT lines for scripts/bench.sh. Exit 1 when a run
+// fails (never because a target is missed).
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <iostream>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <random>
+#include <regex>
+#include <set>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "bench_common.hpp"
+#include "kafka_test_support.hpp"
+#include "processor/log.hpp"
+#include "processor/streams.hpp"
+
+namespace {
+
+using namespace processor;
+using ::bench::Result;
+using ::bench::Summary;
+using ::bench::fmt;
+using ::bench::met;
+using Clock = std::chrono::steady_clock;
+
+constexpr int kPartitions = 12;
+constexpr int kKeys = 1'000;
+constexpr int kSessionTimeoutMs = 6'000;
+constexpr int kTransactionTimeoutMs = 10'000;
+constexpr int kCommitIntervalMs = 100;
+
+struct Config {
+  std::string bootstrap;
+  std::string peer;
+  int records = 1'000'000;
+  int restore_keys = 1'000'000;
+  int repetitions = 3;
+  bool failover = true;
+  bool smoke = false;
+};
+
+double cpu_seconds() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  return static_cast<double>(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) +
+         static_cast<double>(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6;
+}
+
+std::int64_t epoch_ms() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+std::string be64(std::int64_t value) {
+  std::string out(8, '\0');
+  for (int i = 0; i < 8; ++i) out[static_cast<std::size_t>(i)] = static_cast<char>((value >> (56 - 8 * i)) & 0xff);
+  return out;
+}
+std::int64_t from_be64(const std::string& bytes) {
+  std::int64_t value = 0;
+  for (unsigned char c : bytes) value = (value << 8) | c;
+  return value;
+}
+
+std::string key_of(int index, int width) {
+  char text[64];
+  std::snprintf(text, sizeof text, "k%0*d", width - 1, index);
+  return text;
+}
+
+// Creates `topic` and fills it: `records` records; key i % keys (or every key once when
+// keys == records), `key_bytes` long, on partition key % partitions.
+void make_input(const Config& config, const std::string& topic, int partitions, int records, int keys, int key_bytes) {
+  testing::create_topic(config.bootstrap, topic, partitions);
+  testing::Producer producer(config.bootstrap, {{"linger.ms", "20"}, {"batch.size", "1000000"}});
+  std::mt19937 random(11);
+  for (int i = 0; i < records; ++i) {
+    const int key = keys == records ? i : std::uniform_int_distribution<int>(0, keys - 1)(random);
+    producer.send(topic, key % partitions, key_of(key, key_bytes), "v");
+  }
+  producer.flush(std::chrono::minutes(5));
+}
+
+streams::StreamProcessorOptions processor_options(const Config& config, const std::string& application,
+                                                  const std::string& input, const std::filesystem::path& state_dir) {
+  streams::StreamProcessorOptions options;
+  options.application_id = application;
+  options.input_topic = input;
+  options.stores = {"counts"};
+  options.state_dir = state_dir;
+  options.commit_interval = std::chrono::milliseconds(kCommitIntervalMs);
+  options.transaction_timeout = std::chrono::milliseconds(kTransactionTimeoutMs);
+  options.properties = {{"bootstrap.servers", config.bootstrap},
+                        {"session.timeout.ms", std::to_string(kSessionTimeoutMs)},
+                        {"heartbeat.interval.ms", std::to_string(kSessionTimeoutMs / 4)},
+                        {"log_level", "3"}};
+  return options;
+}
+
+// The counting function: the count as an 8-byte big-endian long in the store and the output.
+streams::RecordFunction count_into(const std::string& output, std::function<void(const kafka::ConsumedRecord&)> seen) {
+  return [output, seen](const kafka::ConsumedRecord& record, streams::RecordContext& context) {
+    streams::PartitionStore& counts = context.store(std::size_t{0});
+    const auto current = counts.get(record.key);
+    const std::string next = be64((current ? from_be64(*current) : 0) + 1);
+    counts.put(record.key, next);
+    context.output().send(output, record.key, next, record.partition);
+    if (seen) seen(record);
+  };
+}
+
+struct Throughput {
+  double seconds = 0;
+  double records_per_second = 0;
+  double cpu_ns_per_record = 0;
+};
+
+Throughput ours_throughput(const Config& config, const std::string& input, int records) {
+  const std::string application = testing::unique_name("bench-ours");
+  const std::string output = application + "-output";
+  testing::create_topic(config.bootstrap, output, kPartitions);
+  bench::TempDir state("streams");
+  Clock::time_point first{};
+  double cpu_first = 0;
+  streams::StreamProcessor processor(processor_options(config, application, input, state.path()),
+                                     count_into(output, [&](const kafka::ConsumedRecord&) {
+                                       if (first == Clock::time_point{}) {
+                                         first = Clock::now();
+                                         cpu_first = cpu_seconds();
+                                       }
+                                     }));
+  const auto deadline = Clock::now() + std::chrono::minutes(10);
+  while (processor.stats().records < static_cast<std::uint64_t>(records)) {
+    if (Clock::now() > deadline) throw std::runtime_error("ours: throughput run timed out");
+    processor.poll();
+  }
+  const double seconds = std::chrono::duration<double>(Clock::now() - first).count();
+  const double cpu = cpu_seconds() - cpu_first;
+  processor.close();
+  return {seconds, records / seconds, cpu * 1e9 / records};
+}
+
+// Runs the peer, returns the fields of its "PEER {json}" line.
+std::map<std::string, double> run_peer(const Config& config, const std::string& arguments) {
+  const std::string command = config.peer + " " + arguments + " 2>/tmp/bench-streams-peer.log";
+  FILE* pipe = ::popen(command.c_str(), "r");
+  if (pipe == nullptr) throw std::runtime_error("cannot run the Kafka Streams peer: " + command);
+  std::string line;
+  std::string result;
+  char buffer[4096];
+  while (std::fgets(buffer, sizeof buffer, pipe) != nullptr) {
+    line = buffer;
+    if (line.rfind("PEER ", 0) == 0) result = line.substr(5);
+  }
+  const int status = ::pclose(pipe);
+  if (status != 0 || result.empty()) {
+    throw std::runtime_error("the Kafka Streams peer failed (exit " + std::to_string(status) +
+                             "); its log: /tmp/bench-streams-peer.log; command: " + command);
+  }
+  std::map<std::string, double> fields;
+  static const std::regex number_field("\"([a-z_]+)\"\\s*:\\s*(-?[0-9.eE+-]+)");
+  for (std::sregex_iterator it(result.begin(), result.end(), number_field), end; it != end; ++it) {
+    fields[(*it)[1].str()] = std::stod((*it)[2].str());
+  }
+  return fields;
+}
+
+double field(const std::map<std::string, double>& fields, const char* name) {
+  const auto it = fields.find(name);
+  if (it == fields.end()) throw std::runtime_error(std::string("the peer's result has no ") + name);
+  return it->second;
+}
+
+std::string peer_common(const std::string& application) {
+  return " --bootstrap " + std::string(std::getenv("KAFKA_BOOTSTRAP")) + " --application-id " + application +
+         " --commit-interval-ms " + std::to_string(kCommitIntervalMs) + " --session-timeout-ms " +
+         std::to_string(kSessionTimeoutMs) + " --transaction-timeout-ms " + std::to_string(kTransactionTimeoutMs);
+}
+
+struct Restore {
+  double seconds = 0;
+  std::uint64_t records = 0;
+  std::uint64_t bytes = 0;
+};
+
+Restore ours_restore(const Config& config, const std::string& input, int records) {
+  const std::string application = testing::unique_name("bench-ours-restore");
+  const std::string output = application + "-output";
+  testing::create_topic(config.bootstrap, output, 1);
+  bench::TempDir state("streams-restore");
+  {
+    streams::StreamProcessor processor(processor_options(config, application, input, state.path()),
+                                       count_into(output, {}));
+    const auto deadline = Clock::now() + std::chrono::minutes(10);
+    while (processor.stats().records < static_cast<std::uint64_t>(records)) {
+      if (Clock::now() > deadline) throw std::runtime_error("ours: restore phase 1 timed out");
+      processor.poll();
+    }
+  }
+  std::filesystem::remove_all(state.path());
+  std::optional<streams::RestoreProgress> done;
+  auto options = processor_options(config, application, input, state.path());
+  options.on_restore_progress = [&](const streams::RestoreProgress& progress) {
+    if (progress.done) done = progress;
+  };
+  streams::StreamProcessor processor(options, count_into(output, {}));
+  const auto deadline = Clock::now() + std::chrono::minutes(5);
+  while (!done) {
+    if (Clock::now() > deadline) throw std::runtime_error("ours: restoration timed out");
+    processor.poll();
+  }
+  return {std::chrono::duration<double>(done->elapsed).count(), done->records, done->bytes};
+}
+
+// ---- Failover: members are this binary in --member mode, one line per event on stdout:
+//   active <partition>          processing of the partition started (restored, positioned)
+//   first <partition> <epoch ms> the first record processed from it since
+int member_main(const std::map<std::string, std::string>& args) {
+  set_log_level(LogLevel::Warning);
+  Config config;
+  config.bootstrap = args.at("bootstrap");
+  std::set<std::int32_t> waiting;  // active, no record yet
+  streams::StreamProcessor processor(
+      processor_options(config, args.at("application"), args.at("input"), args.at("state-dir")),
+      count_into(args.at("output"), [&](const kafka::ConsumedRecord& record) {
+        if (waiting.erase(record.partition) > 0) {
+          std::printf("first %d %lld\n", record.partition, static_cast<long long>(epoch_ms()));
+          std::fflush(stdout);
+        }
+      }));
+  std::set<std::int32_t> active;
+  for (;;) {
+    processor.poll();
+    std::set<std::int32_t> now;
+    for (const auto& tp : processor.active_partitions()) now.insert(tp.partition);
+    for (const auto partition : now) {
+      if (active.count(partition) == 0) {
+        waiting.insert(partition);
+        std::printf("active %d\n", partition);
+        std::fflush(stdout);
+      }
+    }
+    active = now;
+  }
+}
+
+struct Member {
+  pid_t pid = -1;
+  std::thread reader;
+  std::mutex mutex;
+  std::set<int> active;
+  std::map<int, std::int64_t> first;  // partition -> epoch ms of the first record since active
+};
+
+void spawn_member(Member& member, const std::vector<std::string>& args) {
+  int out[2];
+  if (::pipe(out) != 0) throw std::runtime_error("pipe failed");
+  member.pid = ::fork();
+  if (member.pid == 0) {
+    ::dup2(out[1], 1);
+    ::close(out[0]);
+    ::close(out[1]);
+    std::vector<char*> argv;
+    for (const auto& arg : args) argv.push_back(const_cast<char*>(arg.c_str()));
+    argv.push_back(nullptr);
+    ::execv("/proc/self/exe", argv.data());
+    ::_exit(127);
+  }
+  ::close(out[1]);
+  member.reader = std::thread([&member, fd = out[0]] {
+    FILE* in = ::fdopen(fd, "r");
+    char line[256];
+    while (std::fgets(line, sizeof line, in) != nullptr) {
+      int partition = 0;
+      long long at = 0;
+      std::lock_guard<std::mutex> lock(member.mutex);
+      if (std::sscanf(line, "active %d", &partition) == 1) {
+        member.active.insert(partition);
+        member.first.erase(partition);
+      } else if (std::sscanf(line, "first %d %lld", &partition, &at) == 2) {
+        member.first[partition] = at;
+      }
+    }
+    std::fclose(in);
+  });
+}
+
+struct Failover {
+  double first_seconds = 0;
+  double last_seconds = 0;
+  std::size_t partitions = 0;
+};
+
+Failover ours_failover(const Config& config) {
+  const std::string application = testing::unique_name("bench-ours-failover");
+  const std::string input = application + "-input";
+  const std::string output = application + "-output";
+  testing::create_topic(config.bootstrap, input, kPartitions);
+  testing::create_topic(config.bootstrap, output, kPartitions);
+  bench::TempDir state("streams-failover");
+  std::atomic<bool> producing{true};
+  std::thread producer([&] {
+    testing::Producer p(config.bootstrap);
+    int i = 0;
+    while (producing) {
+      for (int k = 0; k < 20; ++k, ++i) p.send(input, (i % kKeys) % kPartitions, key_of(i % kKeys, 6), "v");
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));  // ~2,000 records/s
+    }
+    p.flush();
+  });
+  Member members[2];
+  for (int m = 0; m < 2; ++m) {
+    spawn_member(members[m], {"bench_streams", "--member", "--bootstrap", config.bootstrap, "--application",
+                              application, "--input", input, "--output", output, "--state-dir",
+                              (state.path() / std::to_string(m)).string()});
+  }
+  auto owned = [](Member& member) {
+    std::lock_guard<std::mutex> lock(member.mutex);
+    return member.active;
+  };
+  const auto deadline = Clock::now() + std::chrono::seconds(60);
+  while (owned(members[0]).size() + owned(members[1]).size() < kPartitions || owned(members[0]).empty() ||
+         owned(members[1]).empty()) {
+    if (Clock::now() > deadline) throw std::runtime_error("ours: the two members never shared the partitions");
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  std::this_thread::sleep_for(std::chrono::seconds(3));
+  const std::set<int> killed = owned(members[0]);
+  const std::int64_t killed_at = epoch_ms();
+  ::kill(members[0].pid, SIGKILL);
+  ::waitpid(members[0].pid, nullptr, 0);
+  Failover result;
+  result.partitions = killed.size();
+  const auto wait_until = Clock::now() + std::chrono::seconds(90);
+  for (;;) {
+    std::vector<std::int64_t> times;
+    {
+      std::lock_guard<std::mutex> lock(members[1].mutex);
+      for (const int partition : killed) {
+        const auto it = members[1].first.find(partition);
+        if (it != members[1].first.end() && members[1].active.count(partition) > 0) times.push_back(it->second);
+      }
+    }
+    if (times.size() == killed.size()) {
+      result.first_seconds = (*std::min_element(times.begin(), times.end()) - killed_at) / 1000.0;
+      result.last_seconds = (*std::max_element(times.begin(), times.end()) - killed_at) / 1000.0;
+      break;
+    }
+    if (Clock::now() > wait_until) throw std::runtime_error("ours: the survivor never took over");
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  ::kill(members[1].pid, SIGKILL);
+  ::waitpid(members[1].pid, nullptr, 0);
+  for (auto& member : members) member.reader.join();
+  producing = false;
+  producer.join();
+  return result;
+}
+
+double median_of(std::vector<double> values) { return bench::median(std::move(values)); }
+
+int run(const Config& config) {
+  Summary summary("bench_streams");
+  std::cout << "bench_streams: " << bench::machine_line() << std::endl;
+  const bool peer = !config.peer.empty();
+  if (!peer) summary.note("no Kafka Streams peer (--peer or PROCESSOR_STREAMS_PEER): ours only");
+
+  // 1. Throughput and CPU per record, alternating ours and the peer on one input.
+  const std::string input = testing::unique_name("bench-streams-input");
+  make_input(config, input, kPartitions, config.records, kKeys, 6);
+  std::vector<double> ours_rate, ours_cpu, peer_rate, peer_cpu;
+  for (int r = 0; r < config.repetitions; ++r) {
+    const Throughput ours = ours_throughput(config, input, config.records);
+    std::cout << "ours: " << fmt(ours.records_per_second) << " records/s, " << fmt(ours.cpu_ns_per_record)
+              << " ns CPU/record" << std::endl;
+    ours_rate.push_back(ours.records_per_second);
+    ours_cpu.push_back(ours.cpu_ns_per_record);
+    if (peer) {
+      const std::string application = testing::unique_name("bench-ks");
+      testing::create_topic(config.bootstrap, application + "-output", kPartitions);
+      const auto fields = run_peer(config, "throughput" + peer_common(application) + " --input " + input +
+                                               " --output " + application + "-output --records " +
+                                               std::to_string(config.records));
+      std::cout << "Kafka Streams: " << fmt(field(fields, "records_per_s")) << " records/s, "
+                << fmt(field(fields, "cpu_ns_per_record")) << " ns CPU/record" << std::endl;
+      peer_rate.push_back(field(fields, "records_per_s"));
+      peer_cpu.push_back(field(fields, "cpu_ns_per_record"));
+    }
+  }
+  const std::string size = std::to_string(config.records) + " records";
+  if (peer) {
+    const double rate_ratio = median_of(ours_rate) / median_of(peer_rate);
+    const double cpu_ratio = median_of(ours_cpu) / median_of(peer_cpu);
+    summary.add(Result{"EOS throughput records/s (" + size + ", vs Kafka Streams)", fmt(median_of(ours_rate)),
+                       fmt(median_of(peer_rate)), fmt(rate_ratio) + "x", ">= 2x", met(rate_ratio >= 2)});
+    summary.add(Result{"EOS CPU ns/record (vs Kafka Streams)", fmt(median_of(ours_cpu)), fmt(median_of(peer_cpu)),
+                       fmt(cpu_ratio) + "x", "<= 0.5x", met(cpu_ratio <= 0.5)});
+  } else {
+    summary.add(Result{"EOS throughput records/s (" + size + ")", fmt(median_of(ours_rate))});
+    summary.add(Result{"EOS CPU ns/record", fmt(median_of(ours_cpu))});
+  }
+
+  // 2. Restoration of one partition from its changelog.
+  const std::string restore_input = testing::unique_name("bench-streams-restore");
+  make_input(config, restore_input, 1, config.restore_keys, config.restore_keys, 32);
+  const Restore ours = ours_restore(config, restore_input, config.restore_keys);
+  const double ours_mb = ours.bytes / 1e6;
+  std::cout << "ours: restored " << ours.records << " records, " << fmt(ours_mb) << " MB in " << fmt(ours.seconds)
+            << " s" << std::endl;
+  const std::string keys = std::to_string(config.restore_keys) + " keys";
+  const double ours_rate_mb = ours_mb / ours.seconds;
+  summary.add(Result{"restore MB/s (" + keys + ", " + fmt(ours_mb) + " MB)", fmt(ours_rate_mb), "100 MB/s floor",
+                     fmt(ours_rate_mb / 100) + "x", ">= 1x", met(ours_rate_mb >= 100)});
+  if (peer) {
+    const std::string application = testing::unique_name("bench-ks-restore");
+    testing::create_topic(config.bootstrap, application + "-output", 1);
+    const auto fields = run_peer(config, "restore" + peer_common(application) + " --input " + restore_input +
+                                             " --output " + application + "-output --records " +
+                                             std::to_string(config.restore_keys));
+    const double peer_seconds = field(fields, "restore_seconds");
+    std::cout << "Kafka Streams: restored " << field(fields, "restored_records") << " records in " << fmt(peer_seconds)
+              << " s" << std::endl;
+    summary.add(Result{"restore seconds (" + keys + ", vs Kafka Streams)", fmt(ours.seconds), fmt(peer_seconds),
+                       fmt(ours.seconds / peer_seconds) + "x", "<= 0.5x", met(ours.seconds <= 0.5 * peer_seconds)});
+  }
+
+  // 3. Failover.
+  if (config.failover) {
+    const Failover ours_failover_result = ours_failover(config);
+    std::cout << "ours: failover of " << ours_failover_result.partitions << " partitions: first record after "
+              << fmt(ours_failover_result.first_seconds) << " s, last partition after "
+              << fmt(ours_failover_result.last_seconds) << " s" << std::endl;
+    const std::string what = "failover s, kill to last partition's first record (session " +
+                             std::to_string(kSessionTimeoutMs / 1000) + " s)";
+    if (peer) {
+      const std::string application = testing::unique_name("bench-ks-failover");
+      const std::string topic = application + "-input";
+      testing::create_topic(config.bootstrap, topic, kPartitions);
+      testing::create_topic(config.bootstrap, application + "-output", kPartitions);
+      const auto fields = run_peer(config, "failover" + peer_common(application) + " --input " + topic + " --output " +
+                                               application + "-output --rate 2000 --warmup-s 10");
+      const double peer_last = field(fields, "failover_seconds_last");
+      summary.add(Result{what + ", vs Kafka Streams", fmt(ours_failover_result.last_seconds), fmt(peer_last),
+                         fmt(ours_failover_result.last_seconds / peer_last) + "x", "-", "-"});
+    } else {
+      summary.add(Result{what, fmt(ours_failover_result.last_seconds)});
+    }
+  }
+  summary.print(std::cout);
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    std::map<std::string, std::string> args;
+    bool member = false;
+    Config config;
+    for (int i = 1; i < argc; ++i) {
+      const std::string arg = argv[i];
+      if (arg == "--member") {
+        member = true;
+      } else if (arg == "--smoke") {
+        config.smoke = true;
+      } else if (arg == "--no-failover") {
+        config.failover = false;
+      } else if (arg.rfind("--", 0) == 0 && i + 1 < argc) {
+        args[arg.substr(2)] = argv[++i];
+      } else {
+        throw std::invalid_argument("unexpected argument " + arg);
+      }
+    }
+    if (member) return member_main(args);
+    set_log_level(LogLevel::Warning);
+    const char* bootstrap = std::getenv("KAFKA_BOOTSTRAP");
+    if (bootstrap == nullptr || *bootstrap == '\0') throw std::invalid_argument("KAFKA_BOOTSTRAP is not set");
+    config.bootstrap = bootstrap;
+    if (const char* peer = std::getenv("PROCESSOR_STREAMS_PEER")) config.peer = peer;
+    if (args.count("peer")) config.peer = args["peer"];
+    if (config.smoke) {
+      config.records = 20'000;
+      config.restore_keys = 20'000;
+      config.repetitions = 1;
+      config.failover = false;
+    }
+    if (args.count("records")) config.records = std::stoi(args["records"]);
+    if (args.count("restore-keys")) config.restore_keys = std::stoi(args["restore-keys"]);
+    if (args.count("repetitions")) config.repetitions = std::stoi(args["repetitions"]);
+    return run(config);
+  } catch (const std::exception& error) {
+    std::cerr << "bench_streams: FAILED: " << error.what() << std::endl;
+    return 1;
+  }
+}
