@@ -38,11 +38,14 @@ import org.apache.kafka.clients.admin.LogDirDescription;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.admin.ReplicaInfo;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.errors.TopicExistsException;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.apache.kafka.common.serialization.Serdes;
 import org.apache.kafka.common.serialization.StringSerializer;
@@ -595,6 +598,41 @@ public final class StreamsPeer {
     }
   }
 
+  /**
+   * The committed records of a topic, read from the start with a read_committed consumer:
+   * {count, sum of key and value sizes}. Transaction markers and record overhead not counted.
+   */
+  static long[] topicPayload(String bootstrap, String topic, long deadlineNanos) {
+    Properties p = new Properties();
+    p.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
+    p.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
+    p.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
+    p.put(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, 10_000);
+    long count = 0;
+    long bytes = 0;
+    try (KafkaConsumer<byte[], byte[]> consumer =
+        new KafkaConsumer<>(p, new ByteArrayDeserializer(), new ByteArrayDeserializer())) {
+      List<TopicPartition> tps = new ArrayList<>();
+      consumer.partitionsFor(topic).forEach(i -> tps.add(new TopicPartition(topic, i.partition())));
+      consumer.assign(tps);
+      consumer.seekToBeginning(tps);
+      Map<TopicPartition, Long> end = consumer.endOffsets(tps);
+      while (true) {
+        boolean done = true;
+        for (TopicPartition tp : tps) {
+          if (consumer.position(tp) < end.get(tp)) done = false;
+        }
+        if (done) break;
+        if (System.nanoTime() - deadlineNanos > 0) throw new Fail("timeout: reading " + topic);
+        for (ConsumerRecord<byte[], byte[]> r : consumer.poll(Duration.ofMillis(200))) {
+          count++;
+          bytes += (r.key() == null ? 0 : r.key().length) + (r.value() == null ? 0 : r.value().length);
+        }
+      }
+    }
+    return new long[] {count, bytes};
+  }
+
   static void restore(Options o) throws Exception {
     o.allow(concat(Common.NAMES, "input", "output", "records"));
     Common c = Common.of(o);
@@ -642,6 +680,9 @@ public final class StreamsPeer {
         log("warning: phase 2 processed %d records (expected none)", none.processed.get());
       }
       long bytes = topicLogBytes(c.bootstrap, changelog);
+      long[] payload = topicPayload(c.bootstrap, changelog, deadline);
+      log("changelog %s: %d bytes on disk; %d committed records, %d bytes of keys and values",
+          changelog, bytes, payload[0], payload[1]);
       double seconds = (listener.endNanos - listener.startNanos) / 1e9;
       result(new Json()
           .put("mode", "restore")
@@ -650,6 +691,8 @@ public final class StreamsPeer {
           .put("restore_seconds", seconds)
           .put("restored_bytes", bytes)
           .put("restored_bytes_source", "describeLogDirs")
+          .put("changelog_payload_bytes", payload[1])
+          .put("restore_batches", listener.batches.get())
           .put("mb_per_s", div(bytes / 1e6, seconds))
           .put("phase1_seconds", phase1));
     } finally {
