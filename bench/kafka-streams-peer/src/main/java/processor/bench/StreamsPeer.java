@@ -301,8 +301,6 @@ public final class StreamsPeer {
     p.put(StreamsConfig.STATESTORE_CACHE_MAX_BYTES_CONFIG, 0L);
     p.put(StreamsConfig.REPLICATION_FACTOR_CONFIG, 1);
     p.put(StreamsConfig.STATE_DIR_CONFIG, stateDir.toString());
-    // No global stores here; set only to silence a deprecation warning on every start.
-    p.put("processing.exception.handler.global.enabled", true);
     p.put(StreamsConfig.consumerPrefix(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG), "earliest");
     p.put(StreamsConfig.consumerPrefix(ConsumerConfig.SESSION_TIMEOUT_MS_CONFIG),
         (int) c.sessionTimeoutMs);
@@ -706,7 +704,8 @@ public final class StreamsPeer {
    * A member of the failover group: runs the app and reports on stdout, one event a line,
    * {@code INIT p ms} (the task of input partition p started on this member), {@code FIRST p ms}
    * (its first record processed since), {@code CLOSE p ms} (the task left this member); ms is
-   * the epoch time. Exits when its stdin closes (the parent stopped it or died).
+   * the epoch time; also {@code STATE S ms} for each change of the KafkaStreams state. Exits
+   * when its stdin closes (the parent stopped it or died).
    */
   static void failoverMember(Options o) throws Exception {
     o.allow(concat(Common.NAMES, "input", "output"));
@@ -744,6 +743,14 @@ public final class StreamsPeer {
       }
     };
     App app = new App(topology(o.str("input"), o.str("output"), observer), streamsProps(c, dir));
+    app.streams.setStateListener((now, before) -> {
+      app.state.set(now);
+      long ms = System.currentTimeMillis();
+      synchronized (lock) {
+        OUT.println("STATE " + now + " " + ms);
+        OUT.flush();
+      }
+    });
     app.streams.start();
     // Stop when the parent closes our stdin.
     try {
@@ -767,7 +774,7 @@ public final class StreamsPeer {
     final Process process;
     final Map<Integer, Long> owned = new ConcurrentHashMap<>(); // partition -> INIT ms
     final Map<Integer, List<Long>> firsts = new ConcurrentHashMap<>(); // partition -> FIRST ms
-    final AtomicLong records = new AtomicLong();
+    final List<String> states = Collections.synchronizedList(new ArrayList<>()); // "S ms"
     final Thread reader;
 
     Member(String name, Process process) {
@@ -785,7 +792,9 @@ public final class StreamsPeer {
         while ((line = r.readLine()) != null) {
           String[] f = line.trim().split(" ");
           try {
-            if (f.length == 3) {
+            if (f.length == 3 && f[0].equals("STATE")) {
+              states.add(f[1] + " " + f[2]);
+            } else if (f.length == 3) {
               int p = Integer.parseInt(f[1]);
               long ms = Long.parseLong(f[2]);
               switch (f[0]) {
@@ -974,6 +983,20 @@ public final class StreamsPeer {
       long first = Collections.min(taken.values()) - killMs;
       long last = Collections.max(taken.values()) - killMs;
       log("failover: partitions %s taken over %d..%d ms after the kill", taken.keySet(), first, last);
+      List<String> after = new ArrayList<>();
+      synchronized (survivor.states) {
+        for (String st : survivor.states) {
+          long ms = Long.parseLong(st.substring(st.indexOf(' ') + 1));
+          if (ms >= killMs) after.add(st.substring(0, st.indexOf(' ')) + " +" + (ms - killMs) + " ms");
+        }
+      }
+      List<String> inits = new ArrayList<>();
+      for (int p : killed) {
+        Long ms = survivor.owned.get(p);
+        if (ms != null && ms >= killMs) inits.add(p + ":+" + (ms - killMs));
+      }
+      log("failover: after the kill the survivor went %s; its tasks of the killed partitions"
+          + " started at (ms after the kill) %s", after, inits);
       load.close();
       survivor.stop(Duration.ofSeconds(40));
       result(new Json()
