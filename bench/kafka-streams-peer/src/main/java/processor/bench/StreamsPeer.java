@@ -499,6 +499,7 @@ public final class StreamsPeer {
     String output = o.str("output");
     long n = o.num("records");
     if (n <= 0) throw new Fail("--records must be positive");
+    inputPartitions(c.bootstrap, input);
     Path dir = stateDir(c);
     Progress progress = new Progress(n);
     App app = new App(topology(input, output, progress), streamsProps(c, dir));
@@ -631,6 +632,24 @@ public final class StreamsPeer {
     return new long[] {count, bytes};
   }
 
+  /**
+   * The partition count of the input topic, failing at once when it does not exist (Kafka
+   * Streams would wait for it, and a producer would create it with the broker's defaults).
+   */
+  static int inputPartitions(String bootstrap, String topic) throws Exception {
+    try (Admin admin = Admin.create(adminProps(bootstrap))) {
+      try {
+        return admin.describeTopics(List.of(topic)).allTopicNames().get(60, TimeUnit.SECONDS)
+            .get(topic).partitions().size();
+      } catch (java.util.concurrent.ExecutionException e) {
+        if (e.getCause() instanceof org.apache.kafka.common.errors.UnknownTopicOrPartitionException) {
+          throw new Fail("input topic " + topic + " does not exist");
+        }
+        throw e;
+      }
+    }
+  }
+
   static void restore(Options o) throws Exception {
     o.allow(concat(Common.NAMES, "input", "output", "records"));
     Common c = Common.of(o);
@@ -638,6 +657,7 @@ public final class StreamsPeer {
     String output = o.str("output");
     long n = o.num("records");
     if (n <= 0) throw new Fail("--records must be positive");
+    inputPartitions(c.bootstrap, input);
     Path dir = stateDir(c);
     long deadline = c.deadlineNanos(System.nanoTime());
     String changelog = c.applicationId + "-" + STORE + "-changelog";
@@ -927,6 +947,11 @@ public final class StreamsPeer {
     double rate = o.dbl("rate", 1000);
     long warmupS = o.num("warmup-s", 10);
     long deadline = c.deadlineNanos(System.nanoTime());
+    int partitions = inputPartitions(c.bootstrap, input);
+    if (partitions < 2) {
+      throw new Fail("input topic " + input + " has " + partitions
+          + " partition(s): two members need at least 2");
+    }
     Path root = Files.createTempDirectory("streams-peer-failover-");
     List<Member> members = new ArrayList<>();
     Thread hook = new Thread(() -> members.forEach(m -> m.process.destroyForcibly()));
@@ -940,14 +965,28 @@ public final class StreamsPeer {
       Member survivor = members.get(1);
 
       // Both process records; then W seconds more, and a stable split (each owns some tasks).
+      long nextLog0 = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
       while (!(victim.processing() && survivor.processing())) {
         failoverCheck(members, load, deadline, "both members processing records");
+        if (System.nanoTime() - nextLog0 > 0) {
+          log("waiting for both members to process records: %s owns %s, %s owns %s",
+              victim.name, new TreeSet<>(victim.owned.keySet()), survivor.name,
+              new TreeSet<>(survivor.owned.keySet()));
+          nextLog0 = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+        }
         Thread.sleep(50);
       }
       log("both members are processing; warming up for %d s", warmupS);
       long warmEnd = System.nanoTime() + TimeUnit.SECONDS.toNanos(warmupS);
+      long nextLog = warmEnd + TimeUnit.SECONDS.toNanos(5);
       while (System.nanoTime() - warmEnd < 0 || victim.owned.isEmpty() || survivor.owned.isEmpty()) {
         failoverCheck(members, load, deadline, "both members owning tasks");
+        if (System.nanoTime() - nextLog > 0) {
+          log("waiting for both members to own tasks: %s owns %s, %s owns %s", victim.name,
+              new TreeSet<>(victim.owned.keySet()), survivor.name,
+              new TreeSet<>(survivor.owned.keySet()));
+          nextLog = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+        }
         Thread.sleep(50);
       }
       Set<Integer> killed = new TreeSet<>(victim.owned.keySet());
@@ -1039,7 +1078,7 @@ public final class StreamsPeer {
     String topic = o.str("topic");
     int partitions = (int) o.num("partitions", 1);
     long n = o.num("records");
-    long k = o.num("distinct-keys", n);
+    long k = o.num("distinct-keys", Math.max(1, n));
     int keyBytes = (int) o.num("key-bytes", 8);
     int valueBytes = (int) o.num("value-bytes", 8);
     long timeoutS = o.num("timeout-s", 300);
