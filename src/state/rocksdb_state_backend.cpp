@@ -356,6 +356,21 @@ void RocksDbStateBackend::write_unlogged(const WriteBatch& batch) {
   database.apply(rocks_batch, "unlogged write batch", true);
 }
 
+void RocksDbStateBackend::write_unlogged(std::span<const UnloggedWrite> writes) {
+  const auto& database = *impl_->database;
+  std::size_t bytes = 0;
+  for (const auto& write : writes) bytes += write.key.size() + (write.value ? write.value->size() : 0);
+  rocksdb::WriteBatch rocks_batch(write_batch_bytes(writes.size(), bytes));
+  for (const auto& write : writes) {
+    if (write.value) {
+      database.check(rocks_batch.Put(to_slice(write.key), to_slice(*write.value)), "write batch put", write.key);
+    } else {
+      database.check(rocks_batch.Delete(to_slice(write.key)), "write batch remove", write.key);
+    }
+  }
+  database.apply(rocks_batch, "unlogged write batch", true);
+}
+
 void RocksDbStateBackend::flush() { impl_->database->flush(); }
 
 void RocksDbStateBackend::write(const WriteBatch& batch) {

@@ -84,7 +84,7 @@ bool ChangelogRestorer::add(StorePartition& store, const std::string& changelog)
   if (entry.start == high) {
     // Nothing past the position, and nothing before it undecided (a local position only ever
     // passes decided records): restored as it is, without reading the changelog.
-    if (store.position() != high) store.commit_restored(entry.batch, high);
+    if (store.position() != high) store.commit_restored(high);
     store.finish_restore();
     report(entry, high, true);
     ++counters_.completed;
@@ -124,8 +124,8 @@ void ChangelogRestorer::restart_from_start(Entry& entry, const char* why) {
                            entry.store->partition(), ": ", why, ": wiping the local state and restoring from the start");
   ++counters_.wiped;
   entry.store->wipe();
-  entry.batch.clear();
   entry.batch_next = -1;
+  entry.batch_records = 0;
   entry.start = entry.next = RD_KAFKA_OFFSET_BEGINNING;
   reassign();
 }
@@ -200,7 +200,8 @@ std::vector<std::int32_t> ChangelogRestorer::poll(std::chrono::milliseconds time
               std::string_view(static_cast<const char*>(message->payload), message->len),
               entry.topic + ":" + std::to_string(message->partition) + "@" + std::to_string(message->offset));
         }
-        entry.store->add_restored(entry.batch, key, value);
+        entry.store->add_restored(key, value);
+        ++entry.batch_records;
         entry.at_end = false;
         entry.batch_next = std::max(entry.batch_next, message->offset + 1);
         ++entry.records;
@@ -217,9 +218,10 @@ std::vector<std::int32_t> ChangelogRestorer::poll(std::chrono::milliseconds time
   const auto now = Clock::now();
   for (auto it = entries_.begin(); it != entries_.end();) {
     Entry& entry = *it;
-    if (entry.batch_next > entry.next || !entry.batch.empty()) {
+    if (entry.batch_next > entry.next || entry.batch_records > 0) {
       const std::int64_t next = std::max(entry.next, entry.batch_next);
-      entry.store->commit_restored(entry.batch, next);
+      entry.store->commit_restored(next);
+      entry.batch_records = 0;
       entry.next = next;
     }
     // At the end of what read_committed may read: done if that is the high watermark, else a
@@ -228,10 +230,7 @@ std::vector<std::int32_t> ChangelogRestorer::poll(std::chrono::milliseconds time
       entry.end_checked = now;
       entry.end = offsets_of(entry.topic, entry.store->partition()).second;
       if (entry.next >= entry.end) {
-        if (entry.store->position() != entry.next) {
-          state::WriteBatch none;
-          entry.store->commit_restored(none, entry.next);
-        }
+        if (entry.store->position() != entry.next) entry.store->commit_restored(entry.next);
         entry.store->finish_restore();
         report(entry, entry.end, true);
         ++counters_.completed;

@@ -71,8 +71,8 @@ class ChangelogRestorer {
     std::uint64_t bytes = 0;
     std::chrono::steady_clock::time_point started;
     std::chrono::steady_clock::time_point last_report;
-    state::WriteBatch batch;
-    std::int64_t batch_next = -1;  // `next` once the batch is written
+    std::size_t batch_records = 0;  // records queued in the store partition, not yet written
+    std::int64_t batch_next = -1;   // `next` once they are written
     std::int64_t end = 0;          // the high watermark, as last read
     bool at_end = false;           // read_committed reached its end (the last stable offset)
     std::chrono::steady_clock::time_point end_checked;

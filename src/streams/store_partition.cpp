@@ -1,5 +1,7 @@
 #include "streams/store_partition.hpp"
 
+#include <algorithm>
+
 #include "streams/changelog_format.hpp"
 #include "streams/state_keys.hpp"
 
@@ -60,6 +62,8 @@ void StorePartition::wipe() {
   db_.remove(position_key_);
   position_.reset();
   dirty_.clear();
+  restored_.clear();
+  restored_bytes_.clear();
   constexpr std::size_t kKeysPerWrite = 10'000;
   state::WriteBatch batch;
   // Collect first, remove after: no write while the scan iterates.
@@ -75,19 +79,36 @@ void StorePartition::wipe() {
   if (!batch.empty()) db_.write(batch);
 }
 
-void StorePartition::add_restored(state::WriteBatch& batch, std::string_view key,
-                                  const std::optional<std::string_view>& value) {
+void StorePartition::add_restored(std::string_view key, const std::optional<std::string_view>& value) {
+  Restored& restored = restored_.emplace_back();
+  restored.key = restored_bytes_.size();
+  restored.key_size = prefix_.size() + key.size();
+  restored_bytes_.append(prefix_).append(key);
+  restored.value = restored_bytes_.size();
   if (value) {
-    batch.put(data_key(key), *value);
+    restored.value_size = value->size();
+    restored_bytes_.append(*value);
   } else {
-    batch.remove(data_key(key));
+    restored.tombstone = true;
   }
 }
 
-void StorePartition::commit_restored(state::WriteBatch& batch, std::int64_t position) {
-  batch.put(position_key_, encode_position(position));
-  db_.write_unlogged(batch);
-  batch.clear();
+void StorePartition::commit_restored(std::int64_t position) {
+  std::vector<state::RocksDbStateBackend::UnloggedWrite> writes;
+  writes.reserve(restored_.size() + 1);
+  const std::string_view bytes = restored_bytes_;
+  for (const auto& restored : restored_) {
+    writes.push_back({bytes.substr(restored.key, restored.key_size),
+                      restored.tombstone ? std::nullopt
+                                         : std::optional<std::string_view>(bytes.substr(restored.value, restored.value_size))});
+  }
+  // Stable: of two records of one key, the later still comes later, and wins.
+  std::stable_sort(writes.begin(), writes.end(), [](const auto& a, const auto& b) { return a.key < b.key; });
+  const std::string encoded = encode_position(position);
+  writes.push_back({position_key_, encoded});
+  db_.write_unlogged(writes);
+  restored_.clear();
+  restored_bytes_.clear();
   position_ = position;
 }
 

@@ -8,6 +8,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <vector>
 
 #include "processor/state/rocksdb_state_backend.hpp"
 #include "processor/streams/partition_store.hpp"
@@ -54,13 +55,14 @@ class StorePartition final : public PartitionStore {
   // position claiming the half-deleted data).
   void wipe();
 
-  // Restoration: queues a changelog record (value nullopt: tombstone) into `batch`, and
-  // commit_restored() writes the batch with the new position atomically, without the
-  // write-ahead log (a bulk load: a crash loses whole batches, the latest, with their position,
+  // Restoration: add_restored() queues a changelog record (value nullopt: a tombstone), and
+  // commit_restored() writes the queued records with the new position atomically, sorted by key
+  // (a later record of a key still wins) so that RocksDB inserts them in order, and without the
+  // write-ahead log (a bulk load: a crash loses whole writes, the latest, with their position,
   // and the restore resumes before them). finish_restore() makes them durable: call it before
   // the store partition takes transactions.
-  void add_restored(state::WriteBatch& batch, std::string_view key, const std::optional<std::string_view>& value);
-  void commit_restored(state::WriteBatch& batch, std::int64_t position);
+  void add_restored(std::string_view key, const std::optional<std::string_view>& value);
+  void commit_restored(std::int64_t position);
   void finish_restore() { db_.flush(); }
 
  private:
@@ -74,6 +76,16 @@ class StorePartition final : public PartitionStore {
   std::optional<std::int64_t> position_;
   Dirty dirty_;
   std::string scratch_key_;
+  // The records queued by add_restored(), their bytes in one arena (no allocation per record).
+  struct Restored {
+    std::size_t key = 0;  // the data key: offset in restored_bytes_
+    std::size_t key_size = 0;
+    std::size_t value = 0;
+    std::size_t value_size = 0;
+    bool tombstone = false;
+  };
+  std::vector<Restored> restored_;
+  std::string restored_bytes_;
 };
 
 }  // namespace processor::streams::internal

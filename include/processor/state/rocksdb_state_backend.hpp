@@ -88,6 +88,13 @@ class RocksDbStateBackend : public StateBackend {
   // crash loses the unlogged writes that no flush() has made durable — whole batches, the
   // latest ones, never part of one. Several times faster than write() for large batches.
   void write_unlogged(const WriteBatch& batch);
+  // The same for views that need only outlive the call: a put, or a removal when `value` is
+  // nullopt. Applied in order (a later write of a key wins).
+  struct UnloggedWrite {
+    std::string_view key;
+    std::optional<std::string_view> value;
+  };
+  void write_unlogged(std::span<const UnloggedWrite> writes);
   // Writes the memtables to table files and waits: every write before it survives a crash.
   // Throws StateError(Storage) when the flush fails.
   void flush();
