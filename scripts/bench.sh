@@ -17,7 +17,10 @@
 #   BUILD_DIR           default build-bench;  JOBS  parallel build jobs (default 2).
 #   KAFKA_BOOTSTRAP     the broker for the end-to-end measures. Unset, the full run starts its own
 #                       (scripts/kafka/broker.sh, in BUILD_DIR/kafka) and stops it at exit; the
-#                       smoke run uses the mock cluster only. BENCH_NO_BROKER=1: mock only.
+#                       smoke run uses the mock cluster only, except bench_streams (exactly-once
+#                       side by side with Kafka Streams, bench/kafka-streams-peer), which always
+#                       needs a real broker: the smoke run starts one for it (STREAMS_BOOTSTRAP
+#                       names an existing one). BENCH_NO_BROKER=1: mock only, no bench_streams.
 #
 # Exit status: non-zero when setup, the build, or a benchmark binary fails (or times out), or when
 # the smoke run's repetition check fails.
@@ -32,7 +35,7 @@ while (($# > 0)); do
     --smoke) smoke=1 ;;
     --e2e-messages) e2e_messages="${2:?--e2e-messages needs a count}"; shift ;;
     --e2e-messages=*) e2e_messages="${1#--e2e-messages=}" ;;
-    -h|--help) sed -n '2,23p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,26p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) extra+=("$1") ;;
   esac
   shift
@@ -46,8 +49,12 @@ bash "${root}/scripts/setup.sh"
 
 cmake -S "${root}" -B "${build_dir}" -G Ninja -DCMAKE_BUILD_TYPE=Release -DPROCESSOR_BUILD_BENCHMARKS=ON \
   -DPROCESSOR_BUILD_TESTS=OFF -DPROCESSOR_BUILD_EXAMPLES=OFF >/dev/null
-binaries=(bench_hot_path bench_commit bench_e2e)
+binaries=(bench_hot_path bench_commit bench_e2e bench_streams)
 cmake --build "${build_dir}" -j "${JOBS:-2}" --target "${binaries[@]}"
+# bench_streams runs Kafka Streams side by side (bench/kafka-streams-peer, built by Maven with the
+# broker's Kafka version); its build prints the command line that runs it.
+PROCESSOR_STREAMS_PEER="$(bash "${root}/bench/kafka-streams-peer/build.sh" | tail -n 1)"
+export PROCESSOR_STREAMS_PEER
 built=$(date +%s)
 
 if ((smoke)); then
@@ -55,6 +62,14 @@ if ((smoke)); then
   gbench=(--benchmark_min_time=0.01 --benchmark_repetitions=1)
   e2e_messages="${e2e_messages:-20000}"
   per_binary_timeout=240
+  # bench_streams needs a real broker even here (Kafka Streams and transactions have no mock);
+  # the other binaries keep the mock cluster, so the broker's address goes to it alone.
+  STREAMS_BOOTSTRAP="${STREAMS_BOOTSTRAP:-}"
+  if [[ -z "${STREAMS_BOOTSTRAP}" && "${BENCH_NO_BROKER:-0}" != 1 ]]; then
+    STREAMS_BOOTSTRAP="$(bash "${root}/scripts/kafka/broker.sh" start --dir "${build_dir}/kafka")"
+    trap 'bash "${root}/scripts/kafka/broker.sh" stop --dir "${build_dir}/kafka" || true' EXIT
+    echo "bench.sh: Kafka broker for bench_streams at ${STREAMS_BOOTSTRAP}"
+  fi
 else
   mode="full"
   gbench=(--benchmark_min_time="${MIN_TIME:-0.5}" --benchmark_repetitions="${REPETITIONS:-5}"
@@ -68,6 +83,7 @@ else
     trap 'bash "${root}/scripts/kafka/broker.sh" stop --dir "${build_dir}/kafka" || true' EXIT
     echo "bench.sh: Kafka broker at ${KAFKA_BOOTSTRAP}"
   fi
+  STREAMS_BOOTSTRAP="${KAFKA_BOOTSTRAP:-}"
 fi
 gbench+=(--benchmark_color=false)
 
@@ -83,13 +99,25 @@ failed=()
 for binary in "${binaries[@]}"; do
   args=("${gbench[@]}")
   [[ "${binary}" == bench_e2e ]] && args=(--e2e-messages "${e2e_messages}" "${args[@]}")
+  run_env=()
+  if [[ "${binary}" == bench_streams ]]; then
+    # Not a Google Benchmark binary: its own sizes and repetitions (see its header).
+    args=()
+    ((smoke)) && args=(--smoke)
+    if [[ -z "${STREAMS_BOOTSTRAP}" ]]; then
+      echo "bench.sh: bench_streams skipped: it needs a real broker (BENCH_NO_BROKER=1)"
+      continue
+    fi
+    run_env=(env "KAFKA_BOOTSTRAP=${STREAMS_BOOTSTRAP}")
+  fi
   # Repetitions of bench_e2e in the smoke run too: its aggregates once aborted the binary.
   ((smoke)) && [[ "${binary}" == bench_e2e ]] && args+=(--benchmark_repetitions=2)
   echo
-  echo "================ ${binary} ${args[*]} ${extra[*]:-}"
+  echo "================ ${binary} ${args[*]:-} ${extra[*]:-}"
   binary_started=$(date +%s)
   set +e
-  timeout --kill-after=30 "${per_binary_timeout}" "${build_dir}/bench/${binary}" "${args[@]}" "${extra[@]}" 2>&1 |
+  [[ "${binary}" == bench_streams ]] || args+=("${extra[@]}")
+  timeout --kill-after=30 "${per_binary_timeout}" "${run_env[@]}" "${build_dir}/bench/${binary}" "${args[@]}" 2>&1 |
     tee "${log_dir}/${binary}.log"
   status=${PIPESTATUS[0]}
   set -e
