@@ -8,10 +8,14 @@
 #include <set>
 
 #include "kafka_test_support.hpp"
-#include "processor/state/rocksdb_state_backend.hpp"
 #include "processor/streams.hpp"
+#include "state_dir_holder_process.hpp"
 #include "state_error_of.hpp"
 #include "topic_reader.hpp"
+
+#ifndef STATE_DIR_HOLDER_PATH
+#error "STATE_DIR_HOLDER_PATH must name the state_dir_holder executable"
+#endif
 
 namespace processor::streams {
 namespace {
@@ -258,11 +262,13 @@ TEST_F(StreamProcessorTest, RefusesAChangelogWithAnotherPartitionCountAndCreates
   EXPECT_FALSE(topic_exists(bootstrap_, changelog_topic(application_, "sums")));
 }
 
-TEST_F(StreamProcessorTest, RefusesAStateDirectoryLockedByAnotherHolderAndCreatesNothing) {
-  state::RocksDbStateBackend holder(state_dir_);
+TEST_F(StreamProcessorTest, RefusesAStateDirectoryLockedByAnotherProcessAndCreatesNothing) {
+  testing::HolderProcess holder(STATE_DIR_HOLDER_PATH, state_dir_);
+  ASSERT_EQ(holder.first_line(), "opened");
   const auto error = testing::error_of([&] { StreamProcessor(options(), count_words()); });
   EXPECT_EQ(error.kind(), ErrorKind::Storage);
   EXPECT_TRUE(testing::mentions(error, state_dir_.string()));
+  EXPECT_TRUE(testing::mentions(error, "is locked by another process"));
   EXPECT_FALSE(topic_exists(bootstrap_, changelog_topic(application_, "counts")));
 }
 

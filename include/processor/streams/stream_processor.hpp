@@ -144,8 +144,8 @@ struct StreamProcessorOptions {
 // - Revoke: the open transaction commits first; lost partitions abort it. Local state stays on
 //   disk as a warm copy for the partition's return.
 //
-// Not safe for concurrent use: one thread calls poll()/run(); stop() may be called from any
-// thread. Neither copyable nor movable.
+// Not safe for concurrent use: one thread calls poll()/run(); stop() and stats() may be called
+// from any thread. Neither copyable nor movable.
 class StreamProcessor {
  public:
   // Validates the options, opens the state directory, checks or creates the changelog topics,
@@ -183,8 +183,10 @@ class StreamProcessor {
   void close();
 
   // Partitions whose records are being processed (restored), and those still restoring.
+  // From the polling thread only.
   std::vector<kafka::TopicPartition> active_partitions() const;
   std::vector<kafka::TopicPartition> restoring_partitions() const;
+  // Safe from any thread.
   StreamProcessorStats stats() const;
   // The transactional.id this member uses (empty under at-least-once).
   const std::string& transactional_id() const noexcept;
