@@ -4,7 +4,8 @@
 #
 # Usage: bash scripts/fuzz.sh [--time SECONDS] [TARGET...]
 #   --time SECONDS  how long each target runs (libFuzzer's -max_total_time). Default: 60
-#   TARGET          fuzz_stored_offset fuzz_checkpoint_record fuzz_ack_metadata fuzz_encoding.
+#   TARGET          fuzz_stored_offset fuzz_checkpoint_record fuzz_ack_metadata fuzz_encoding
+#                   fuzz_changelog_record.
 #                   Default: all of them
 #   FUZZ_PARALLEL   targets run at once. Default: 2 (one per core of the CI box)
 #   FUZZ_BUILD_DIR  Default: build-fuzz
@@ -21,7 +22,7 @@ set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "${root}"
 
-all_targets=(fuzz_stored_offset fuzz_checkpoint_record fuzz_ack_metadata fuzz_encoding)
+all_targets=(fuzz_stored_offset fuzz_checkpoint_record fuzz_ack_metadata fuzz_encoding fuzz_changelog_record)
 seconds=60
 targets=()
 while (($# > 0)); do

@@ -6,6 +6,29 @@
 
 namespace processor::streams::internal {
 
+namespace {
+
+// `where` and position keys are bytes (a position key holds 0x00 and a binary partition): escaped
+// as \xNN so that the message stays one readable line and what() does not end at a 0x00.
+std::string printable(std::string_view bytes) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out;
+  out.reserve(bytes.size());
+  for (const char c : bytes) {
+    const auto byte = static_cast<unsigned char>(c);
+    if (byte < 0x20 || byte >= 0x7f || c == '\\' || c == '\'') {
+      out += "\\x";
+      out += kHex[byte >> 4];
+      out += kHex[byte & 0xf];
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
 void append_changelog_value(std::string& out, std::string_view value) {
   out.reserve(out.size() + 1 + value.size());
   out.push_back(static_cast<char>(kChangelogVersion));
@@ -15,11 +38,11 @@ void append_changelog_value(std::string& out, std::string_view value) {
 std::string_view decode_changelog_value(std::string_view bytes, std::string_view where) {
   if (bytes.empty()) {
     throw StateError(ErrorKind::Corruption,
-                     "corrupt changelog record at " + std::string(where) + ": empty value (a removal is a null value)");
+                     "corrupt changelog record at " + printable(where) + ": empty value (a removal is a null value)");
   }
   const auto version = static_cast<std::uint8_t>(bytes[0]);
   if (version != kChangelogVersion) {
-    throw StateError(ErrorKind::Corruption, "corrupt changelog record at " + std::string(where) + ": unknown version " +
+    throw StateError(ErrorKind::Corruption, "corrupt changelog record at " + printable(where) + ": unknown version " +
                                                 std::to_string(version) + " (expected " +
                                                 std::to_string(kChangelogVersion) + ")");
   }
@@ -41,7 +64,7 @@ std::string encode_position(std::int64_t position) {
 
 std::int64_t decode_position(std::string_view bytes, std::string_view key) {
   auto corrupt = [&](const std::string& why) {
-    return StateError(ErrorKind::Corruption, "corrupt changelog position at key '" + std::string(key) + "': " + why);
+    return StateError(ErrorKind::Corruption, "corrupt changelog position at key '" + printable(key) + "': " + why);
   };
   if (bytes.size() != kPositionSize) {
     throw corrupt("size " + std::to_string(bytes.size()) + ", expected " + std::to_string(kPositionSize));

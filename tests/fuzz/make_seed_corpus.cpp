@@ -23,6 +23,8 @@
 #include "kafka/acks/ack_metadata.hpp"
 #include "kafka/checkpoint/checkpoint_record.hpp"
 #include "kafka/store/stored_offset_format.hpp"
+#include "streams/changelog_format.hpp"
+#include "streams/state_keys.hpp"
 #include "encoding/base64.hpp"
 
 namespace {
@@ -296,6 +298,57 @@ void encoding_corpus() {
   write("regressions", "fuzz_encoding", "base64-unused-bits-set", "QR==");
 }
 
+// ---- fuzz_changelog_record: u8 flags, u8 length of where, where, bytes ----
+
+void changelog_record_corpus() {
+  constexpr std::uint8_t kPosition = 1 << 1;
+  const auto input = [](std::uint8_t flags, const std::string& where, const std::string& bytes) {
+    std::string out;
+    out.push_back(static_cast<char>(flags));
+    out.push_back(static_cast<char>(where.size()));
+    return out + where + bytes;
+  };
+  const auto value_seed = [&](const std::string& name, const std::string& value) {
+    std::string bytes;
+    streams::internal::append_changelog_value(bytes, value);
+    write("corpus", "fuzz_changelog_record", name, input(0, "counts-changelog:3@1234", bytes));
+  };
+  value_seed("value", "42");
+  value_seed("empty-value", "");
+  value_seed("binary-value", std::string("\0\x01\xff\0", 4));
+  value_seed("large-value", std::string(4096, 'v'));
+  write("corpus", "fuzz_changelog_record", "empty", input(0, "counts-changelog:3@1234", ""));
+  write("corpus", "fuzz_changelog_record", "unknown-version", input(0, "counts-changelog:3@1234", "\x02" "42"));
+
+  const std::string key = streams::internal::position_key("counts", 3);
+  const auto position_seed = [&](const std::string& name, std::int64_t position) {
+    const std::string bytes = streams::internal::encode_position(position);
+    write("corpus", "fuzz_changelog_record", name, input(kPosition, key, bytes));
+    write("corpus", "fuzz_changelog_record", name + "-sealed", input(kPosition | fuzz::kSeal, key, without_crc(bytes)));
+  };
+  position_seed("position-zero", 0);
+  position_seed("position", 1234);
+  position_seed("largest-position", kInt64Max);
+  // Bodies the checksum seals but the decoder must refuse.
+  const auto position_body = [](std::uint8_t version, std::int64_t position) {
+    std::string out(1, static_cast<char>(version));
+    encoding::put_le<std::int64_t>(out, position);
+    return out;
+  };
+  write("corpus", "fuzz_changelog_record", "negative-position-sealed",
+        input(kPosition | fuzz::kSeal, key, position_body(streams::internal::kPositionVersion, -1)));
+  write("corpus", "fuzz_changelog_record", "unknown-position-version-sealed",
+        input(kPosition | fuzz::kSeal, key, position_body(2, 1234)));
+  write("corpus", "fuzz_changelog_record", "position-too-short", input(kPosition, key, "abc"));
+
+  // A 0x00 in the key (every position key has some) or `where` ended the error message at
+  // what(), before the partition and the reason.
+  write("regressions", "fuzz_changelog_record", "position-key-with-0x00-cut-the-message",
+        input(kPosition | fuzz::kSeal, key, position_body(streams::internal::kPositionVersion, -1)));
+  write("regressions", "fuzz_changelog_record", "where-with-0x00-cut-the-message",
+        input(0, std::string("odd\0topic:0@7", 13), "\x02" "42"));
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -311,6 +364,7 @@ int main(int argc, char** argv) {
   checkpoint_corpus();
   ack_metadata_corpus();
   encoding_corpus();
+  changelog_record_corpus();
   std::printf("wrote %zu files under %s\n", g_written, g_root.c_str());
   return 0;
 }
