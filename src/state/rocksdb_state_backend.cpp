@@ -350,12 +350,6 @@ rocksdb::WriteBatch to_rocksdb(const WriteBatch& batch, const Database& database
 
 }  // namespace
 
-void RocksDbStateBackend::write_unlogged(const WriteBatch& batch) {
-  const auto& database = *impl_->database;
-  auto rocks_batch = to_rocksdb(batch, database);
-  database.apply(rocks_batch, "unlogged write batch", true);
-}
-
 void RocksDbStateBackend::write_unlogged(std::span<const UnloggedWrite> writes) {
   const auto& database = *impl_->database;
   std::size_t bytes = 0;

@@ -69,4 +69,18 @@ std::unique_ptr<StateSnapshot> StateBackend::snapshot() {
   return std::make_unique<internal::CopiedSnapshot>(std::move(entries));
 }
 
+void StateBackend::write_unlogged(std::span<const UnloggedWrite> writes) {
+  WriteBatch batch;
+  for (const auto& write : writes) {
+    if (write.value) {
+      batch.put(write.key, *write.value);
+    } else {
+      batch.remove(write.key);
+    }
+  }
+  write(batch);
+}
+
+void StateBackend::flush() {}
+
 }  // namespace processor::state

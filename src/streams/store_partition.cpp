@@ -7,7 +7,7 @@
 
 namespace processor::streams::internal {
 
-StorePartition::StorePartition(state::RocksDbStateBackend& db, const std::string& name, std::int32_t partition)
+StorePartition::StorePartition(state::StateBackend& db, const std::string& name, std::int32_t partition)
     : db_(db),
       name_(name),
       partition_(partition),
@@ -94,7 +94,7 @@ void StorePartition::add_restored(std::string_view key, const std::optional<std:
 }
 
 void StorePartition::commit_restored(std::int64_t position) {
-  std::vector<state::RocksDbStateBackend::UnloggedWrite> writes;
+  std::vector<state::StateBackend::UnloggedWrite> writes;
   writes.reserve(restored_.size() + 1);
   const std::string_view bytes = restored_bytes_;
   for (const auto& restored : restored_) {

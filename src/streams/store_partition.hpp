@@ -10,7 +10,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "processor/state/rocksdb_state_backend.hpp"
+#include "processor/state/state_backend.hpp"
 #include "processor/streams/partition_store.hpp"
 
 namespace processor::streams::internal {
@@ -34,7 +34,7 @@ class StorePartition final : public PartitionStore {
 
   // Reads the local position; a store partition with none has no usable local state (never
   // restored, or a wipe was interrupted): wipe() it before restoring.
-  StorePartition(state::RocksDbStateBackend& db, const std::string& name, std::int32_t partition);
+  StorePartition(state::StateBackend& db, const std::string& name, std::int32_t partition);
 
   std::optional<std::string> get(std::string_view key) override;
   void put(std::string_view key, std::string_view value) override;
@@ -68,8 +68,8 @@ class StorePartition final : public PartitionStore {
  private:
   std::string& data_key(std::string_view key);
 
-  state::RocksDbStateBackend& db_;
-  const std::string& name_;
+  state::StateBackend& db_;
+  const std::string name_;
   const std::int32_t partition_;
   const std::string prefix_;
   const std::string position_key_;

@@ -104,10 +104,9 @@ void check_changelog_value(std::string_view where, std::string_view bytes) {
   // Restored into a store partition, the value reads back as it was.
   state::MemoryStateBackend backend;
   internal::StorePartition store(backend, kStore, kPartition);
-  state::WriteBatch batch;
   const std::string key(where);
-  store.add_restored(batch, key, value);
-  store.commit_restored(batch, 1);
+  store.add_restored(key, value);
+  store.commit_restored(1);
   require(store.position() == 1, "commit_restored() did not set the position");
   require(store.get(key) == std::string(value), "a restored changelog value reads back as another value");
 }

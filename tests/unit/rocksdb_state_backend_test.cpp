@@ -108,6 +108,20 @@ TEST_F(RocksDbStateBackendTest, DataSurvivesReopeningTheDirectory) {
   EXPECT_EQ(reopened.scan(""), (Rows{{"a", "1"}}));
 }
 
+TEST_F(RocksDbStateBackendTest, UnloggedWritesApplyInOrderAndAFlushMakesThemDurable) {
+  {
+    RocksDbStateBackend backend(db_path());
+    backend.put("gone", "x");
+    const std::vector<StateBackend::UnloggedWrite> writes = {
+        {"a", std::string_view("1")}, {"a", std::string_view("2")}, {"gone", std::nullopt}, {"b", std::string_view("")}};
+    backend.write_unlogged(writes);
+    EXPECT_EQ(backend.scan(""), (Rows{{"a", "2"}, {"b", ""}}));
+    backend.flush();
+  }
+  RocksDbStateBackend reopened(db_path(), RocksDbOptions{.create_if_missing = false});
+  EXPECT_EQ(reopened.scan(""), (Rows{{"a", "2"}, {"b", ""}}));
+}
+
 TEST_F(RocksDbStateBackendTest, OpeningTheSameDirectoryTwiceInOneProcessThrowsLocked) {
   RocksDbStateBackend first(db_path());
   const auto error = error_of([&] { RocksDbStateBackend second(db_path()); });

@@ -112,6 +112,18 @@ TEST(StateBackendDefaults, WritePutsGoesThroughWriteAsOneBatchInOrder) {
   EXPECT_EQ(backend.count(), 2u);
 }
 
+TEST(StateBackendDefaults, WriteUnloggedGoesThroughWriteInOrderAndFlushChangesNothing) {
+  SeedMapBackend backend;
+  backend.put("gone", "x");
+  const std::vector<StateBackend::UnloggedWrite> writes = {
+      {"a", std::string_view("1")}, {"a", std::string_view("2")}, {"gone", std::nullopt}};
+  backend.write_unlogged(writes);
+  backend.flush();
+  EXPECT_EQ(backend.get("a"), "2");
+  EXPECT_FALSE(backend.contains("gone"));
+  EXPECT_EQ(backend.count(), 1u);
+}
+
 TEST(StateBackendDefaults, ForEachVisitsThePrefixedPairsInAscendingOrder) {
   SeedMapBackend backend;
   backend.put("p:b", "2");

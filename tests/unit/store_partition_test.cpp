@@ -275,10 +275,9 @@ TEST_F(StorePartitionTest, WipeOfTheLongerNameLeavesTheStoreWhoseNameIsItsPrefix
 TEST_F(StorePartitionTest, WipeDeletesMoreKeysThanOneWriteTakes) {
   constexpr int kKeys = 25'000;  // wipe() writes 10,000 removals at a time
   {
-    state::WriteBatch batch;
     StorePartition store(*db_, counts_, 0);
-    for (int i = 0; i < kKeys; ++i) store.add_restored(batch, "k" + std::to_string(i), std::string_view("v"));
-    store.commit_restored(batch, kKeys);
+    for (int i = 0; i < kKeys; ++i) store.add_restored("k" + std::to_string(i), std::string_view("v"));
+    store.commit_restored(kKeys);
   }
   commit(counts_, 1, {{"k0", "kept"}}, 1);
   StorePartition(*db_, counts_, 0).wipe();
@@ -304,17 +303,15 @@ TEST_F(StorePartitionTest, RestoredRecordsApplyWithThePositionInOneWrite) {
   commit(counts_, 3, {{"a", "old"}, {"gone", "1"}}, 4);
   {
     StorePartition store(*db_, counts_, 3);
-    state::WriteBatch batch;
-    store.add_restored(batch, "a", std::string_view("1"));
-    store.add_restored(batch, "a", std::string_view("2"));  // later records of a key win
-    store.add_restored(batch, "gone", std::nullopt);         // a tombstone
-    store.add_restored(batch, "b", std::string_view(""));
+    store.add_restored("a", std::string_view("1"));
+    store.add_restored("a", std::string_view("2"));  // later records of a key win
+    store.add_restored("gone", std::nullopt);         // a tombstone
+    store.add_restored("b", std::string_view(""));
     // Queued only: neither the reads nor the position change before commit_restored().
     EXPECT_EQ(store.get("a"), "old");
     EXPECT_EQ(store.get("gone"), "1");
     EXPECT_EQ(store.position(), 4);
-    store.commit_restored(batch, 100);
-    EXPECT_TRUE(batch.empty());
+    store.commit_restored(100);
     EXPECT_EQ(store.position(), 100);
     EXPECT_EQ(store.get("a"), "2");
     EXPECT_EQ(store.get("gone"), std::nullopt);
@@ -331,11 +328,10 @@ TEST_F(StorePartitionTest, AFailedRestoreWriteChangesNeitherTheDataNorThePositio
   commit(counts_, 3, {{"a", "old"}}, 4);
   FailingWrites failing(*db_);
   StorePartition store(failing, counts_, 3);
-  state::WriteBatch batch;
-  store.add_restored(batch, "a", std::string_view("new"));
-  store.add_restored(batch, "b", std::string_view("new"));
+  store.add_restored("a", std::string_view("new"));
+  store.add_restored("b", std::string_view("new"));
   failing.failing = true;
-  EXPECT_EQ(error_of([&] { store.commit_restored(batch, 50); }).kind(), ErrorKind::Storage);
+  EXPECT_EQ(error_of([&] { store.commit_restored(50); }).kind(), ErrorKind::Storage);
   EXPECT_EQ(store.position(), 4);
   reopen();
   EXPECT_EQ(committed(counts_, 3, "a"), "old");
@@ -345,8 +341,7 @@ TEST_F(StorePartitionTest, AFailedRestoreWriteChangesNeitherTheDataNorThePositio
 
 TEST_F(StorePartitionTest, ARestoreBatchWithNoRecordsStillMovesThePosition) {
   StorePartition store(*db_, counts_, 3);
-  state::WriteBatch none;
-  store.commit_restored(none, 42);
+  store.commit_restored(42);
   EXPECT_EQ(store.position(), 42);
   reopen();
   EXPECT_EQ(committed_position(counts_, 3), 42);

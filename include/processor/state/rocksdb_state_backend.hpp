@@ -83,21 +83,10 @@ class RocksDbStateBackend : public StateBackend {
   // and every snapshot taken from it are destroyed.
   std::unique_ptr<StateSnapshot> snapshot() override;
 
-  // Bulk loading, for data that can be loaded again (e.g. a state store restored from its
-  // changelog): applies `batch` atomically like write(), but without the write-ahead log, so a
-  // crash loses the unlogged writes that no flush() has made durable — whole batches, the
-  // latest ones, never part of one. Several times faster than write() for large batches.
-  void write_unlogged(const WriteBatch& batch);
-  // The same for views that need only outlive the call: a put, or a removal when `value` is
-  // nullopt. Applied in order (a later write of a key wins).
-  struct UnloggedWrite {
-    std::string_view key;
-    std::optional<std::string_view> value;
-  };
-  void write_unlogged(std::span<const UnloggedWrite> writes);
-  // Writes the memtables to table files and waits: every write before it survives a crash.
-  // Throws StateError(Storage) when the flush fails.
-  void flush();
+  // Without the write-ahead log: several times faster than write() for large batches.
+  void write_unlogged(std::span<const UnloggedWrite> writes) override;
+  // Writes the memtables to table files and waits. Throws StateError(Storage) when that fails.
+  void flush() override;
 
   // Writes a RocksDB checkpoint (a consistent, openable copy made of hard links where
   // possible) into `target_dir`, which must not exist yet.

@@ -70,6 +70,23 @@ class StateBackend {
   // bypasses its own write(): a subclass that intercepts write() should intercept this too.
   virtual void write_puts(std::span<const PutView> puts);
 
+  // One write of write_unlogged(): a put, or a removal when `value` is nullopt.
+  struct UnloggedWrite {
+    std::string_view key;
+    std::optional<std::string_view> value;
+  };
+
+  // Bulk loading, for data that can be loaded again (e.g. a state store restored from its
+  // changelog): applies `writes` in order (a later write of a key wins) and atomically, but may
+  // skip the backend's crash log, so a crash may lose the unlogged writes that no flush() has
+  // made durable: whole calls, the latest ones, never part of one. The views need only outlive
+  // the call. Default: write() of the same operations (logged).
+  virtual void write_unlogged(std::span<const UnloggedWrite> writes);
+
+  // Makes every earlier write durable, unlogged ones included. Default: nothing (every write of
+  // a backend without unlogged writes already is).
+  virtual void flush();
+
   // Calls visit(key, value) for every key that starts with `prefix`, in ascending key order; the
   // views are valid during that call only. An exception thrown by `visit` ends the scan and
   // propagates. Default: scan(), then visits the rows it returned.
