@@ -337,6 +337,23 @@ Failover ours_failover(const Config& config) {
     p.flush();
   });
   Member members[2];
+  // Whatever happens below, no member process or thread outlives this run.
+  struct Cleanup {
+    Member* members;
+    std::atomic<bool>& producing;
+    std::thread& producer;
+    ~Cleanup() {
+      for (int m = 0; m < 2; ++m) {
+        if (members[m].pid > 0) {
+          ::kill(members[m].pid, SIGKILL);
+          ::waitpid(members[m].pid, nullptr, 0);
+        }
+        if (members[m].reader.joinable()) members[m].reader.join();
+      }
+      producing = false;
+      if (producer.joinable()) producer.join();
+    }
+  } cleanup{members, producing, producer};
   for (int m = 0; m < 2; ++m) {
     spawn_member(members[m], {"bench_streams", "--member", "--bootstrap", config.bootstrap, "--application",
                               application, "--input", input, "--output", output, "--state-dir",
@@ -357,6 +374,7 @@ Failover ours_failover(const Config& config) {
   const std::int64_t killed_at = epoch_ms();
   ::kill(members[0].pid, SIGKILL);
   ::waitpid(members[0].pid, nullptr, 0);
+  members[0].pid = -1;
   Failover result;
   result.partitions = killed.size();
   const auto wait_until = Clock::now() + std::chrono::seconds(90);
@@ -377,11 +395,6 @@ Failover ours_failover(const Config& config) {
     if (Clock::now() > wait_until) throw std::runtime_error("ours: the survivor never took over");
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
-  ::kill(members[1].pid, SIGKILL);
-  ::waitpid(members[1].pid, nullptr, 0);
-  for (auto& member : members) member.reader.join();
-  producing = false;
-  producer.join();
   return result;
 }
 

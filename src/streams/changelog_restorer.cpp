@@ -14,6 +14,10 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 constexpr std::size_t kBatchMessages = 10'000;
+// Records written to RocksDB at once: each write starts a fresh memtable (a write of at least
+// RocksDbOptions::fresh_memtable_min_batch operations), which RocksDB flushes in the background
+// while the next chunk is read, sorted and inserted.
+constexpr std::size_t kRecordsPerWrite = 100'000;
 
 double seconds_between(Clock::time_point from, Clock::time_point to) {
   return std::chrono::duration<double>(to - from).count();
@@ -39,7 +43,11 @@ ChangelogRestorer::ChangelogRestorer(const kafka::KafkaProperties& properties,
   config.try_emplace("fetch.wait.max.ms", "10");
   config.try_emplace("fetch.max.bytes", "104857600");
   config.try_emplace("max.partition.fetch.bytes", "52428800");
-  config.try_emplace("queued.max.messages.kbytes", "262144");
+  // The fetcher stops once queued.min.messages wait in the queue and looks again only when its
+  // broker thread next wakes (up to a second later): with a byte bound only, it fetches ahead
+  // until the end and reports it at once.
+  config.try_emplace("queued.min.messages", "10000000");
+  config.try_emplace("queued.max.messages.kbytes", "131072");
   consumer_ = kafka::internal::create_client(RD_KAFKA_CONSUMER, config, {}, "the restore consumer");
   queue_.reset(rd_kafka_queue_get_consumer(consumer_.get()));
   config["isolation.level"] = "read_uncommitted";
@@ -213,6 +221,10 @@ std::vector<std::int32_t> ChangelogRestorer::poll(std::chrono::milliseconds time
     }
     if (failure) std::rethrow_exception(failure);
     if (restarted || static_cast<std::size_t>(count) < messages.size()) break;
+    if (std::any_of(entries_.begin(), entries_.end(),
+                    [](const Entry& entry) { return entry.batch_records >= kRecordsPerWrite; })) {
+      break;
+    }
   }
 
   const auto now = Clock::now();

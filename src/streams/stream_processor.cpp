@@ -233,7 +233,8 @@ void StreamProcessor::Impl::add_task(std::int32_t partition) {
   for (std::size_t i = 0; i < task.stores.size(); ++i) {
     if (restorer->add(*task.stores[i], changelogs[i])) --task.restoring;
   }
-  if (task.restoring == 0) activate(task);
+  // Activated from the polling loop (activate_restored()), never inside this callback: librdkafka
+  // refuses to seek a partition that a revoke in the same rebalance is still stopping.
 }
 
 void StreamProcessor::Impl::remove_task(std::int32_t partition) {
@@ -241,7 +242,15 @@ void StreamProcessor::Impl::remove_task(std::int32_t partition) {
   tasks.erase(partition);
 }
 
-void StreamProcessor::Impl::activate(Task& task) {
+bool StreamProcessor::Impl::activate_restored() {
+  bool waiting = false;
+  for (auto& [partition, task] : tasks) {
+    if (!task.active && task.restoring == 0 && !activate(task)) waiting = true;
+  }
+  return waiting;
+}
+
+bool StreamProcessor::Impl::activate(Task& task) {
   // Read after restoration: every transaction that wrote to this partition's changelogs is
   // decided by now, and librdkafka asks for stable offsets (read_committed), so the committed
   // offset is the one that matches the restored state.
@@ -264,7 +273,14 @@ void StreamProcessor::Impl::activate(Task& task) {
     }
     start = options.no_offset == kafka::OutOfRangeAction::Latest ? RD_KAFKA_OFFSET_END : RD_KAFKA_OFFSET_BEGINNING;
   }
-  seek(task.partition, start);
+  try {
+    seek(task.partition, start);
+  } catch (const StateError& error) {
+    if (error.kafka_error_code() != RD_KAFKA_RESP_ERR__STATE) throw;
+    processor::internal::log(LogLevel::Debug, "streams", options.input_topic, ":", task.partition,
+                             " cannot be positioned yet (", error.what(), "): trying again");
+    return false;
+  }
   task.rewind_offset = start;
   task.next_offset = -1;
   task.active = true;
@@ -272,6 +288,7 @@ void StreamProcessor::Impl::activate(Task& task) {
   rd_kafka_resume_partitions(consumer.get(), list.get());
   processor::internal::log(LogLevel::Info, "streams", options.input_topic, ":", task.partition,
                            " restored; processing from offset ", start);
+  return true;
 }
 
 void StreamProcessor::Impl::seek(std::int32_t partition, std::int64_t offset) {
@@ -301,8 +318,7 @@ void StreamProcessor::Impl::restore_some() {
   if (restorer->idle()) return;
   for (const std::int32_t partition : restorer->poll(std::chrono::milliseconds(50))) {
     const auto it = tasks.find(partition);
-    if (it == tasks.end()) continue;
-    if (--it->second.restoring == 0) activate(it->second);
+    if (it != tasks.end()) --it->second.restoring;
   }
   const auto& restored = restorer->counters();
   count([&](StreamProcessorStats& stats) {
@@ -360,8 +376,11 @@ std::size_t StreamProcessor::Impl::poll() {
     if (callback_error) std::rethrow_exception(std::exchange(callback_error, nullptr));
   };
   restore_some();
+  const bool waiting = activate_restored();
   std::size_t processed = 0;
-  int timeout_ms = restorer->idle() && !transaction_open ? kafka::internal::to_timeout_ms(options.poll_timeout) : 0;
+  int timeout_ms = restorer->idle() && !transaction_open
+                       ? kafka::internal::to_timeout_ms(waiting ? std::chrono::milliseconds(10) : options.poll_timeout)
+                       : 0;
   if (transaction_open) {
     // Wake up for the commit when it is due.
     const auto due = transaction_started + options.commit_interval - Clock::now();

@@ -98,7 +98,12 @@ struct StreamProcessor::Impl final : RecordContext, OutputSink {
   void on_rebalance(rd_kafka_resp_err_t event, rd_kafka_topic_partition_list_t* partitions);
   void add_task(std::int32_t partition);
   void remove_task(std::int32_t partition);
-  void activate(Task& task);
+  // Positions a restored partition at its committed offset and resumes it; false when
+  // librdkafka cannot seek it yet (still stopping from a revoke just before): tried again on the
+  // next poll.
+  bool activate(Task& task);
+  // Activates the restored partitions; true when one must wait for the next poll.
+  bool activate_restored();
   void restore_some();
   void process(const rd_kafka_message_t& message);
   void on_consume_error(const rd_kafka_message_t& message);
