@@ -4,15 +4,16 @@
 // - MidTransaction: once while a transaction the test holds open (commit_interval of an hour,
 //   the test calls commit()) has 1500-4000 records processed and not committed; once at a random
 //   moment while records flow (commit_interval 100 ms, a producer writing the input meanwhile).
-// - DuringRestore: while a new processor, its state directory deleted, restores 200k changelog
-//   records.
+// - DuringRestore: as soon as a new processor, its state directory deleted, starts restoring a
+//   changelog of 200k records.
 //
 // The record function counts per key and produces, for every input record, one output record
 // "<partition>:<offset>:<count>" under the record's key. What must hold, read back as a
 // downstream application would (read_committed): each input record's result is in the output
 // exactly once, with the count of its key at that offset (so neither an input record nor a
 // state update was lost or applied twice), and the changelog's last value of each key is its
-// exact count. The processor must keep going by itself: poll() throws only for a fatal error.
+// exact count. The processor must keep going by itself: poll() does not throw through the
+// outages (nothing in them is fatal).
 //
 // Figures (outage, aborts, restore time) go to stderr.
 
