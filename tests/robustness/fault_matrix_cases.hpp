@@ -20,6 +20,8 @@ constexpr std::int16_t kFindCoordinatorApiKey = 10;
 constexpr std::int16_t kJoinGroupApiKey = 11;
 constexpr std::int16_t kHeartbeatApiKey = 12;
 constexpr std::int16_t kSyncGroupApiKey = 14;
+constexpr std::int16_t kInitProducerIdApiKey = 22;
+constexpr std::int16_t kAddPartitionsToTxnApiKey = 24;
 constexpr std::int16_t kAddOffsetsToTxnApiKey = 25;
 constexpr std::int16_t kEndTxnApiKey = 26;
 constexpr std::int16_t kTxnOffsetCommitApiKey = 28;
@@ -66,6 +68,8 @@ inline const char* api_name(std::int16_t api_key) {
     case kJoinGroupApiKey: return "JoinGroup";
     case kHeartbeatApiKey: return "Heartbeat";
     case kSyncGroupApiKey: return "SyncGroup";
+    case kInitProducerIdApiKey: return "InitProducerId";
+    case kAddPartitionsToTxnApiKey: return "AddPartitionsToTxn";
     case kAddOffsetsToTxnApiKey: return "AddOffsetsToTxn";
     case kEndTxnApiKey: return "EndTxn";
     case kTxnOffsetCommitApiKey: return "TxnOffsetCommit";
@@ -253,6 +257,71 @@ inline std::vector<Fault> transaction_faults() {
        "abortable in librdkafka 2.0.2 (the epoch is bumped on abort)"},
       {kEndTxnApiKey, RD_KAFKA_RESP_ERR_INVALID_PRODUCER_EPOCH, false, Fatal, kFencedLocal, RD_KAFKA_RESP_ERR__FENCED},
       {kEndTxnApiKey, RD_KAFKA_RESP_ERR_PRODUCER_FENCED, false, Fatal, kFencedLocal, RD_KAFKA_RESP_ERR__FENCED},
+      {kEndTxnApiKey, RD_KAFKA_RESP_ERR_TRANSACTIONAL_ID_AUTHORIZATION_FAILED, false, Fatal, ""},
+  };
+}
+
+// The transactional requests of StreamProcessor's commit path: InitProducerId (22, when it is
+// constructed), AddPartitionsToTxn (24, the first output or changelog record of a partition in
+// a transaction), AddOffsetsToTxn (25) and TxnOffsetCommit (28, the input offsets), EndTxn (26).
+// Outcomes: Retried = the transaction commits, nothing aborted; Surfaced = it is aborted and
+// its records processed again (poll() goes on); Fatal = StateError from poll() (for
+// InitProducerId: from the constructor), and the processor stays broken.
+inline constexpr const char* kStreamsFencedAbortable =
+    "librdkafka 2.0.2 makes it abortable, not fatal, outside EndTxn: the processor aborts and "
+    "goes on with the same producer";
+inline std::vector<Fault> stream_processor_faults() {
+  return {
+      {kInitProducerIdApiKey, RD_KAFKA_RESP_ERR_NOT_COORDINATOR, true, Retried, ""},
+      {kInitProducerIdApiKey, RD_KAFKA_RESP_ERR_COORDINATOR_NOT_AVAILABLE, true, Retried, ""},
+      {kInitProducerIdApiKey, RD_KAFKA_RESP_ERR_COORDINATOR_LOAD_IN_PROGRESS, true, Retried, ""},
+      {kInitProducerIdApiKey, RD_KAFKA_RESP_ERR_CONCURRENT_TRANSACTIONS, true, Retried, ""},
+      {kInitProducerIdApiKey, RD_KAFKA_RESP_ERR_TRANSACTIONAL_ID_AUTHORIZATION_FAILED, false, Fatal, ""},
+      {kInitProducerIdApiKey, RD_KAFKA_RESP_ERR_CLUSTER_AUTHORIZATION_FAILED, false, Fatal, ""},
+      {kInitProducerIdApiKey, RD_KAFKA_RESP_ERR_INVALID_TRANSACTION_TIMEOUT, false, Fatal, ""},
+
+      {kAddPartitionsToTxnApiKey, RD_KAFKA_RESP_ERR_NOT_COORDINATOR, true, Retried, ""},
+      {kAddPartitionsToTxnApiKey, RD_KAFKA_RESP_ERR_COORDINATOR_NOT_AVAILABLE, true, Retried, ""},
+      {kAddPartitionsToTxnApiKey, RD_KAFKA_RESP_ERR_COORDINATOR_LOAD_IN_PROGRESS, true, Retried, ""},
+      {kAddPartitionsToTxnApiKey, RD_KAFKA_RESP_ERR_CONCURRENT_TRANSACTIONS, true, Retried, ""},
+      {kAddPartitionsToTxnApiKey, RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART, true, Retried, ""},
+      {kAddPartitionsToTxnApiKey, RD_KAFKA_RESP_ERR_TOPIC_AUTHORIZATION_FAILED, false, Surfaced, ""},
+      {kAddPartitionsToTxnApiKey, RD_KAFKA_RESP_ERR_INVALID_PRODUCER_ID_MAPPING, false, Surfaced,
+       "abortable in librdkafka 2.0.2 (the epoch is bumped on abort)"},
+      {kAddPartitionsToTxnApiKey, RD_KAFKA_RESP_ERR_INVALID_PRODUCER_EPOCH, false, Fatal, kFencedLocal,
+       RD_KAFKA_RESP_ERR__FENCED},
+      {kAddPartitionsToTxnApiKey, RD_KAFKA_RESP_ERR_PRODUCER_FENCED, false, Fatal, kFencedLocal,
+       RD_KAFKA_RESP_ERR__FENCED},
+      {kAddPartitionsToTxnApiKey, RD_KAFKA_RESP_ERR_TRANSACTIONAL_ID_AUTHORIZATION_FAILED, false, Fatal, ""},
+      {kAddPartitionsToTxnApiKey, RD_KAFKA_RESP_ERR_INVALID_TXN_STATE, false, Fatal, ""},
+
+      {kAddOffsetsToTxnApiKey, RD_KAFKA_RESP_ERR_NOT_COORDINATOR, true, Retried, ""},
+      {kAddOffsetsToTxnApiKey, RD_KAFKA_RESP_ERR_COORDINATOR_LOAD_IN_PROGRESS, true, Retried, ""},
+      {kAddOffsetsToTxnApiKey, RD_KAFKA_RESP_ERR_CONCURRENT_TRANSACTIONS, true, Retried, ""},
+      {kAddOffsetsToTxnApiKey, RD_KAFKA_RESP_ERR_GROUP_AUTHORIZATION_FAILED, false, Surfaced, ""},
+      {kAddOffsetsToTxnApiKey, RD_KAFKA_RESP_ERR_INVALID_PRODUCER_EPOCH, false, Fatal, kFencedLocal,
+       RD_KAFKA_RESP_ERR__FENCED},
+      {kAddOffsetsToTxnApiKey, RD_KAFKA_RESP_ERR_PRODUCER_FENCED, false, Surfaced, kStreamsFencedAbortable,
+       RD_KAFKA_RESP_ERR__FENCED},
+      {kAddOffsetsToTxnApiKey, RD_KAFKA_RESP_ERR_TRANSACTIONAL_ID_AUTHORIZATION_FAILED, false, Fatal, ""},
+
+      {kTxnOffsetCommitApiKey, RD_KAFKA_RESP_ERR_NOT_COORDINATOR, true, Retried, ""},
+      {kTxnOffsetCommitApiKey, RD_KAFKA_RESP_ERR_COORDINATOR_LOAD_IN_PROGRESS, true, Retried, ""},
+      {kTxnOffsetCommitApiKey, RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART, true, Retried, ""},
+      {kTxnOffsetCommitApiKey, RD_KAFKA_RESP_ERR_GROUP_AUTHORIZATION_FAILED, false, Surfaced, ""},
+      {kTxnOffsetCommitApiKey, RD_KAFKA_RESP_ERR_ILLEGAL_GENERATION, false, Surfaced, ""},
+      {kTxnOffsetCommitApiKey, RD_KAFKA_RESP_ERR_INVALID_PRODUCER_EPOCH, false, Fatal, kFencedLocal,
+       RD_KAFKA_RESP_ERR__FENCED},
+      {kTxnOffsetCommitApiKey, RD_KAFKA_RESP_ERR_PRODUCER_FENCED, false, Surfaced, kStreamsFencedAbortable,
+       RD_KAFKA_RESP_ERR__FENCED},
+
+      {kEndTxnApiKey, RD_KAFKA_RESP_ERR_NOT_COORDINATOR, true, Retried, ""},
+      {kEndTxnApiKey, RD_KAFKA_RESP_ERR_COORDINATOR_LOAD_IN_PROGRESS, true, Retried, ""},
+      {kEndTxnApiKey, RD_KAFKA_RESP_ERR_CONCURRENT_TRANSACTIONS, true, Retried, ""},
+      {kEndTxnApiKey, RD_KAFKA_RESP_ERR_INVALID_PRODUCER_ID_MAPPING, false, Surfaced, ""},
+      {kEndTxnApiKey, RD_KAFKA_RESP_ERR_INVALID_PRODUCER_EPOCH, false, Fatal, kFencedLocal, RD_KAFKA_RESP_ERR__FENCED},
+      {kEndTxnApiKey, RD_KAFKA_RESP_ERR_PRODUCER_FENCED, false, Fatal, kFencedLocal, RD_KAFKA_RESP_ERR__FENCED},
+      {kEndTxnApiKey, RD_KAFKA_RESP_ERR_INVALID_TXN_STATE, false, Fatal, ""},
       {kEndTxnApiKey, RD_KAFKA_RESP_ERR_TRANSACTIONAL_ID_AUTHORIZATION_FAILED, false, Fatal, ""},
   };
 }

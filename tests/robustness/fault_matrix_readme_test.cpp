@@ -83,6 +83,52 @@ std::string readme_row(const Fault& fault) {
          user_sees(fault) + " | " + user_does(fault) + " | " + fault.note + " |";
 }
 
+// The StreamProcessor's table (stream_processor_faults()): the same columns, what a user of
+// StreamProcessor sees and does.
+std::string streams_outcome_text(const Fault& fault) {
+  const std::string code = rd_kafka_err2name(testing::reported_code(fault));
+  switch (fault.outcome) {
+    case Outcome::Retried: return "retried and committed";
+    case Outcome::Surfaced: return "aborted and reprocessed";
+    case Outcome::Fatal: return "fatal: StateError(Kafka, " + code + ")";
+    case Outcome::SurfacedOrRetried: return "aborted and reprocessed, or retried and committed";
+  }
+  return "";
+}
+
+std::string streams_user_sees(const Fault& fault) {
+  if (fault.api_key == testing::kInitProducerIdApiKey) {
+    return fault.outcome == Outcome::Retried ? "the constructor returns; processing starts"
+                                             : "the constructor throws; nothing is processed";
+  }
+  switch (fault.outcome) {
+    case Outcome::Retried: return "poll() goes on; the transaction commits, nothing is aborted";
+    case Outcome::Surfaced:
+      return "poll() goes on; the transaction is aborted (stats().aborts, a warning logged), its records processed "
+             "again; counts exact";
+    default: return "poll() throws; so do every later poll() and commit()";
+  }
+}
+
+std::string streams_user_does(const Fault& fault) {
+  switch (fault.outcome) {
+    case Outcome::Retried: return "nothing";
+    case Outcome::Surfaced: return "nothing; fix the cause if it lasts (ACLs, group membership)";
+    default:
+      return fault.api_key == testing::kInitProducerIdApiKey
+                 ? "fix the cause (ACLs, transaction.max.timeout.ms), then construct it again"
+                 : "close() it; a new StreamProcessor (same state_dir and instance_id) fences the old producer and "
+                   "resumes from the last commit";
+  }
+}
+
+std::string streams_readme_row(const Fault& fault) {
+  return std::string("| ") + testing::api_name(fault.api_key) + " (" + std::to_string(fault.api_key) + ") | " +
+         rd_kafka_err2name(fault.code) + " (" + std::to_string(static_cast<int>(fault.code)) + ") | " +
+         (fault.kafka_retriable ? "retriable" : "not retriable") + " | " + streams_outcome_text(fault) + " | " +
+         streams_user_sees(fault) + " | " + streams_user_does(fault) + " | " + fault.note + " |";
+}
+
 std::vector<Fault> every_fault() {
   std::vector<Fault> all;
   for (auto list : {testing::offset_commit_faults(), testing::offset_fetch_faults(), testing::list_offsets_faults(),
@@ -102,6 +148,18 @@ TEST(fault_matrix_readme, ListsEveryInjectedErrorWithItsOutcome) {
   const bool print = std::getenv("FAULT_MATRIX_PRINT_ROWS") != nullptr;
   for (const auto& fault : every_fault()) {
     const std::string row = readme_row(fault);
+    if (print) std::cout << row << "\n";
+    EXPECT_NE(readme.find(row + "\n"), std::string::npos) << "README.md lacks the row\n" << row;
+  }
+}
+
+TEST(fault_matrix_readme, ListsEveryStreamProcessorFaultWithItsOutcome) {
+  std::ifstream file(FAULT_MATRIX_README);
+  ASSERT_TRUE(file) << FAULT_MATRIX_README;
+  const std::string readme((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+  const bool print = std::getenv("FAULT_MATRIX_PRINT_ROWS") != nullptr;
+  for (const auto& fault : testing::stream_processor_faults()) {
+    const std::string row = streams_readme_row(fault);
     if (print) std::cout << row << "\n";
     EXPECT_NE(readme.find(row + "\n"), std::string::npos) << "README.md lacks the row\n" << row;
   }

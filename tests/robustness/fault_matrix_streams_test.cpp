@@ -1,0 +1,304 @@
+// The fault matrix, StreamProcessor: the transactional requests of its commit path
+// (InitProducerId, AddPartitionsToTxn, AddOffsetsToTxn, TxnOffsetCommit, EndTxn) answered with
+// each error on librdkafka's mock cluster, against a StreamProcessor counting per key
+// (fault_matrix_cases.hpp, stream_processor_faults(), holds the table).
+//
+// librdkafka 2.0.2's mock has no CreateTopics: the changelog topic is created beforehand
+// (rd_kafka_mock_topic_create), as an operator would. Its transactions are not real either: it
+// writes no markers and keeps no aborted transactions, so a read_committed reader sees the
+// records of aborted transactions too, and it does not store TxnOffsetCommit's offsets. So the
+// checks read the processor's results from the output as a whole: every input record has a
+// result, every result carries the count of its key at its offset (state of an aborted
+// transaction never leaks into a later one), each key's last result is its exact count, and
+// results are repeated only when a transaction was aborted, at most its records.
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "fault_matrix_cases.hpp"
+#include "fault_matrix_support.hpp"
+#include "processor/log.hpp"
+#include "processor/streams.hpp"
+
+namespace processor::streams {
+namespace {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+using testing::Fault;
+using testing::Outcome;
+
+constexpr int kPartitions = 2;
+constexpr int kKeys = 10;           // key kI on partition I % kPartitions
+constexpr int kPerTransaction = 100;  // records of a transaction (commit_records)
+
+class StreamProcessorFault : public ::testing::TestWithParam<Fault> {
+ protected:
+  StreamProcessorFault()
+      : application_(testing::unique_name("app")),
+        input_(application_ + "-in"),
+        output_(application_ + "-out"),
+        state_dir_(fs::temp_directory_path() / testing::unique_name("streams-matrix")) {}
+
+  void SetUp() override {
+    processor::set_log_level(LogLevel::Error);
+    for (const auto& topic : {input_, output_, changelog_topic(application_, "counts")}) {
+      cluster_.create_topic(topic, kPartitions);
+      for (int p = 0; p < kPartitions; ++p) {
+        rd_kafka_mock_partition_set_leader(cluster_.get(), topic.c_str(), p, testing::kCoordinator);
+      }
+    }
+    rd_kafka_mock_coordinator_set(cluster_.get(), "group", application_.c_str(), testing::kCoordinator);
+    rd_kafka_mock_coordinator_set(cluster_.get(), "transaction", (application_ + "-m1").c_str(),
+                                  testing::kCoordinator);
+  }
+  void TearDown() override { fs::remove_all(state_dir_); }
+
+  StreamProcessorOptions options() const {
+    StreamProcessorOptions o;
+    o.application_id = application_;
+    o.input_topic = input_;
+    o.stores = {"counts"};
+    o.state_dir = state_dir_;
+    o.instance_id = "m1";  // transactional.id <application>-m1, pinned above
+    o.commit_interval = std::chrono::hours(1);
+    o.commit_records = kPerTransaction;
+    o.request_timeout = std::chrono::seconds(10);
+    o.poll_timeout = std::chrono::milliseconds(20);
+    o.properties = {{"bootstrap.servers", cluster_.bootstrap()},
+                    {"partition.assignment.strategy", "range"},
+                    {"session.timeout.ms", "6000"},
+                    {"heartbeat.interval.ms", "500"},
+                    {"socket.timeout.ms", "3000"},
+                    {"log_level", "0"}};
+    return o;
+  }
+
+  RecordFunction count_function() const {
+    return [this](const kafka::ConsumedRecord& record, RecordContext& context) {
+      PartitionStore& counts = context.store(std::size_t{0});
+      const auto current = counts.get(record.key);
+      const long long next = (current ? std::stoll(*current) : 0) + 1;
+      counts.put(record.key, std::to_string(next));
+      context.output().send(output_, record.key,
+                            std::to_string(record.partition) + ":" + std::to_string(record.offset) + ":" +
+                                std::to_string(next),
+                            record.partition);
+    };
+  }
+
+  // kPerTransaction records, keys spread over both partitions; remembered for the checks.
+  void produce_transaction() {
+    testing::Producer producer(cluster_.bootstrap());
+    for (int i = 0; i < kPerTransaction; ++i) {
+      const int key = (produced_ + i) % kKeys;
+      const int partition = key % kPartitions;
+      producer.send(input_, partition, "k" + std::to_string(key), "v");
+      input_keys_[partition].push_back("k" + std::to_string(key));
+    }
+    produced_ += kPerTransaction;
+    producer.flush();
+  }
+
+  void inject() {
+    const Fault& fault = GetParam();
+    pushed_ = testing::times_injected(fault);
+    for (int i = 0; i < pushed_; ++i) {
+      rd_kafka_mock_broker_push_request_error_rtts(cluster_.get(), testing::kCoordinator, fault.api_key, 1, fault.code,
+                                                   0);
+    }
+  }
+  std::size_t errors_left() const {
+    std::size_t left = 0;
+    rd_kafka_mock_broker_error_stack_cnt(cluster_.get(), testing::kCoordinator, GetParam().api_key, &left);
+    return left;
+  }
+
+  // Polls until `commits` transactions committed; returns what poll() threw, if anything.
+  std::optional<StateError> poll_until_commits(StreamProcessor& processor, std::uint64_t commits,
+                                               std::chrono::seconds timeout = std::chrono::seconds(40)) {
+    const auto deadline = Clock::now() + timeout;
+    while (processor.stats().commits < commits) {
+      if (Clock::now() > deadline) {
+        ADD_FAILURE() << "only " << processor.stats().commits << " of " << commits << " transactions committed, "
+                      << processor.stats().aborts << " aborted";
+        return std::nullopt;
+      }
+      if (auto failure = testing::failure_of_call([&] { processor.poll(); })) return failure;
+    }
+    return std::nullopt;
+  }
+
+  // The output, read by a plain consumer to its end: results per "<partition>:<offset>".
+  void expect_results(std::uint64_t aborted_records) {
+    std::map<std::string, std::vector<std::string>> results;
+    std::map<std::string, std::string> last_count;  // per key, the result of its highest offset
+    std::map<std::string, std::pair<int, std::int64_t>> last_at;
+    rd_kafka_conf_t* conf = rd_kafka_conf_new();
+    char error[512];
+    rd_kafka_conf_set(conf, "bootstrap.servers", cluster_.bootstrap().c_str(), error, sizeof error);
+    rd_kafka_conf_set(conf, "group.id", "matrix-reader", error, sizeof error);
+    rd_kafka_conf_set(conf, "enable.partition.eof", "true", error, sizeof error);
+    rd_kafka_conf_set(conf, "log_level", "0", error, sizeof error);
+    rd_kafka_t* reader = rd_kafka_new(RD_KAFKA_CONSUMER, conf, error, sizeof error);
+    ASSERT_NE(reader, nullptr) << error;
+    rd_kafka_topic_partition_list_t* list = rd_kafka_topic_partition_list_new(kPartitions);
+    for (int p = 0; p < kPartitions; ++p) {
+      rd_kafka_topic_partition_list_add(list, output_.c_str(), p)->offset = RD_KAFKA_OFFSET_BEGINNING;
+    }
+    rd_kafka_assign(reader, list);
+    rd_kafka_topic_partition_list_destroy(list);
+    int ended = 0;
+    std::size_t read = 0;
+    const auto deadline = Clock::now() + std::chrono::seconds(20);
+    while (ended < kPartitions && Clock::now() < deadline) {
+      rd_kafka_message_t* message = rd_kafka_consumer_poll(reader, 100);
+      if (message == nullptr) continue;
+      if (message->err == RD_KAFKA_RESP_ERR__PARTITION_EOF) {
+        ++ended;
+      } else if (message->err == RD_KAFKA_RESP_ERR_NO_ERROR) {
+        const std::string value(static_cast<const char*>(message->payload), message->len);
+        const auto second = value.find(':', value.find(':') + 1);
+        results[value.substr(0, second)].push_back(value.substr(second + 1));
+        ++read;
+      }
+      rd_kafka_message_destroy(message);
+    }
+    rd_kafka_consumer_close(reader);
+    rd_kafka_destroy(reader);
+    ASSERT_EQ(ended, kPartitions) << "the output was not read to its end";
+
+    std::map<std::string, long long> counts;
+    std::size_t missing = 0;
+    std::size_t repeated = 0;
+    std::size_t wrong = 0;
+    std::string first_difference;
+    for (const auto& [partition, keys] : input_keys_) {
+      for (std::size_t offset = 0; offset < keys.size(); ++offset) {
+        const std::string expected = std::to_string(++counts[keys[offset]]);
+        const auto found = results.find(std::to_string(partition) + ":" + std::to_string(offset));
+        if (found == results.end()) {
+          ++missing;
+          continue;
+        }
+        repeated += found->second.size() - 1;
+        for (const auto& count : found->second) {
+          if (count == expected) continue;
+          ++wrong;
+          if (first_difference.empty()) {
+            first_difference = std::to_string(partition) + ":" + std::to_string(offset) + " has count " + count +
+                               ", expected " + expected;
+          }
+        }
+      }
+    }
+    EXPECT_EQ(missing, 0u) << "input records without a result";
+    EXPECT_EQ(wrong, 0u) << first_difference;
+    EXPECT_LE(repeated, aborted_records) << "results repeated beyond the aborted transactions' records";
+    if (aborted_records == 0) {
+      EXPECT_EQ(repeated, 0u);
+    }
+  }
+
+  testing::MockCluster cluster_{3};
+  const std::string application_;
+  const std::string input_;
+  const std::string output_;
+  const fs::path state_dir_;
+  std::map<int, std::vector<std::string>> input_keys_;  // [partition][offset]
+  int produced_ = 0;
+  int pushed_ = 0;
+};
+
+TEST_P(StreamProcessorFault, CommitsAbortsAndReprocessesOrFailsForGood) {
+  const Fault& fault = GetParam();
+  const auto fault_met = [&] { EXPECT_EQ(errors_left(), 0u) << pushed_ << " pushed, not all met"; };
+  produce_transaction();
+
+  if (fault.api_key == testing::kInitProducerIdApiKey) {
+    // Met by the constructor, which initialises the transactional producer.
+    inject();
+    std::unique_ptr<StreamProcessor> processor;
+    const auto failure = testing::failure_of_call(
+        [&] { processor = std::make_unique<StreamProcessor>(options(), count_function()); });
+    fault_met();
+    if (fault.outcome == Outcome::Fatal) {
+      ASSERT_TRUE(failure) << "the processor started despite " << rd_kafka_err2name(fault.code);
+      testing::expect_names_the_code(*failure, testing::reported_code(fault));
+      EXPECT_FALSE(failure->retriable()) << failure->what();
+      // What the user does: fix the cause; a new processor on the same state directory starts.
+      processor = std::make_unique<StreamProcessor>(options(), count_function());
+    } else {
+      ASSERT_FALSE(failure) << failure->what();
+    }
+    ASSERT_FALSE(poll_until_commits(*processor, 1));
+    EXPECT_EQ(processor->stats().aborts, 0u);
+    processor->close();
+    expect_results(0);
+    return;
+  }
+
+  StreamProcessor processor(options(), count_function());
+  ASSERT_FALSE(poll_until_commits(processor, 1)) << "the first transaction, before the fault";
+  ASSERT_EQ(processor.stats().aborts, 0u);
+
+  inject();
+  produce_transaction();
+  const auto failure = poll_until_commits(processor, 2);
+  fault_met();
+  const auto stats = processor.stats();
+  switch (fault.outcome) {
+    case Outcome::Retried:
+      ASSERT_FALSE(failure) << failure->what();
+      EXPECT_EQ(stats.aborts, 0u);
+      EXPECT_EQ(stats.records, 2u * kPerTransaction);
+      break;
+    case Outcome::Surfaced:
+      ASSERT_FALSE(failure) << failure->what();
+      EXPECT_GE(stats.aborts, 1u) << "the transaction committed despite " << rd_kafka_err2name(fault.code);
+      EXPECT_GT(stats.records, 2u * kPerTransaction) << "the aborted records were not processed again";
+      break;
+    case Outcome::SurfacedOrRetried:
+      FAIL() << "no StreamProcessor fault has a timing-dependent outcome";
+    case Outcome::Fatal: {
+      ASSERT_TRUE(failure) << "poll() did not fail despite " << rd_kafka_err2name(fault.code) << "; "
+                           << stats.commits << " commits, " << stats.aborts << " aborts";
+      testing::expect_names_the_code(*failure, testing::reported_code(fault));
+      EXPECT_NE(std::string(failure->what()).find("fatal"), std::string::npos) << failure->what();
+      EXPECT_EQ(stats.commits, 1u) << "the failed transaction counted as committed";
+      // The processor stays broken: the next poll() and commit() throw the same.
+      const auto again = testing::failure_of_call([&] { processor.poll(); });
+      ASSERT_TRUE(again) << "poll() went on after a fatal error";
+      EXPECT_EQ(again->kafka_error_code(), failure->kafka_error_code()) << again->what();
+      EXPECT_TRUE(testing::failure_of_call([&] { processor.commit(); })) << "commit() went on after a fatal error";
+      // close() does not hang nor throw past the destructor. The mock keeps no transactional
+      // offsets, so a new processor cannot be checked against the first one's results here.
+      //
+      // KNOWN BUG in src/streams (left failing on purpose): this close() crashes with SIGSEGV in
+      // about half of the fatal cases. rd_kafka_consumer_close() runs the revoke callback;
+      // StreamProcessor::Impl::on_rebalance() commits the transaction still open since the
+      // fatal error (close() skips its own commit when broken, the callback does not), that
+      // throws, on_rebalance() unassigns and rethrows, and rebalance_callback()'s fallback calls
+      // cooperative(rk) again: rd_kafka_rebalance_protocol() now returns NULL (the consumer is
+      // closing; "NULL on error" in rdkafka.h) and strcmp(NULL, ...) faults
+      // (stream_processor.cpp, cooperative() and rebalance_callback()).
+      testing::failure_of_call([&] { processor.close(); });
+      return;
+    }
+  }
+  processor.close();
+  expect_results(stats.records - 2u * kPerTransaction);
+}
+
+INSTANTIATE_TEST_SUITE_P(fault_matrix, StreamProcessorFault, ::testing::ValuesIn(testing::stream_processor_faults()),
+                         [](const auto& param_info) { return testing::fault_name(param_info.param); });
+
+}  // namespace
+}  // namespace processor::streams
