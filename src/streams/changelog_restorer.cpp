@@ -100,23 +100,34 @@ bool ChangelogRestorer::add(StorePartition& store, const std::string& changelog)
   }
   processor::internal::log(LogLevel::Info, "streams", "restoring store '", store.name(), "' partition ",
                            store.partition(), " from changelog offset ", entry.start, " (end ", high, ")");
+  change_assignment({&entry}, true);
   entries_.push_back(std::move(entry));
-  reassign();
   return false;
 }
 
 void ChangelogRestorer::remove(std::int32_t partition) {
-  const auto removed = std::erase_if(entries_, [&](const Entry& entry) { return entry.store->partition() == partition; });
-  if (removed > 0) reassign();
+  std::vector<const Entry*> removed;
+  for (const auto& entry : entries_) {
+    if (entry.store->partition() == partition) removed.push_back(&entry);
+  }
+  if (removed.empty()) return;
+  change_assignment(removed, false);
+  std::erase_if(entries_, [&](const Entry& entry) { return entry.store->partition() == partition; });
 }
 
-void ChangelogRestorer::reassign() {
-  auto list = kafka::internal::make_partition_list(entries_.size());
-  for (const auto& entry : entries_) {
-    rd_kafka_topic_partition_list_add(list.get(), entry.topic.c_str(), entry.store->partition())->offset = entry.next;
+// Incremental changes only: assigning the whole list again restarts every partition in it, and
+// librdkafka 2.0.2 can then trip over its own stop of a partition (an assertion in
+// rd_kafka_assignment_partition_stopped; librdkafka #5573, fixed after 2.0.2).
+void ChangelogRestorer::change_assignment(const std::vector<const Entry*>& entries, bool assign) {
+  auto list = kafka::internal::make_partition_list(entries.size());
+  for (const Entry* entry : entries) {
+    rd_kafka_topic_partition_list_add(list.get(), entry->topic.c_str(), entry->store->partition())->offset =
+        entry->next;
   }
-  const rd_kafka_resp_err_t error = rd_kafka_assign(consumer_.get(), list.get());
-  if (error != RD_KAFKA_RESP_ERR_NO_ERROR) throw kafka::internal::kafka_error(error, "assigning the changelog partitions");
+  kafka::internal::throw_if_error(
+      kafka::internal::RdPtr<rd_kafka_error_t>(assign ? rd_kafka_incremental_assign(consumer_.get(), list.get())
+                                                      : rd_kafka_incremental_unassign(consumer_.get(), list.get())),
+      assign ? "assigning changelog partitions" : "unassigning changelog partitions");
 }
 
 ChangelogRestorer::Entry* ChangelogRestorer::find(const rd_kafka_message_t& message) {
@@ -135,7 +146,14 @@ void ChangelogRestorer::restart_from_start(Entry& entry, const char* why) {
   entry.batch_next = -1;
   entry.batch_records = 0;
   entry.start = entry.next = RD_KAFKA_OFFSET_BEGINNING;
-  reassign();
+  entry.at_end = false;
+  auto list = kafka::internal::make_partition_list(1);
+  rd_kafka_topic_partition_list_add(list.get(), entry.topic.c_str(), entry.store->partition())->offset =
+      RD_KAFKA_OFFSET_BEGINNING;
+  kafka::internal::throw_if_error(
+      kafka::internal::RdPtr<rd_kafka_error_t>(rd_kafka_seek_partitions(consumer_.get(), list.get(),
+                                                                        kafka::internal::to_timeout_ms(request_timeout_))),
+      "seeking changelog " + entry.topic + ":" + std::to_string(entry.store->partition()) + " to its start");
 }
 
 void ChangelogRestorer::report(const Entry& entry, std::int64_t end, bool done) {
@@ -200,7 +218,7 @@ std::vector<std::int32_t> ChangelogRestorer::poll(std::chrono::milliseconds time
                                    rd_kafka_message_errstr(message.get()));
           continue;
         }
-        if (message->offset < entry.next) continue;  // applied before a reassignment
+        if (message->offset < entry.next) continue;  // fetched before a seek, already applied
         const std::string_view key(static_cast<const char*>(message->key), message->key_len);
         std::optional<std::string_view> value;
         if (message->payload != nullptr) {
@@ -247,6 +265,7 @@ std::vector<std::int32_t> ChangelogRestorer::poll(std::chrono::milliseconds time
         report(entry, entry.end, true);
         ++counters_.completed;
         completed.push_back(entry.store->partition());
+        change_assignment({&entry}, false);
         it = entries_.erase(it);
         continue;
       }
@@ -257,8 +276,6 @@ std::vector<std::int32_t> ChangelogRestorer::poll(std::chrono::milliseconds time
     }
     ++it;
   }
-  if (!completed.empty() && !entries_.empty()) reassign();
-  if (!completed.empty() && entries_.empty()) rd_kafka_assign(consumer_.get(), nullptr);
   return completed;
 }
 

@@ -78,7 +78,8 @@ class ChangelogRestorer {
     std::chrono::steady_clock::time_point end_checked;
   };
 
-  void reassign();
+  // Adds `entries` to the consumer's assignment, at their `next` offsets, or removes them.
+  void change_assignment(const std::vector<const Entry*>& entries, bool assign);
   Entry* find(const rd_kafka_message_t& message);
   void restart_from_start(Entry& entry, const char* why);
   void report(const Entry& entry, std::int64_t end, bool done);

@@ -106,6 +106,7 @@ void StorePartition::commit_restored(std::int64_t position) {
   std::stable_sort(writes.begin(), writes.end(), [](const auto& a, const auto& b) { return a.key < b.key; });
   const std::string encoded = encode_position(position);
   writes.push_back({position_key_, encoded});
+  unflushed_ = true;
   db_.write_unlogged(writes);
   restored_.clear();
   restored_bytes_.clear();

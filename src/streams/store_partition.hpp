@@ -63,7 +63,10 @@ class StorePartition final : public PartitionStore {
   // the store partition takes transactions.
   void add_restored(std::string_view key, const std::optional<std::string_view>& value);
   void commit_restored(std::int64_t position);
-  void finish_restore() { db_.flush(); }
+  void finish_restore() {
+    if (unflushed_) db_.flush();
+    unflushed_ = false;
+  }
 
  private:
   std::string& data_key(std::string_view key);
@@ -86,6 +89,7 @@ class StorePartition final : public PartitionStore {
   };
   std::vector<Restored> restored_;
   std::string restored_bytes_;
+  bool unflushed_ = false;  // an unlogged write since the last finish_restore()
 };
 
 }  // namespace processor::streams::internal

@@ -79,19 +79,25 @@ std::string instance_id_of(state::StateBackend& db) {
   return text;
 }
 
-bool cooperative(rd_kafka_t* rk) noexcept { return std::strcmp(rd_kafka_rebalance_protocol(rk), "COOPERATIVE") == 0; }
+// NULL (a client already failed or closing) counts as eager.
+bool cooperative(rd_kafka_t* rk) noexcept {
+  const char* protocol = rd_kafka_rebalance_protocol(rk);
+  return protocol != nullptr && std::strcmp(protocol, "COOPERATIVE") == 0;
+}
 
 // librdkafka calls this from inside rd_kafka_consumer_poll(): no exception may cross it. The
 // assignment is applied whatever happens, so that librdkafka's state stays consistent.
 void rebalance_callback(rd_kafka_t* rk, rd_kafka_resp_err_t event, rd_kafka_topic_partition_list_t* partitions,
                         void* opaque) {
   auto* impl = static_cast<StreamProcessor::Impl*>(opaque);
+  impl->rebalance_applied = false;
   try {
     impl->on_rebalance(event, partitions);
     return;
   } catch (...) {
     if (!impl->callback_error) impl->callback_error = std::current_exception();
   }
+  if (impl->rebalance_applied) return;
   const bool incremental = cooperative(rk);
   if (event == RD_KAFKA_RESP_ERR__ASSIGN_PARTITIONS) {
     if (incremental) RdPtr<rd_kafka_error_t>(rd_kafka_incremental_assign(rk, partitions));
@@ -177,6 +183,7 @@ void StreamProcessor::Impl::on_rebalance(rd_kafka_resp_err_t event, rd_kafka_top
     } else if (const auto error = rd_kafka_assign(rk, list); error != RD_KAFKA_RESP_ERR_NO_ERROR) {
       throw kafka::internal::kafka_error(error, "assigning partitions");
     }
+    rebalance_applied = true;
     // Nothing is fetched for processing until its stores are restored and it is positioned.
     rd_kafka_pause_partitions(rk, list);
     for (const auto& tp : assigned) add_task(tp.partition);
@@ -185,7 +192,13 @@ void StreamProcessor::Impl::on_rebalance(rd_kafka_resp_err_t event, rd_kafka_top
   }
   const bool lost = rd_kafka_assignment_lost(rk) != 0;
   try {
-    if (lost) {
+    if (broken) {
+      // Nothing can commit any more (the producer failed for good); the transaction dies with it.
+      for (auto& [partition, task] : tasks) {
+        for (auto& store : task.stores) store->discard();
+      }
+      transaction_open = false;
+    } else if (lost) {
       // The group moved on: this member's offsets would be refused, its transaction is void.
       abort("partitions lost");
     } else {
@@ -197,10 +210,12 @@ void StreamProcessor::Impl::on_rebalance(rd_kafka_resp_err_t event, rd_kafka_top
     for (const auto& tp : assigned) remove_task(tp.partition);
     if (incremental) RdPtr<rd_kafka_error_t>(rd_kafka_incremental_unassign(rk, list));
     else rd_kafka_assign(rk, nullptr);
+    rebalance_applied = true;
     throw;
   }
   for (const auto& tp : assigned) remove_task(tp.partition);
   count([&](StreamProcessorStats& stats) { (lost ? stats.lost : stats.revocations) += assigned.size(); });
+  rebalance_applied = true;
   if (incremental) {
     kafka::internal::throw_if_error(RdPtr<rd_kafka_error_t>(rd_kafka_incremental_unassign(rk, list)),
                                     "revoking partitions");
@@ -464,7 +479,7 @@ void StreamProcessor::close() {
     rd_kafka_consumer_close(impl.consumer.get());
     impl.callback_error = nullptr;
   }
-  if (impl.transaction_open) {
+  if (impl.transaction_open && !impl.broken) {
     try {
       impl.abort("closing");
     } catch (...) {

@@ -71,6 +71,7 @@ struct StreamProcessor::Impl final : RecordContext, OutputSink {
   // Set by an abort: every active partition must seek back before another record is processed.
   bool rewind_pending = false;
   std::exception_ptr callback_error;  // from the rebalance callback, rethrown by poll()
+  bool rebalance_applied = false;     // on_rebalance() has (un)assigned: no fallback
   std::exception_ptr broken;          // the processor cannot go on (fenced, local write failed)
   std::atomic<bool> stop_requested{false};
   bool closed = false;

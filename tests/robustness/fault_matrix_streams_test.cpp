@@ -281,14 +281,9 @@ TEST_P(StreamProcessorFault, CommitsAbortsAndReprocessesOrFailsForGood) {
       // close() does not hang nor throw past the destructor. The mock keeps no transactional
       // offsets, so a new processor cannot be checked against the first one's results here.
       //
-      // KNOWN BUG in src/streams (left failing on purpose): this close() crashes with SIGSEGV in
-      // about half of the fatal cases. rd_kafka_consumer_close() runs the revoke callback;
-      // StreamProcessor::Impl::on_rebalance() commits the transaction still open since the
-      // fatal error (close() skips its own commit when broken, the callback does not), that
-      // throws, on_rebalance() unassigns and rethrows, and rebalance_callback()'s fallback calls
-      // cooperative(rk) again: rd_kafka_rebalance_protocol() now returns NULL (the consumer is
-      // closing; "NULL on error" in rdkafka.h) and strcmp(NULL, ...) faults
-      // (stream_processor.cpp, cooperative() and rebalance_callback()).
+      // Regression: this close() crashed with SIGSEGV in about half of the fatal cases (the
+      // revoke callback committed the dead transaction, and its fallback passed the NULL
+      // protocol of a closing consumer to strcmp; tests/robustness/README.md).
       testing::failure_of_call([&] { processor.close(); });
       return;
     }
