@@ -170,7 +170,7 @@ void ChangelogRestorer::report(const Entry& entry, std::int64_t end, bool done) 
   progress.elapsed = std::chrono::duration_cast<std::chrono::milliseconds>(now - entry.started);
   progress.records_per_second = seconds > 0 ? static_cast<double>(entry.records) / seconds : 0;
   progress.done = done;
-  processor::internal::log(done ? LogLevel::Info : LogLevel::Debug, "streams", done ? "restored" : "restoring",
+  processor::internal::log(LogLevel::Info, "streams", done ? "restored" : "restoring",
                            " store '", progress.store, "' partition ", progress.partition, ": ", progress.records,
                            " records, ", progress.bytes, " bytes in ", seconds, " s (",
                            static_cast<std::uint64_t>(progress.records_per_second), " records/s), changelog offset ",
