@@ -36,6 +36,7 @@
 #include "processor/kafka.hpp"
 #include "processor/log.hpp"
 #include "processor/streams.hpp"
+#include "counting_function.hpp"
 #include "topic_reader.hpp"
 
 namespace processor::testing {
@@ -102,18 +103,7 @@ class StreamsUnderBrokerKill {
     return o;
   }
 
-  streams::RecordFunction count_function() const {
-    return [this](const kafka::ConsumedRecord& record, streams::RecordContext& context) {
-      streams::PartitionStore& counts = context.store(std::size_t{0});
-      const auto current = counts.get(record.key);
-      const long long next = (current ? std::stoll(*current) : 0) + 1;
-      counts.put(record.key, std::to_string(next));
-      context.output().send(output, record.key,
-                            std::to_string(record.partition) + ":" + std::to_string(record.offset) + ":" +
-                                std::to_string(next),
-                            record.partition);
-    };
-  }
+  streams::RecordFunction count_function() const { return count_per_key(output); }
 
   // Whether the application's committed offsets reached the input's end; false when the broker
   // cannot say (it is down, or the offsets are still unstable).

@@ -24,6 +24,7 @@
 
 #include "fault_matrix_cases.hpp"
 #include "fault_matrix_support.hpp"
+#include "counting_function.hpp"
 #include "processor/log.hpp"
 #include "processor/streams.hpp"
 
@@ -81,18 +82,7 @@ class StreamProcessorFault : public ::testing::TestWithParam<Fault> {
     return o;
   }
 
-  RecordFunction count_function() const {
-    return [this](const kafka::ConsumedRecord& record, RecordContext& context) {
-      PartitionStore& counts = context.store(std::size_t{0});
-      const auto current = counts.get(record.key);
-      const long long next = (current ? std::stoll(*current) : 0) + 1;
-      counts.put(record.key, std::to_string(next));
-      context.output().send(output_, record.key,
-                            std::to_string(record.partition) + ":" + std::to_string(record.offset) + ":" +
-                                std::to_string(next),
-                            record.partition);
-    };
-  }
+  RecordFunction count_function() const { return testing::count_per_key(output_); }
 
   // kPerTransaction records, keys spread over both partitions; remembered for the checks.
   void produce_transaction() {

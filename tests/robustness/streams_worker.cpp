@@ -17,6 +17,7 @@
 #include <map>
 #include <string>
 
+#include "counting_function.hpp"
 #include "processor/log.hpp"
 #include "processor/streams.hpp"
 
@@ -68,17 +69,7 @@ int main(int argc, char** argv) {
                           {"session.timeout.ms", "3000"},
                           {"heartbeat.interval.ms", "500"},
                           {"log_level", "3"}};
-    const std::string output = args.at("output");
-    StreamProcessor processor(options, [&](const processor::kafka::ConsumedRecord& record, RecordContext& context) {
-      PartitionStore& counts = context.store(std::size_t{0});
-      const auto current = counts.get(record.key);
-      const long long next = (current ? std::stoll(*current) : 0) + 1;
-      counts.put(record.key, std::to_string(next));
-      context.output().send(output, record.key,
-                            std::to_string(record.partition) + ":" + std::to_string(record.offset) + ":" +
-                                std::to_string(next),
-                            record.partition);
-    });
+    StreamProcessor processor(options, processor::testing::count_per_key(args.at("output")));
     std::cout << "started " << processor.transactional_id() << std::endl;
     auto last_report = std::chrono::steady_clock::now();
     while (g_stop == 0) {
