@@ -26,6 +26,13 @@ packages=(
   clang-14
   libclang-rt-14-dev
   libfuzzer-14-dev
+  # offsetctl (tools/offsetctl): arguments, JSON output; the monitor's HTTP exporter.
+  libcli11-dev
+  libfmt-dev
+  nlohmann-json3-dev
+  libcpp-httplib-dev
+  # The exporter's page is rendered in headless Chromium by a test.
+  chromium
   # The example that plugs spdlog into the library's log sink (spdlog brings libfmt-dev).
   libspdlog-dev
   # The integration tier's Kafka broker: Maven fetches its jars (scripts/kafka/broker.sh fetch);
@@ -54,6 +61,14 @@ for package in "${packages[@]}"; do
     missing+=("${package}")
   fi
 done
+
+# The test that scrapes /metrics parses it with Prometheus' own Python client (PyPI), for the
+# python3 on PATH, which may not be Debian's.
+if ! python3 -c 'import prometheus_client' >/dev/null 2>&1; then
+  echo "setup: installing the Python package prometheus_client"
+  python3 -m pip install --quiet --user prometheus_client 2>/dev/null ||
+    python3 -m pip install --quiet --user --break-system-packages prometheus_client
+fi
 
 if ((${#missing[@]} == 0)); then
   echo "setup: all ${#packages[@]} dependencies are installed"
