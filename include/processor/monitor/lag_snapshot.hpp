@@ -64,9 +64,19 @@ struct GroupLag {
   std::optional<std::int64_t> topic_sum_lag(std::string_view topic) const;
 };
 
+// The monitor's own figures, cumulative since it started (exported as _total/_seconds metrics).
+struct MonitorStats {
+  std::uint64_t polls = 0;        // polls of the cluster
+  std::uint64_t poll_errors = 0;  // polls (or a group's part of one) that failed
+  double last_poll_seconds = 0;        // how long the last poll of the cluster took
+  double last_evaluation_seconds = 0;  // how long evaluating its samples took
+  std::uint64_t partitions_evaluated = 0;  // partition-offsets evaluated
+};
+
 struct LagSnapshot {
   std::chrono::system_clock::time_point taken_at{};
   std::vector<GroupLag> groups;  // ordered by group name
+  MonitorStats stats;
 };
 
 // The last snapshots, oldest first, bounded by `capacity` (the chart's time axis).
