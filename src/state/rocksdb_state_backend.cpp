@@ -119,9 +119,11 @@ void prepare_directory(const fs::path& dir, const RocksDbOptions& options) {
 class Database {
  public:
   Database(fs::path dir, const RocksDbOptions& options) : path_(std::move(dir)) {
-    prepare_directory(path_, options);
+    RocksDbOptions effective = options;
+    if (options.read_only) effective.create_if_missing = false;
+    prepare_directory(path_, effective);
     rocksdb::Options db_options;
-    db_options.create_if_missing = options.create_if_missing;
+    db_options.create_if_missing = effective.create_if_missing;
     // Room for a few memtables waiting for their background flush, so that a burst of large
     // batches (each switching to a fresh memtable, see fresh_memtable_min_batch) does not stall
     // writers behind the flushes. RocksDB's default is 2.
@@ -130,7 +132,9 @@ class Database {
     // filesystem (see rocksdb_logger.hpp: a full disk must not abort the process).
     db_options.info_log = std::make_shared<internal::RocksDbLogger>(path_.string());
     rocksdb::DB* opened = nullptr;
-    const auto status = rocksdb::DB::Open(db_options, path_.string(), &opened);
+    // A read-only open takes no LOCK: it reads the files as they are, the WAL included.
+    const auto status = options.read_only ? rocksdb::DB::OpenForReadOnly(db_options, path_.string(), &opened)
+                                          : rocksdb::DB::Open(db_options, path_.string(), &opened);
     switch (lock_holder(status)) {
       case LockHolder::ThisProcess:
         throw StateError(ErrorKind::Storage, "RocksDB directory '" + path_.string() +

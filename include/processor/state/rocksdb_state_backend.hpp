@@ -26,6 +26,13 @@ struct RocksDbOptions {
   // before, the flush only adds a table file.
   // Default: 16384. 0 disables it; raise it to trade commit latency for fewer, larger flushes.
   std::size_t fresh_memtable_min_batch = 16384;
+
+  // Open the database read-only: no LOCK is taken, so a directory that another process holds
+  // open can still be read (it sees what was written up to the open, never later writes). The
+  // directory must exist and hold a database (create_if_missing is ignored). Every write, clear()
+  // and flush() throws StateError(Storage) and changes nothing.
+  // Default: false. Set it for tools that inspect the state of a running application.
+  bool read_only = false;
 };
 
 // RocksDbStateBackend is the durable, embedded state backend: one RocksDB database in a
@@ -56,7 +63,8 @@ struct RocksDbOptions {
 // Safe for concurrent use by multiple threads. One process at a time may open a directory.
 class RocksDbStateBackend : public StateBackend {
  public:
-  // Throws StateError(Storage) when the directory cannot be created or read, or is locked;
+  // Throws StateError(Storage) when the directory cannot be created or read, or is locked (never
+  // under read_only), or under read_only when it does not exist or holds no database;
   // the message names the path and says whether another process holds it, or this one (another
   // RocksDbStateBackend, or a snapshot that outlived one). Throws StateError(Corruption) when a
   // file the open reads fails its checksum.
