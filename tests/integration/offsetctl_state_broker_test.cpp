@@ -121,5 +121,43 @@ TEST_F(OffsetctlStateOnBroker, DiffReportsEachPartitionAsTheRestoreJournalSeesIt
       << first.out;
 }
 
+TEST_F(OffsetctlStateOnBroker, ResetToEarliestAndLatestAndClampsIntoTheLogRange) {
+  testing::create_topic(bootstrap_, topic_, 2);
+  {
+    testing::Producer producer(bootstrap_);
+    producer.produce(topic_, 0, 10);
+    producer.produce(topic_, 1, 4);
+  }
+  {
+    auto backend = std::make_shared<state::RocksDbStateBackend>(dir_);
+    OffsetManager manager(group_, backend, std::make_shared<StateBackendOffsetStore>(backend),
+                          OffsetCommitStrategy::manual());
+    manager.update_offset(topic_, 0, 3);
+    manager.update_offset(topic_, 1, 2);
+    manager.commit();
+  }
+  const auto stored = [&] {
+    auto backend = std::make_shared<state::RocksDbStateBackend>(dir_, state::RocksDbOptions{.read_only = true});
+    StateBackendOffsetStore store(backend);
+    return std::to_string(store.get_offset(group_, TopicPartition(topic_, 0))->offset) + " " +
+           std::to_string(store.get_offset(group_, TopicPartition(topic_, 1))->offset);
+  };
+  const auto reset = [&](const std::string& spec, const std::vector<std::string>& value) {
+    std::vector<std::string> args = {"reset", "--group", group_, "--all-topics", spec};
+    args.insert(args.end(), value.begin(), value.end());
+    args.insert(args.end(), {"--bootstrap-server", bootstrap_, "--execute"});
+    const auto result = run(args);
+    EXPECT_EQ(result.exit_code, 0) << spec << ": " << result.err;
+  };
+  reset("--to-latest", {});
+  EXPECT_EQ(stored(), "10 4");
+  reset("--to-earliest", {});
+  EXPECT_EQ(stored(), "0 0");
+  reset("--to-offset", {"7"});
+  EXPECT_EQ(stored(), "7 4");
+  reset("--shift-by", {"100"});
+  EXPECT_EQ(stored(), "10 4");
+}
+
 }  // namespace
 }  // namespace processor::kafka

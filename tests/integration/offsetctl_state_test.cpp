@@ -8,6 +8,8 @@
 #include <ctime>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
+#include <map>
 #include <nlohmann/json.hpp>
 
 #include "offsetctl_process.hpp"
@@ -187,11 +189,19 @@ TEST_F(OffsetctlState, ExportWritesKafkasCsvAndImportWritesItBack) {
   EXPECT_EQ(imported.exit_code, 0) << imported.err;
   EXPECT_EQ(stored("orders-app"), "orders:2=60 orders:10=7 payments:0=101");
 
+  // A four-column file: only the group's rows are imported.
+  std::ofstream(csv) << "audit,orders,0,9\norders-app,orders,10,8\n";
+  const auto four_columns = run({"import", "--group", "orders-app", "--file", csv.string(), "--execute"});
+  fs::remove(csv);
+  EXPECT_EQ(four_columns.exit_code, 0) << four_columns.err;
+  EXPECT_EQ(stored("orders-app"), "orders:2=60 orders:10=8 payments:0=101");
+  EXPECT_EQ(stored("audit"), "orders:0=5");
+
   const fs::path file = dir_.string() + ".export.csv";
   const auto to_file = run({"export", "--group", "orders-app", "--file", file.string()});
   EXPECT_EQ(to_file.exit_code, 0) << to_file.err;
   std::ifstream written(file);
-  EXPECT_EQ(std::string(std::istreambuf_iterator<char>(written), {}), "orders,2,60\norders,10,7\npayments,0,101\n");
+  EXPECT_EQ(std::string(std::istreambuf_iterator<char>(written), {}), "orders,2,60\norders,10,8\npayments,0,101\n");
   fs::remove(file);
 }
 
@@ -241,6 +251,25 @@ TEST_F(OffsetctlState, ACorruptOffsetFailsNamingItsKey) {
   const auto reset = run({"reset", "--group", "orders-app", "--all-topics", "--to-offset", "0", "--execute"});
   EXPECT_EQ(reset.exit_code, 1);
   EXPECT_NE(reset.err.find("kafka_offset:orders-app:orders:10"), std::string::npos) << reset.err;
+  EXPECT_EQ(reset.out, "");
+}
+
+TEST_F(OffsetctlState, ACorruptCheckpointFailsNamingItsKey) {
+  write_state();
+  const std::string key = "checkpoint:orders-app:00000000000000000001";
+  {
+    state::RocksDbStateBackend backend(dir_);
+    auto record = *backend.get(key);
+    record[10] = static_cast<char>(record[10] ^ 0x01);  // a flipped bit: the checksum fails
+    backend.put(key, record);
+  }
+  for (const std::vector<std::string>& args : {std::vector<std::string>{"checkpoints", "list", "--group", "orders-app"},
+                                              {"checkpoints", "show", "--group", "orders-app", "--id", "1"},
+                                              {"groups"}}) {
+    const auto result = run(args);
+    EXPECT_EQ(result.exit_code, 1) << args[0];
+    EXPECT_NE(result.err.find("corrupt checkpoint at key '" + key + "'"), std::string::npos) << result.err;
+  }
 }
 
 TEST_F(OffsetctlState, AMissingDirectoryIsAnErrorAndIsNotCreated) {

@@ -58,6 +58,11 @@ TEST_F(RocksDbReadOnlyTest, EveryWriteThrowsStorageAndChangesNothing) {
     batch.put("b", "2");
     EXPECT_EQ(error_of([&] { reader.write(batch); }).kind(), ErrorKind::Storage);
     EXPECT_EQ(error_of([&] { reader.clear(); }).kind(), ErrorKind::Storage);
+    const std::vector<StateBackend::PutView> puts = {{"c", "3"}};
+    EXPECT_EQ(error_of([&] { reader.write_puts(puts); }).kind(), ErrorKind::Storage);
+    const std::vector<StateBackend::UnloggedWrite> unlogged = {{"d", std::string_view("4")}};
+    EXPECT_EQ(error_of([&] { reader.write_unlogged(unlogged); }).kind(), ErrorKind::Storage);
+    EXPECT_EQ(error_of([&] { reader.flush(); }).kind(), ErrorKind::Storage);
   }
   RocksDbStateBackend reopened(db_path());
   EXPECT_EQ(reopened.scan(""), (Rows{{"a", "1"}}));
