@@ -168,7 +168,8 @@ int apply_plan(StateDirectory& directory, const std::string& group, const Plan& 
            "offsets to '"
         << directory.path().string() << "', or --dry-run to keep this behaviour without the warning.\n";
   }
-  TextTable table({{"GROUP", 15}, {"TOPIC", 15}, {"PARTITION", 10}, {"NEW-OFFSET", 0}});
+  // kafka-consumer-groups --reset-offsets' widths: group and topic 30, partition 10.
+  TextTable table({{"GROUP", 30}, {"TOPIC", 30}, {"PARTITION", 10}, {"NEW-OFFSET", 0}});
   std::vector<kafka::PartitionOffset> offsets;
   for (const auto& [tp, offset] : plan) {
     table.add_row({group, tp.first, std::to_string(tp.second), std::to_string(offset)});
