@@ -42,7 +42,8 @@ void on_parse(CLI::App& verb, Invocation& invocation, std::shared_ptr<StateArgum
 }
 
 void add_reset(CLI::App& state, Invocation& invocation, const std::shared_ptr<StateArguments>& args) {
-  auto* reset = state.add_subcommand("reset", "move the group's stored offsets, as kafka-consumer-groups --reset-offsets");
+  auto* reset =
+      state.add_subcommand("reset", "move the group's stored offsets, as kafka-consumer-groups --reset-offsets");
   add_group(*reset, *args);
   auto& request = args->reset;
   auto* topic = reset->add_option("--topic", request.topics, "a topic, or topic:partition,partition,... (repeatable)");
@@ -52,7 +53,8 @@ void add_reset(CLI::App& state, Invocation& invocation, const std::shared_ptr<St
   auto* shift_by = reset->add_option("--shift-by", request.shift_by, "the stored offset plus N (N may be negative)");
   auto* earliest = reset->add_flag("--to-earliest", request.to_earliest, "the log start (needs --bootstrap-server)");
   auto* latest = reset->add_flag("--to-latest", request.to_latest, "the log end (needs --bootstrap-server)");
-  auto* from_file = reset->add_option("--from-file", request.from_file, "the offsets of a CSV (topic,partition,offset)");
+  auto* from_file =
+      reset->add_option("--from-file", request.from_file, "the offsets of a CSV (topic,partition,offset)");
   const std::vector<CLI::Option*> specs = {to_offset, shift_by, earliest, latest, from_file};
   for (auto* spec : specs) {
     for (auto* other : specs) {
@@ -96,7 +98,8 @@ void add_state_commands(CLI::App& app, Invocation& invocation) {
   checkpoints->require_subcommand(1, 1);
   auto* list = checkpoints->add_subcommand("list", "id, creation time (UTC) and partition count of each");
   add_group(*list, *args);
-  on_parse(*list, invocation, args, [](StateArguments& a) { return run_checkpoints_list(a.target, a.group, std::cout); });
+  on_parse(*list, invocation, args,
+           [](StateArguments& a) { return run_checkpoints_list(a.target, a.group, std::cout); });
   auto* show = checkpoints->add_subcommand("show", "the positions of one checkpoint (the latest by default)");
   add_group(*show, *args);
   show->add_option("--id", args->checkpoint_id, "the checkpoint id");
@@ -104,7 +107,8 @@ void add_state_commands(CLI::App& app, Invocation& invocation) {
     return run_checkpoints_show(a.target, a.group, a.checkpoint_id, std::cout);
   });
 
-  auto* diff = state->add_subcommand("diff", "a checkpoint against the group's committed offsets, as a restore sees it");
+  auto* diff =
+      state->add_subcommand("diff", "a checkpoint against the group's committed offsets, as a restore sees it");
   add_group(*diff, *args);
   diff->add_option("--bootstrap-server", args->bootstrap_servers, "the cluster")->required();
   diff->add_option("--checkpoint", args->checkpoint_id, "the checkpoint id (the latest by default)");

@@ -21,7 +21,9 @@ void require_database(const fs::path& dir) {
   if (status.type() == fs::file_type::not_found) {
     throw StateError(ErrorKind::NotFound, "state directory '" + dir.string() + "' does not exist");
   }
-  if (error) throw StateError(ErrorKind::Storage, "cannot access state directory '" + dir.string() + "': " + error.message());
+  if (error) {
+    throw StateError(ErrorKind::Storage, "cannot access state directory '" + dir.string() + "': " + error.message());
+  }
   if (!fs::is_directory(status)) {
     throw StateError(ErrorKind::InvalidArgument, "state directory '" + dir.string() + "' is not a directory");
   }

@@ -110,7 +110,8 @@ int run_checkpoints_list(const StateTarget& target, const std::string& group, st
   auto directory = open_for_reading(target);
   const auto checkpoints = directory.checkpoints(group);
   if (checkpoints.empty()) {
-    throw StateError(ErrorKind::NotFound, "group '" + group + "' has no checkpoint in '" + directory.path().string() + "'");
+    throw StateError(ErrorKind::NotFound,
+                     "group '" + group + "' has no checkpoint in '" + directory.path().string() + "'");
   }
   TextTable table({{"ID", 0}, {"CREATED-AT", 0}, {"PARTITIONS", 0}});
   for (const auto& checkpoint : checkpoints) {
@@ -142,7 +143,8 @@ int run_state_export(const StateTarget& target, const std::string& group, const 
     rows.push_back(CsvOffset{group, stored.partition.topic, stored.partition.partition, stored.info.offset});
   }
   if (rows.empty()) {
-    throw StateError(ErrorKind::NotFound, "group '" + group + "' has no offsets in '" + directory.path().string() + "'");
+    throw StateError(ErrorKind::NotFound,
+                     "group '" + group + "' has no offsets in '" + directory.path().string() + "'");
   }
   const std::string csv = format_offsets_csv(rows, false);
   if (file.empty()) {

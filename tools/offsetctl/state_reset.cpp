@@ -113,7 +113,8 @@ std::vector<std::pair<std::string, std::int32_t>> target_partitions(const ResetR
 }
 
 std::int64_t shifted(std::int64_t offset, std::int64_t shift) {
-  if (shift > 0 && offset > std::numeric_limits<std::int64_t>::max() - shift) return std::numeric_limits<std::int64_t>::max();
+  constexpr std::int64_t kMax = std::numeric_limits<std::int64_t>::max();
+  if (shift > 0 && offset > kMax - shift) return kMax;
   return std::max<std::int64_t>(0, offset + shift);
 }
 
@@ -156,7 +157,8 @@ Plan plan_reset(const ResetRequest& request, const Current& current, StateBroker
 void clamp_to_log(Plan& plan, StateBroker& broker) {
   for (auto& [tp, offset] : plan) {
     const auto range = broker.log_range(kafka::TopicPartition(tp.first, tp.second));
-    if (range) offset = std::clamp(offset, range->log_start_offset, std::max(range->log_start_offset, range->high_watermark));
+    if (!range) continue;
+    offset = std::clamp(offset, range->log_start_offset, std::max(range->log_start_offset, range->high_watermark));
   }
 }
 
@@ -189,7 +191,9 @@ StateDirectory::Access access_for(WriteMode mode) {
 int run_state_reset(const StateTarget& target, const ResetRequest& request, std::ostream& out, std::ostream& err) {
   const int specs = request.to_offset.has_value() + request.shift_by.has_value() + request.to_earliest +
                     request.to_latest + !request.from_file.empty();
-  if (specs != 1) invalid("reset needs exactly one of --to-offset, --shift-by, --to-earliest, --to-latest, --from-file");
+  if (specs != 1) {
+    invalid("reset needs exactly one of --to-offset, --shift-by, --to-earliest, --to-latest, --from-file");
+  }
   if (request.all_topics == !request.topics.empty()) invalid("reset needs either --topic or --all-topics");
   if (request.to_offset && *request.to_offset < 0) {
     invalid("--to-offset " + std::to_string(*request.to_offset) + " is negative");
