@@ -150,6 +150,30 @@ TEST_F(OffsetctlDescribe, EmptyGroupWithCommittedOffsetsPrintsAsKafka) {
   }
 }
 
+TEST_F(OffsetctlDescribe, RebalancingGroupPrintsKafkasWarning) {
+  // A member that stops polling never rejoins, so a second member's arrival holds the group in
+  // PreparingRebalance while both tools describe it.
+  const std::string group = unique_name("describe-rebalancing");
+  testing::LiveGroupMember stalled(bootstrap_, group, {topic_}, "describe-stalled");
+  stalled.commit({{{topic_, 1}, 1}});
+  stalled.stop_polling();
+  testing::LiveGroupMember joining(bootstrap_, group, {topic_}, "describe-joining", /*wait_for_assignment=*/false);
+  auto admin = kafka::GroupAdmin::create({{"bootstrap.servers", bootstrap_}, {"log_level", "3"}});
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (admin->describe_groups({group}).at(0).state != "PreparingRebalance" &&
+         std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  ASSERT_EQ(admin->describe_groups({group}).at(0).state, "PreparingRebalance");
+  const ToolRun kafka = kafka_tool("--describe", "--group " + group);
+  EXPECT_EQ(kafka.err, "\nWarning: Consumer group '" + group + "' is rebalancing.\n");
+  const ToolRun ours = offsetctl("describe", "--group " + group);
+  EXPECT_EQ(ours.out, kafka.out);
+  EXPECT_EQ(ours.err, kafka.err);
+  EXPECT_EQ(ours.exit_code, kafka.exit_code);
+  for (const char* variant : {"--members", "--state"}) expect_same_describe("--group " + group + " " + variant);
+}
+
 TEST_F(OffsetctlDescribe, GroupThatDoesNotExistFailsAsKafkaOnStdoutWithExitCodeZero) {
   const std::string missing = unique_name("describe-missing");
   for (const char* variant : {"", "--state"}) {

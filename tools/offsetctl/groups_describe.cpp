@@ -105,15 +105,18 @@ int run_describe(const DescribeArgs& args) {
     if (args.offsets || (!args.members && !args.state)) {
       std::vector<GroupOffsets> views;
       failure = collect_offsets(*admin, groups, &views);
-      if (!failure) json ? void(printed.out = offsets_json(views)) : print_offsets(views, args.verbose, &printed);
+      if (!failure && json) printed.out = offsets_json(views);
+      if (!failure && !json) print_offsets(views, args.verbose, &printed);
     } else if (args.members) {
       std::vector<GroupMembers> views;
       failure = collect_members(*admin, groups, &views);
-      if (!failure) json ? void(printed.out = members_json(views)) : print_members(views, args.verbose, &printed);
+      if (!failure && json) printed.out = members_json(views);
+      if (!failure && !json) print_members(views, args.verbose, &printed);
     } else {
       std::vector<GroupState> views;
       failure = collect_states(*admin, groups, &views);
-      if (!failure) json ? void(printed.out = states_json(views)) : print_states(views, args.verbose, &printed);
+      if (!failure && json) printed.out = states_json(views);
+      if (!failure && !json) print_states(views, args.verbose, &printed);
     }
     if (failure) throw *failure;
   } catch (const DescribeFailure& failure) {
