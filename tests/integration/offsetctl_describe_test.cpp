@@ -174,6 +174,13 @@ TEST_F(OffsetctlDescribe, RebalancingGroupPrintsKafkasWarning) {
   for (const char* variant : {"--members", "--state"}) expect_same_describe("--group " + group + " " + variant);
 }
 
+TEST_F(OffsetctlDescribe, StaticMemberAddsTheGroupInstanceIdColumn) {
+  const std::string group = unique_name("describe-static");
+  testing::LiveGroupMember member(bootstrap_, group, {topic_, empty_topic_}, "describe-static-client",
+                                  /*wait_for_assignment=*/true, "describe-instance-with-a-long-id");
+  for (const char* variant : {"--members", "--members --verbose"}) expect_same_describe("--group " + group + " " + variant);
+}
+
 TEST_F(OffsetctlDescribe, GroupThatDoesNotExistFailsAsKafkaOnStdoutWithExitCodeZero) {
   const std::string missing = unique_name("describe-missing");
   for (const char* variant : {"", "--state"}) {

@@ -18,11 +18,11 @@ namespace processor::testing {
 
 class LiveGroupMember {
  public:
-  // Joins `group` subscribed to `topics` with `client_id`; unless `wait_for_assignment` is false,
-  // waits until the member has an assignment (possibly empty when the group has more members than
-  // partitions), or throws after 30 s.
+  // Joins `group` subscribed to `topics` with `client_id` (and as static member `instance_id`
+  // unless empty); unless `wait_for_assignment` is false, waits until the member has an assignment
+  // (possibly empty when the group has more members than partitions), or throws after 30 s.
   LiveGroupMember(const std::string& bootstrap, const std::string& group, const std::vector<std::string>& topics,
-                  const std::string& client_id, bool wait_for_assignment = true) {
+                  const std::string& client_id, bool wait_for_assignment = true, const std::string& instance_id = {}) {
     rd_kafka_conf_t* conf = rd_kafka_conf_new();
     set(conf, "bootstrap.servers", bootstrap);
     set(conf, "group.id", group);
@@ -32,6 +32,7 @@ class LiveGroupMember {
     set(conf, "session.timeout.ms", "6000");
     set(conf, "heartbeat.interval.ms", "500");
     set(conf, "log_level", "3");
+    if (!instance_id.empty()) set(conf, "group.instance.id", instance_id);
     rd_kafka_conf_set_rebalance_cb(conf, &LiveGroupMember::on_rebalance);
     rd_kafka_conf_set_opaque(conf, this);
     char error[512];
