@@ -58,7 +58,7 @@ struct LagMonitor::Impl {
 
   // What readers see. Lock order: poll_mutex, then state_mutex.
   mutable detail::Mutex state_mutex;
-  LagSnapshot latest PROCESSOR_GUARDED_BY(state_mutex);
+  LagSnapshot latest PROCESSOR_GUARDED_BY(state_mutex);  // when history_capacity is 0
   LagHistory history PROCESSOR_GUARDED_BY(state_mutex);
   MonitorStats stats PROCESSOR_GUARDED_BY(state_mutex);
 
@@ -87,7 +87,8 @@ LagSnapshot LagMonitor::poll_once(std::chrono::system_clock::time_point now) { r
 
 LagSnapshot LagMonitor::latest() const {
   detail::MutexLock lock(impl_->state_mutex);
-  return impl_->latest;
+  const auto& snapshots = impl_->history.snapshots();
+  return snapshots.empty() ? impl_->latest : snapshots.back();
 }
 
 LagHistory LagMonitor::history() const {
@@ -267,8 +268,11 @@ LagSnapshot LagMonitor::Impl::poll(std::chrono::system_clock::time_point now) {
   stats.last_evaluation_seconds = evaluation_seconds;
   stats.last_poll_seconds = seconds_since(poll_start);
   result.stats = stats;
-  history.add(result);
-  latest = result;
+  if (options.history_capacity > 0) {
+    history.add(result);  // latest() reads its newest snapshot: one copy, not two
+  } else {
+    latest = result;
+  }
   return result;
 }
 

@@ -281,6 +281,12 @@ TEST(LagMonitor, StatsAndHistoryCountEveryPoll) {
   EXPECT_EQ(history.snapshots().back().taken_at, clock.now);
   EXPECT_EQ(monitor.latest().taken_at, clock.now);
   EXPECT_EQ(source->log_offsets_calls, 3);
+
+  options.history_capacity = 0;  // no history: latest() still answers
+  LagMonitor without_history(source, options);
+  without_history.poll_once(clock.tick());
+  EXPECT_TRUE(without_history.history().snapshots().empty());
+  EXPECT_EQ(without_history.latest().taken_at, clock.now);
 }
 
 TEST(LagMonitor, BackgroundThreadPollsUntilStopped) {

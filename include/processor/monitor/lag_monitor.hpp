@@ -43,9 +43,11 @@ struct LagMonitorOptions {
   // of a consumer further behind is reported as the table's age plus 1 h, marked "extrapolated".
   std::chrono::seconds max_extrapolation{3600};
 
-  // Snapshots kept in history() (the chart's time axis).
-  // Default: 720 — an hour at the 5 s interval.
-  std::size_t history_capacity = 720;
+  // Snapshots kept in history() (the chart's time axis). Each holds every watched partition
+  // (~200 B each: ~20 MB per snapshot at 10^5 partitions), so lower it for large clusters; 0 keeps
+  // none (latest() still works).
+  // Default: 60 — five minutes at the 5 s interval.
+  std::size_t history_capacity = 60;
 };
 
 // LagMonitor keeps, for every watched group and partition, a window of the last polls and a table
@@ -82,6 +84,7 @@ class LagMonitor {
 
   // The last snapshot (empty before the first poll).
   LagSnapshot latest() const;
+  // A copy of the kept snapshots, oldest first.
   LagHistory history() const;
   MonitorStats stats() const;
 
