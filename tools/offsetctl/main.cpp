@@ -14,7 +14,9 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+    // CLI11 prints the message (or the help); its own exit codes (105, 108, ...) become 1, as
+    // Kafka's tools exit on a bad argument.
+    return app.exit(e) == 0 ? kExitOk : kExitError;
   }
   if (!invocation.run) {
     std::cerr << app.help();
