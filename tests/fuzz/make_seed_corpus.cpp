@@ -360,6 +360,8 @@ void offsets_csv_corpus() {
   write("corpus", "fuzz_offsets_csv", "negative-offset", "orders,0,-5\n");
   write("corpus", "fuzz_offsets_csv", "mixed-columns", "orders,0,5\ng,orders,0,5\n");
   write("corpus", "fuzz_offsets_csv", "bad-topic", "bad topic!,0,1\n");
+  // A group may hold a carriage return: only the line's last one is its line end.
+  write("regressions", "fuzz_offsets_csv", "group-with-carriage-return", "g\r,orders,0,1\r\n");
 }
 
 // ---- fuzz_offsetctl_args: argv[1..], separated by '\0' ----
@@ -390,6 +392,10 @@ void offsetctl_args_corpus() {
               "u:0"}));
   write("corpus", "fuzz_offsetctl_args", "help", args({"groups", "reset", "--help"}));
   write("corpus", "fuzz_offsetctl_args", "unknown", args({"nonsense", "--timeout"}));
+  // --timeout takes a positive number, which may be one that is not a whole number of ms.
+  write("regressions", "fuzz_offsetctl_args", "fractional-timeout",
+        args({"groups", "reset", "--bootstrap-server", "b:1", "--group", "g", "--topic", "t", "--to-earliest",
+              "--timeout", "1.5"}));
 }
 
 }  // namespace
