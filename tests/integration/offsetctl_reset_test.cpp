@@ -283,5 +283,20 @@ TEST_F(OffsetctlReset, DeleteOffsetsPrintsKafkasTableAndDeletesTheNamedPartition
   EXPECT_EQ(committed(theirs_group), left);
 }
 
+TEST_F(OffsetctlReset, ManyPartitionsComeInKafkasOrderAndAnExecuteShowsProgress) {
+  // 1,100 partitions: a HashMap of 2,048 buckets, many holding two partitions, and more than the
+  // 1,000 partitions above which an --execute reports its progress.
+  const std::string topic = unique_name("reset-wide");
+  testing::create_topic(bootstrap_, topic, 1100);
+  const std::string group = unique_name("reset-wide");
+  expect_same_dry_run(group, {"--to-earliest", "--topic", topic});
+
+  const Ran ours = offsetctl(bootstrap_, "reset", {"--group", group, "--topic", topic, "--to-latest", "--execute"});
+  ASSERT_EQ(ours.exit_code, 0) << ours.err;
+  EXPECT_NE(ours.err.find("reset " + group + ": 1100/1100 partitions (100%)"), std::string::npos) << ours.err;
+  EXPECT_NE(ours.err.find("ETA"), std::string::npos) << ours.err;
+  EXPECT_EQ(committed(group).size(), 1100u);
+}
+
 }  // namespace
 }  // namespace processor::offsetctl
