@@ -163,6 +163,12 @@ TEST(ResetDatetime, ParsesKafkasFormatsInUtcByDefault) {
   EXPECT_EQ(parse_reset_datetime("2024-01-01T00:00:00.000-05"), 1704067200000 + 5 * 3600 * 1000);
   EXPECT_EQ(parse_reset_datetime("2024-02-29T12:30:00.5"), 1709209800005) << "'.5' is 5 ms, as SimpleDateFormat reads it";
   EXPECT_EQ(parse_reset_datetime("2024-01-01T00:00:00.000Ztrailing"), 1704067200000);
+  // The values below are what Kafka 4.4's Utils.getDateTime returned for the same text.
+  EXPECT_EQ(parse_reset_datetime("2024-01-01T00:00:00.000+0530"), 1704049200000) << "'+05', then '30' ignored";
+  EXPECT_EQ(parse_reset_datetime("2024-1-1T0:0:0.0"), 1704067200000);
+  EXPECT_EQ(parse_reset_datetime("2024-01-01T 10:00:00.000"), 1704103200000);
+  EXPECT_EQ(parse_reset_datetime("1500-03-01T00:00:00.000"), -14825808000000) << "Julian before 1582-10-15";
+  EXPECT_EQ(parse_reset_datetime("24-01-01T00:00:00.000"), -61410009600000) << "the year 24, literally";
 }
 
 TEST(ResetDatetime, RejectsWithKafkasMessages) {
@@ -182,6 +188,9 @@ TEST(ResetDatetime, RejectsWithKafkasMessages) {
   EXPECT_EQ(message_of("2023-02-29T00:00:00.000"), "Unparseable date: \"2023-02-29T00:00:00.000Z\"");
   EXPECT_EQ(message_of("2024-01-01T24:00:00.000"), "Unparseable date: \"2024-01-01T24:00:00.000Z\"");
   EXPECT_EQ(message_of("2024-01-01T00:00:00.000+25:00"), "Unparseable date: \"2024-01-01T00:00:00.000+25:00\"");
+  EXPECT_EQ(message_of("2024-01-01T00:00:00.1234"), "Unparseable date: \"2024-01-01T00:00:00.1234Z\"");
+  EXPECT_EQ(message_of("2024-01-01T00:00:00.000T"), "Unparseable date: \"2024-01-01T00:00:00.000TZ\"");
+  EXPECT_EQ(message_of("1582-10-10T00:00:00.000"), "Unparseable date: \"1582-10-10T00:00:00.000Z\"");
 }
 
 TEST(ResetDuration, ParsesJavaDurations) {
@@ -191,7 +200,11 @@ TEST(ResetDuration, ParsesJavaDurations) {
   EXPECT_EQ(parse_reset_duration_ms("-PT1H"), -3600 * 1000);
   EXPECT_EQ(parse_reset_duration_ms("PT-0.5S"), -500);
   EXPECT_EQ(parse_reset_duration_ms("P2D"), 2 * 86400 * 1000);
-  for (const char* bad : {"", "P", "PT", "P1DT", "1D", "PT1D", "PT1.1234567891S", "P1H", "PT1H1H", "junk"}) {
+  EXPECT_EQ(parse_reset_duration_ms("PT1,5S"), 1500);
+  EXPECT_EQ(parse_reset_duration_ms("P-1DT1H"), -82800000);
+  EXPECT_EQ(parse_reset_duration_ms("-P-1D"), 86400000);
+  EXPECT_EQ(parse_reset_duration_ms("PT1.S"), 1000);
+  for (const char* bad : {"", "P", "PT", "P1DT", "1D", "PT1D", "PT1.1234567891S", "P1H", "PT1H1H", "junk", "PT.5S", "P1D2H"}) {
     try {
       parse_reset_duration_ms(bad);
       ADD_FAILURE() << "accepted '" << bad << "'";

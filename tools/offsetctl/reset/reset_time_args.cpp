@@ -3,6 +3,7 @@
 #include <array>
 #include <cctype>
 #include <optional>
+#include <tuple>
 
 #include "processor/error.hpp"
 
@@ -92,6 +93,15 @@ std::int64_t days_from_civil(std::int64_t y, std::int64_t m, std::int64_t d) {
   return era * 146097 + doe - 719468;
 }
 
+// Days from 1970-01-01 to a date of the Julian calendar (its Julian Day Number, less 1970's).
+std::int64_t days_from_julian(std::int64_t y, std::int64_t m, std::int64_t d) {
+  const std::int64_t a = (14 - m) / 12;
+  const std::int64_t yy = y + 4800 - a;
+  const std::int64_t mm = m + 12 * a - 3;
+  const std::int64_t julian_day = d + (153 * mm + 2) / 5 + 365 * yy + yy / 4 - 32083;
+  return julian_day - 2440588;
+}
+
 // One attempt with "yyyy-MM-dd'T'HH:mm:ss.SSS" and a zone of pattern X (colon=false) or XXX.
 std::optional<std::int64_t> parse_with_pattern(std::string_view text, bool colon) {
   DateCursor cursor(text);
@@ -112,11 +122,16 @@ std::optional<std::int64_t> parse_with_pattern(std::string_view text, bool colon
     return std::nullopt;
   }
   static constexpr std::array<int, 12> kDays{31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
-  const std::int64_t month_days = kDays[month - 1] + (month == 2 && is_leap(year) ? 1 : 0);
-  // Java's calendar is Julian before 1582-10-15; Kafka users reset to recent dates, and those
-  // agree. Earlier dates are accepted with proleptic Gregorian arithmetic.
+  // Java's calendar is Julian before 1582-10-15 (leap every 4th year), and 1582-10-05..14 never
+  // happened.
+  const bool julian = std::make_tuple(year, month, day) < std::make_tuple(std::int64_t{1582}, std::int64_t{10}, std::int64_t{15});
+  if (julian && std::make_tuple(year, month, day) >= std::make_tuple(std::int64_t{1582}, std::int64_t{10}, std::int64_t{5})) {
+    return std::nullopt;
+  }
+  const bool leap = julian ? year % 4 == 0 : is_leap(year);
+  const std::int64_t month_days = kDays[month - 1] + (month == 2 && leap ? 1 : 0);
   if (day > month_days) return std::nullopt;
-  const std::int64_t days = days_from_civil(year, month, day);
+  const std::int64_t days = julian ? days_from_julian(year, month, day) : days_from_civil(year, month, day);
   const std::int64_t seconds = days * 86400 + hour * 3600 + minute * 60 + second - *zone_minutes * 60;
   return seconds * 1000 + millis;
 }
