@@ -18,11 +18,11 @@ namespace processor::testing {
 
 class LiveGroupMember {
  public:
-  // Joins `group` subscribed to `topics` with `client_id`; waits until the member has an
-  // assignment (possibly empty when the group has more members than partitions) and the group is
-  // stable, or throws after 30 s.
+  // Joins `group` subscribed to `topics` with `client_id` (and as static member `instance_id`
+  // unless empty); unless `wait_for_assignment` is false, waits until the member has an assignment
+  // (possibly empty when the group has more members than partitions), or throws after 30 s.
   LiveGroupMember(const std::string& bootstrap, const std::string& group, const std::vector<std::string>& topics,
-                  const std::string& client_id, const std::string& instance_id = {}) {
+                  const std::string& client_id, bool wait_for_assignment = true, const std::string& instance_id = {}) {
     rd_kafka_conf_t* conf = rd_kafka_conf_new();
     set(conf, "bootstrap.servers", bootstrap);
     set(conf, "group.id", group);
@@ -49,6 +49,7 @@ class LiveGroupMember {
         if (rd_kafka_message_t* message = rd_kafka_consumer_poll(rk_, 50)) rd_kafka_message_destroy(message);
       }
     });
+    if (!wait_for_assignment) return;
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
     while (!assigned_.load() && std::chrono::steady_clock::now() < deadline) {
       std::this_thread::sleep_for(std::chrono::milliseconds(20));
@@ -58,13 +59,19 @@ class LiveGroupMember {
 
   // Leaves the group (rd_kafka_consumer_close), as a consumer that shuts down cleanly.
   ~LiveGroupMember() {
-    stop_.store(true);
-    poller_.join();
+    stop_polling();
     rd_kafka_consumer_close(rk_);
     rd_kafka_destroy(rk_);
   }
   LiveGroupMember(const LiveGroupMember&) = delete;
   LiveGroupMember& operator=(const LiveGroupMember&) = delete;
+
+  // Stops serving the member's queue: at the next rebalance it neither gives up its partitions
+  // nor rejoins, which holds the group in PreparingRebalance (until max.poll.interval.ms, 5 min).
+  void stop_polling() {
+    stop_.store(true);
+    if (poller_.joinable()) poller_.join();
+  }
 
   // Commits offset `offset` of each (topic, partition) synchronously, as this member.
   void commit(const std::vector<std::pair<std::pair<std::string, std::int32_t>, std::int64_t>>& offsets) {

@@ -1,8 +1,217 @@
-// STUB: replaced by the helper that owns this file.
+// `offsetctl groups describe` and `offsetctl groups list`: kafka-consumer-groups --describe and
+// --list, with the same arguments, output and exit codes (Kafka 4.4, classic-protocol groups).
+//
+// Where Kafka's tool rejects its arguments it prints a message, its whole usage text and exits 1;
+// we print the same message (without the usage text) and exit 1. An unknown option makes Kafka
+// throw joptsimple's UnrecognizedOptionException ("bogus is not a recognized option", with a JVM
+// stack trace); we print that message alone. A failure while running (a group that does not
+// exist, a cluster that does not answer) Kafka reports on stdout as "\nError: Executing consumer
+// group command failed due to <cause>" and still exits 0 (plus a JVM stack trace on stderr that we
+// do not imitate); so do we, except with --output json, which fails with exit code 1.
+
+#include <algorithm>
+#include <cctype>
+#include <chrono>
+#include <iostream>
+#include <memory>
+#include <set>
+#include <sstream>
+
 #include "command.hpp"
+#include "describe_format.hpp"
+#include "describe_json.hpp"
+#include "group_views.hpp"
+#include "processor/error.hpp"
+#include "processor/kafka/group_admin.hpp"
 
 namespace processor::offsetctl {
+namespace {
 
-void add_groups_describe_commands(CLI::App& /*groups*/, Invocation& /*invocation*/) {}
+struct DescribeArgs {
+  std::string bootstrap;
+  std::vector<std::string> groups;
+  bool all_groups = false;
+  bool offsets = false;
+  bool members = false;
+  bool state = false;
+  std::string state_value;  // Kafka refuses a value for --state with --describe
+  bool verbose = false;
+  std::string output = "text";
+  int timeout_ms = 5000;  // Kafka's --timeout default
+  std::vector<std::string> extras;
+};
+
+struct ListArgs {
+  std::string bootstrap;
+  bool state = false;
+  std::string state_value;  // e.g. "stable,empty": only groups in these states
+  int timeout_ms = 5000;
+  std::vector<std::string> extras;
+};
+
+// What kafka-consumer-groups prints for bad arguments (before its usage text): on stderr, exit 1.
+int usage_error(const std::string& message) {
+  std::cerr << message << "\n";
+  return kExitError;
+}
+
+// Kafka parses options with joptsimple, which rejects any it does not know.
+std::optional<int> unknown_option(const std::vector<std::string>& extras) {
+  for (const auto& extra : extras) {
+    if (extra.size() > 1 && extra[0] == '-') {
+      return usage_error(extra.substr(extra.find_first_not_of('-')) + " is not a recognized option");
+    }
+  }
+  return std::nullopt;
+}
+
+std::unique_ptr<kafka::GroupAdmin> connect(const std::string& bootstrap, int timeout_ms) {
+  return kafka::GroupAdmin::create({{"bootstrap.servers", bootstrap}, {"log_level", "3"}},
+                                   std::chrono::milliseconds(timeout_ms));
+}
+
+void write(const Printed& printed) {
+  std::cout << printed.out << std::flush;
+  std::cerr << printed.err << std::flush;
+}
+
+int run_describe(const DescribeArgs& args) {
+  if (auto code = unknown_option(args.extras)) return *code;
+  if (args.bootstrap.empty()) return usage_error("Missing required argument \"[bootstrap-server]\"");
+  if (args.groups.empty() && !args.all_groups) {
+    return usage_error("Option [describe] takes one of these options: [group], [all-groups]");
+  }
+  if (int(args.members) + int(args.offsets) + int(args.state) > 1) {
+    return usage_error("Option [describe] takes at most one of these options: [members], [offsets], [state]");
+  }
+  if (args.state && !args.state_value.empty()) return usage_error("Option [describe] does not take a value for [state]");
+  if (!args.groups.empty() && args.all_groups) {
+    return usage_error("Option \"[group]\" can't be used with option \"[all-groups]\"");
+  }
+  if (args.output != "text" && args.output != "json") {
+    return usage_error("Option [output] takes text or json, not '" + args.output + "'");
+  }
+  const bool json = args.output == "json";
+
+  Printed printed;
+  try {
+    auto admin = connect(args.bootstrap, args.timeout_ms);
+    std::vector<std::string> groups = args.groups;
+    if (args.all_groups) {
+      groups.clear();
+      for (const auto& listing : admin->list_groups()) groups.push_back(listing.group);
+    }
+    std::optional<DescribeFailure> failure;
+    if (args.offsets || (!args.members && !args.state)) {
+      std::vector<GroupOffsets> views;
+      failure = collect_offsets(*admin, groups, &views);
+      if (!failure && json) printed.out = offsets_json(views);
+      if (!failure && !json) print_offsets(views, args.verbose, &printed);
+    } else if (args.members) {
+      std::vector<GroupMembers> views;
+      failure = collect_members(*admin, groups, &views);
+      if (!failure && json) printed.out = members_json(views);
+      if (!failure && !json) print_members(views, args.verbose, &printed);
+    } else {
+      std::vector<GroupState> views;
+      failure = collect_states(*admin, groups, &views);
+      if (!failure && json) printed.out = states_json(views);
+      if (!failure && !json) print_states(views, args.verbose, &printed);
+    }
+    if (failure) throw *failure;
+  } catch (const DescribeFailure& failure) {
+    if (json) return usage_error("Error: " + failure.cause);
+    print_failure(failure, &printed);
+  } catch (const StateError& error) {
+    if (json) return usage_error(std::string("Error: ") + error.what());
+    print_failure(DescribeFailure{error.what()}, &printed);
+  }
+  write(printed);
+  return kExitOk;
+}
+
+// Kafka's group states, in the order its "Valid states are" message lists them.
+const std::vector<std::string>& known_states() {
+  static const std::vector<std::string> states{"PreparingRebalance", "CompletingRebalance", "Stable", "Dead",
+                                               "Empty", "Assigning", "Reconciling", "NotReady"};
+  return states;
+}
+
+std::string lowercase(std::string text) {
+  std::transform(text.begin(), text.end(), text.begin(), [](unsigned char c) { return char(std::tolower(c)); });
+  return text;
+}
+
+int run_list(const ListArgs& args) {
+  if (auto code = unknown_option(args.extras)) return *code;
+  if (args.bootstrap.empty()) return usage_error("Missing required argument \"[bootstrap-server]\"");
+  std::set<std::string> wanted;  // lowercase state names; empty: every state
+  if (!args.state_value.empty()) {
+    std::stringstream list(args.state_value);
+    for (std::string item; std::getline(list, item, ',');) {
+      item.erase(0, item.find_first_not_of(' '));
+      item.erase(item.find_last_not_of(' ') + 1);
+      const auto& states = known_states();
+      const bool known = std::any_of(states.begin(), states.end(),
+                                     [&](const std::string& s) { return lowercase(s) == lowercase(item); });
+      if (!known) {
+        std::string valid;
+        for (const auto& s : states) valid += (valid.empty() ? "" : ", ") + s;
+        return usage_error("Invalid state list '" + args.state_value + "'. Valid states are: " + valid);
+      }
+      wanted.insert(lowercase(item));
+    }
+  }
+  Printed printed;
+  try {
+    auto admin = connect(args.bootstrap, args.timeout_ms);
+    std::vector<kafka::GroupListing> groups = admin->list_groups();
+    std::erase_if(groups, [&](const kafka::GroupListing& g) { return !wanted.empty() && !wanted.count(lowercase(g.state)); });
+    print_group_list(groups, args.state, &printed);
+  } catch (const StateError& error) {
+    print_failure(DescribeFailure{error.what()}, &printed);
+  }
+  write(printed);
+  return kExitOk;
+}
+
+}  // namespace
+
+void add_groups_describe_commands(CLI::App& groups, Invocation& invocation) {
+  auto describe_args = std::make_shared<DescribeArgs>();
+  auto* describe = groups.add_subcommand(
+      "describe", "describe consumer groups as kafka-consumer-groups --describe: offsets and lag, members, or state");
+  describe->allow_extras();
+  describe->add_option("--bootstrap-server", describe_args->bootstrap, "the broker(s) to connect to (host:port,...)");
+  describe->add_option("--group", describe_args->groups, "a consumer group (repeatable)")
+      ->expected(1)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  describe->add_flag("--all-groups", describe_args->all_groups, "every consumer group");
+  describe->add_flag("--offsets", describe_args->offsets, "partitions, offsets and lag (the default)");
+  describe->add_flag("--members", describe_args->members, "the members of the group");
+  auto* state = describe->add_option("--state", describe_args->state_value, "the group's state")->expected(0, 1);
+  describe->add_flag("--verbose", describe_args->verbose, "more columns (leader epoch; member epochs, assignment)");
+  describe->add_option("--output", describe_args->output, "text (as Kafka's tool, the default) or json");
+  describe->add_option("--timeout", describe_args->timeout_ms, "milliseconds to wait for the cluster (default 5000)");
+  describe->callback([describe, describe_args, state, &invocation] {
+    describe_args->state = state->count() > 0;
+    describe_args->extras = describe->remaining();
+    invocation.run = [describe_args] { return run_describe(*describe_args); };
+  });
+
+  auto list_args = std::make_shared<ListArgs>();
+  auto* list = groups.add_subcommand("list", "list consumer groups as kafka-consumer-groups --list [--state]");
+  list->allow_extras();
+  list->add_option("--bootstrap-server", list_args->bootstrap, "the broker(s) to connect to (host:port,...)");
+  auto* list_state =
+      list->add_option("--state", list_args->state_value, "show states; with a value (stable,empty) only those")
+          ->expected(0, 1);
+  list->add_option("--timeout", list_args->timeout_ms, "milliseconds to wait for the cluster (default 5000)");
+  list->callback([list, list_args, list_state, &invocation] {
+    list_args->state = list_state->count() > 0;
+    list_args->extras = list->remaining();
+    invocation.run = [list_args] { return run_list(*list_args); };
+  });
+}
 
 }  // namespace processor::offsetctl
