@@ -8,7 +8,6 @@
 #include <fstream>
 #include <iterator>
 #include <memory>
-#include <sstream>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -93,7 +92,8 @@ ParsedSpec parse_spec(const ResetOptions& options) {
 // The partitions of the --topic arguments: those named with partitions first, then every
 // partition of the topics named alone (as Kafka's parseTopicPartitionsToReset). Kafka then checks
 // that each exists.
-std::vector<TopicPartition> topic_partitions(GroupAdmin& admin, const std::vector<std::string>& arguments) {
+std::vector<TopicPartition> topic_partitions(GroupAdmin& admin, const std::vector<std::string>& arguments,
+                                             std::ostream& err) {
   std::vector<TopicPartition> named;
   std::vector<std::string> whole_topics;
   for (const auto& argument : arguments) {
@@ -105,19 +105,19 @@ std::vector<TopicPartition> topic_partitions(GroupAdmin& admin, const std::vecto
     for (const std::int32_t partition : *parsed.partitions) named.emplace_back(parsed.topic, partition);
   }
   if (!whole_topics.empty()) {
-    for (auto& tp : partitions_or_kafka_error(admin, whole_topics)) named.push_back(std::move(tp));
+    for (auto& tp : partitions_or_kafka_error(admin, whole_topics, &err)) named.push_back(std::move(tp));
   }
   return named;
 }
 
 // Kafka's checkAllTopicPartitionsValid: every partition exists.
-void require_partitions_exist(GroupAdmin& admin, const std::vector<TopicPartition>& partitions) {
+void require_partitions_exist(GroupAdmin& admin, const std::vector<TopicPartition>& partitions, std::ostream& err) {
   std::vector<std::string> topics;
   std::unordered_set<std::string> seen;
   for (const auto& tp : partitions) {
     if (seen.insert(tp.topic).second) topics.push_back(tp.topic);
   }
-  const auto existing = partitions_or_kafka_error(admin, topics);
+  const auto existing = partitions_or_kafka_error(admin, topics, &err);
   const std::unordered_set<TopicPartition> exists(existing.begin(), existing.end());
   std::string missing;
   for (const auto& tp : partitions) {
@@ -189,7 +189,7 @@ int run_reset(const ResetOptions& options, std::ostream& out, std::ostream& err)
 
     // The scope, the same for every group unless --all-topics.
     std::optional<std::vector<TopicPartition>> scoped;
-    if (!options.all_topics && !options.topics.empty()) scoped = topic_partitions(*admin, options.topics);
+    if (!options.all_topics && !options.topics.empty()) scoped = topic_partitions(*admin, options.topics, err);
 
     std::vector<GroupPlan> plans;
     bool refused = false;
@@ -209,7 +209,7 @@ int run_reset(const ResetOptions& options, std::ostream& out, std::ostream& err)
       } else if (scoped) {
         partitions = *scoped;
       }
-      require_partitions_exist(*admin, partitions);
+      require_partitions_exist(*admin, partitions, err);
       if (spec.scenario == ResetScenario::FromFile) {
         bool found = false;
         for (const auto& row : parsed.file_rows) {
