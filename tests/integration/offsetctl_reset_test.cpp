@@ -210,6 +210,30 @@ TEST_F(OffsetctlReset, EachScenarioDryRunPrintsKafkasBytes) {
   std::remove(csv.c_str());
 }
 
+TEST_F(OffsetctlReset, ExportPrintsKafkasCsv) {
+  const std::string group = seeded_group("reset-export");
+  const std::vector<std::string> args{"--group", group, "--topic", topic_a_, "--topic", topic_b_ + ":1",
+                                      "--shift-by", "2", "--export", "--dry-run"};
+  std::vector<std::string> kafka_args{"--reset-offsets"};
+  kafka_args.insert(kafka_args.end(), args.begin(), args.end());
+  const Ran theirs = kafka_tool(bootstrap_, kafka_args);
+  // B-1 has no committed offset: Kafka refuses to shift it, with its usage message.
+  EXPECT_NE(theirs.exit_code, 0);
+  const Ran refused = offsetctl(bootstrap_, "reset", args);
+  EXPECT_NE(refused.exit_code, 0);
+  EXPECT_NE(theirs.err.find(refused.err), std::string::npos) << "ours: " << refused.err << "Kafka's: " << theirs.err;
+
+  const std::vector<std::string> shift_a{"--group", group, "--topic", topic_a_, "--shift-by", "2", "--export", "--dry-run"};
+  kafka_args = {"--reset-offsets"};
+  kafka_args.insert(kafka_args.end(), shift_a.begin(), shift_a.end());
+  const Ran kafka_csv = kafka_tool(bootstrap_, kafka_args);
+  const Ran our_csv = offsetctl(bootstrap_, "reset", shift_a);
+  ASSERT_EQ(kafka_csv.exit_code, 0) << kafka_csv.err;
+  EXPECT_EQ(our_csv.exit_code, 0) << our_csv.err;
+  EXPECT_EQ(std::count(kafka_csv.out.begin(), kafka_csv.out.end(), '\n'), 7) << kafka_csv.out;
+  EXPECT_EQ(our_csv.out, kafka_csv.out);
+}
+
 TEST_F(OffsetctlReset, ExecutedResetsReadBackTheSameThroughEitherTool) {
   const std::string group = seeded_group("reset-exec");
   const Ran ours = offsetctl(bootstrap_, "reset", {"--group", group, "--topic", topic_a_, "--to-offset", "6", "--execute"});
