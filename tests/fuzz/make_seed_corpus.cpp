@@ -11,8 +11,10 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <initializer_list>
 #include <limits>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -349,6 +351,53 @@ void changelog_record_corpus() {
         input(0, std::string("odd\0topic:0@7", 13), "\x02" "42"));
 }
 
+// ---- fuzz_offsets_csv: the file's bytes ----
+
+void offsets_csv_corpus() {
+  write("corpus", "fuzz_offsets_csv", "export-one-group", "orders,0,5\norders,1,7\n\n");
+  write("corpus", "fuzz_offsets_csv", "export-several-groups", "g1,orders,0,5\ng2,orders,3,9223372036854775807\n\n");
+  write("corpus", "fuzz_offsets_csv", "crlf-and-blank-lines", "orders,0,5\r\n\r\n  \norders.v2_x-y,12,0\r\n");
+  write("corpus", "fuzz_offsets_csv", "negative-offset", "orders,0,-5\n");
+  write("corpus", "fuzz_offsets_csv", "mixed-columns", "orders,0,5\ng,orders,0,5\n");
+  write("corpus", "fuzz_offsets_csv", "bad-topic", "bad topic!,0,1\n");
+  // A group may hold a carriage return: only the line's last one is its line end.
+  write("regressions", "fuzz_offsets_csv", "group-with-carriage-return", "g\r,orders,0,1\r\n");
+}
+
+// ---- fuzz_offsetctl_args: argv[1..], separated by '\0' ----
+
+std::string args(std::initializer_list<std::string_view> arguments) {
+  std::string out;
+  for (const std::string_view argument : arguments) {
+    if (!out.empty()) out.push_back('\0');
+    out += argument;
+  }
+  return out;
+}
+
+void offsetctl_args_corpus() {
+  write("corpus", "fuzz_offsetctl_args", "reset-dry-run",
+        args({"groups", "reset", "--bootstrap-server", "127.0.0.1:9092", "--group", "g", "--topic", "orders:0,1",
+              "--to-offset", "7", "--dry-run"}));
+  write("corpus", "fuzz_offsetctl_args", "reset-execute-datetime",
+        args({"groups", "reset", "--bootstrap-server", "b:1", "--all-groups", "--all-topics", "--to-datetime",
+              "2024-01-01T00:00:00.000+01:00", "--execute", "--timeout", "3000"}));
+  write("corpus", "fuzz_offsetctl_args", "reset-export-from-file",
+        args({"groups", "reset", "--bootstrap-server", "b:1", "--group", "g", "--from-file", "plan.csv", "--export"}));
+  write("corpus", "fuzz_offsetctl_args", "reset-shift-by-duration",
+        args({"groups", "reset", "--bootstrap-server", "b:1", "--group", "g", "--topic", "t", "--shift-by", "-3",
+              "--by-duration", "PT1H"}));
+  write("corpus", "fuzz_offsetctl_args", "delete-offsets",
+        args({"groups", "delete-offsets", "--bootstrap-server", "b:1", "--group", "g", "--topic", "t", "--topic",
+              "u:0"}));
+  write("corpus", "fuzz_offsetctl_args", "help", args({"groups", "reset", "--help"}));
+  write("corpus", "fuzz_offsetctl_args", "unknown", args({"nonsense", "--timeout"}));
+  // --timeout takes a positive number, which may be one that is not a whole number of ms.
+  write("regressions", "fuzz_offsetctl_args", "fractional-timeout",
+        args({"groups", "reset", "--bootstrap-server", "b:1", "--group", "g", "--topic", "t", "--to-earliest",
+              "--timeout", "1.5"}));
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -365,6 +414,8 @@ int main(int argc, char** argv) {
   ack_metadata_corpus();
   encoding_corpus();
   changelog_record_corpus();
+  offsets_csv_corpus();
+  offsetctl_args_corpus();
   std::printf("wrote %zu files under %s\n", g_written, g_root.c_str());
   return 0;
 }

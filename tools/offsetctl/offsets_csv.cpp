@@ -70,7 +70,15 @@ std::vector<CsvOffset> parse_offsets_csv(std::string_view text) {
       bad_row(line, e.what());
     }
     offset.partition = parse_non_negative<std::int32_t>(fields[first + 1], line, "partition");
-    offset.offset = parse_non_negative<std::int64_t>(fields[first + 2], line, "offset");
+    const std::string_view offset_field = fields[first + 2];
+    std::int64_t negative = 0;
+    const auto [end, ec] = std::from_chars(offset_field.data(), offset_field.data() + offset_field.size(), negative);
+    if (ec == std::errc() && end == offset_field.data() + offset_field.size() && negative < 0) {
+      // Kafka's own message for this row (OffsetAndMetadata), then where it is.
+      throw StateError(ErrorKind::InvalidArgument, "Invalid negative offset (offsets CSV line " + std::to_string(line) +
+                                                       ": offset '" + std::string(offset_field) + "')");
+    }
+    offset.offset = parse_non_negative<std::int64_t>(offset_field, line, "offset");
     rows.push_back(std::move(offset));
   }
   return rows;

@@ -3,7 +3,9 @@
 // also what `offsetctl state export|import` use:
 //   topic,partition,offset          one group (the group is given on the command line)
 //   group,topic,partition,offset    several groups
-// One row per line, no header, no quoting (topic and group names hold no commas).
+// One row per line, no header, no quoting (topic names hold no commas; a group name with a comma,
+// quote or line break cannot be written). Kafka's --export ends with an empty line, which the
+// parser skips.
 
 #include <cstdint>
 #include <string>
@@ -22,7 +24,8 @@ struct CsvOffset {
 // Parses `text`; blank lines are skipped, "\r\n" line ends accepted. All rows must have the same
 // number of columns (3 or 4). Throws StateError(InvalidArgument) naming the line number and the
 // bad value: a wrong column count, a partition or offset that is not a non-negative integer, an
-// invalid topic name, an empty group. Nothing is returned on error.
+// invalid topic name, an empty group; a negative offset with Kafka's message first ("Invalid
+// negative offset (offsets CSV line 2: offset '-5')"). Nothing is returned on error.
 std::vector<CsvOffset> parse_offsets_csv(std::string_view text);
 
 // One row per offset, in the order given; with_group writes the four-column form.

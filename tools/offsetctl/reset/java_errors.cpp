@@ -1,0 +1,50 @@
+#include "reset/java_errors.hpp"
+
+#include <librdkafka/rdkafka.h>
+
+#include <array>
+
+namespace processor::offsetctl {
+
+JavaError java_error(int code) {
+  struct Known {
+    int code;
+    const char* name;
+    const char* exception;
+    const char* message;
+  };
+  static constexpr std::array<Known, 9> kKnown{{
+      {3, "UNKNOWN_TOPIC_OR_PARTITION", "UnknownTopicOrPartitionException",
+       "This server does not host this topic-partition."},
+      {15, "COORDINATOR_NOT_AVAILABLE", "CoordinatorNotAvailableException", "The coordinator is not available."},
+      {16, "NOT_COORDINATOR", "NotCoordinatorException", "This is not the correct coordinator."},
+      {24, "INVALID_GROUP_ID", "InvalidGroupIdException", "The configured groupId is invalid."},
+      {29, "TOPIC_AUTHORIZATION_FAILED", "TopicAuthorizationException", "Topic authorization failed."},
+      {30, "GROUP_AUTHORIZATION_FAILED", "GroupAuthorizationException", "Group authorization failed."},
+      {68, "NON_EMPTY_GROUP", "GroupNotEmptyException", "The group is not empty."},
+      {69, "GROUP_ID_NOT_FOUND", "GroupIdNotFoundException", "The group id does not exist."},
+      {86, "GROUP_SUBSCRIBED_TO_TOPIC", "GroupSubscribedToTopicException",
+       "The consumer group is actively subscribed to the topic"},
+  }};
+  for (const auto& known : kKnown) {
+    if (known.code == code) {
+      return {known.name, std::string("org.apache.kafka.common.errors.") + known.exception, known.message};
+    }
+  }
+  const auto error = static_cast<rd_kafka_resp_err_t>(code);
+  return {rd_kafka_err2name(error), "org.apache.kafka.common.KafkaException", rd_kafka_err2str(error)};
+}
+
+std::optional<int> error_code_of_text(std::string_view text) {
+  const rd_kafka_err_desc* descriptions = nullptr;
+  size_t count = 0;
+  rd_kafka_get_err_descs(&descriptions, &count);
+  for (size_t i = 0; i < count; ++i) {
+    if (descriptions[i].desc == nullptr) continue;
+    const auto code = descriptions[i].code;
+    if (text == rd_kafka_err2str(code)) return static_cast<int>(code);
+  }
+  return std::nullopt;
+}
+
+}  // namespace processor::offsetctl
