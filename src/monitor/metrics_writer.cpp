@@ -72,6 +72,13 @@ void append_metric_value(std::string& out, double value) {
     return;
   }
   char buffer[32];
+  // Whole numbers below 2^53 as integers ("1700000000", not the shortest "1.7e+09"): the same
+  // double to a parser, easier to read for a person.
+  if (std::fabs(value) < 9007199254740992.0 && value == std::trunc(value)) {
+    const auto result = std::to_chars(buffer, buffer + sizeof buffer, static_cast<std::int64_t>(value));
+    out.append(buffer, result.ptr);
+    return;
+  }
   const auto result = std::to_chars(buffer, buffer + sizeof buffer, value);
   out.append(buffer, result.ptr);
 }
