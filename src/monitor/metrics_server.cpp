@@ -69,7 +69,7 @@ class MetricsServer::Impl {
       port_ = -1;
       throw StateError(ErrorKind::Unavailable, "metrics server on " + where + " stopped as it started");
     }
-    internal::log(LogLevel::Info, kComponent, "serving http://", options_.host, ":", port_, "/metrics");
+    internal::log(LogLevel::Debug, kComponent, "serving http://", options_.host, ":", port_, "/metrics");
   }
 
   void stop() noexcept {
