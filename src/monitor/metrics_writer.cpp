@@ -74,6 +74,16 @@ void append_help(std::string& out, std::string_view help) {
   }
 }
 
+// Inlined into every sample: [a-zA-Z_][a-zA-Z0-9_]*, not starting with "__".
+inline bool label_name_ok(std::string_view name) noexcept {
+  if (name.empty() || (name[0] >= '0' && name[0] <= '9') || (name.size() > 1 && name[0] == '_' && name[1] == '_')) {
+    return false;
+  }
+  unsigned char all = 1;
+  for (const char c : name) all &= kByteClass[static_cast<unsigned char>(c)];
+  return all == 1;
+}
+
 }  // namespace
 
 std::string_view metric_type_name(MetricType type) {
@@ -93,13 +103,7 @@ bool is_valid_metric_name(std::string_view name) noexcept {
   return true;
 }
 
-bool is_valid_label_name(std::string_view name) noexcept {
-  if (name.empty() || !is_name_start(name[0]) || name.starts_with("__")) return false;
-  for (const char c : name) {
-    if (kByteClass[static_cast<unsigned char>(c)] != 1) return false;
-  }
-  return true;
-}
+bool is_valid_label_name(std::string_view name) noexcept { return label_name_ok(name); }
 
 void append_metric_value(std::string& out, double value) {
   if (std::isnan(value)) {
@@ -143,7 +147,7 @@ void MetricWriter::family(std::string_view name, std::string_view help, MetricTy
 
 void MetricWriter::begin_sample(LabelPairs labels, std::string_view suffix) {
   for (const LabelPair& label : labels) {
-    if (!is_valid_label_name(label.name)) {
+    if (!label_name_ok(label.name)) {
       throw StateError(ErrorKind::InvalidArgument,
                        "invalid label name \"" + std::string(label.name) + "\" in metric \"" + family_ + "\"");
     }
