@@ -33,6 +33,8 @@ struct ServedRegistry {
     registry.counter("app_records_total", "Records the application processed.", {"topic"})
         .with({"orders"})
         .inc(42);
+    auto& latency = registry.histogram("app_commit_seconds", "Commit latency.", {0.01, 0.1}).with();
+    for (const double seconds : {0.005, 0.05, 0.5}) latency.observe(seconds);
     registry.add_collector(lag_metrics_collector([this] { return snapshot; }));
   }
 };
@@ -68,6 +70,10 @@ TEST(MetricsServer, ServesMetricsThatPrometheusParses) {
   // The parser drops a counter's _total from the family name, not from the sample's.
   EXPECT_TRUE(has("FAMILY app_records counter")) << out;
   EXPECT_TRUE(has("SAMPLE app_records_total topic=orders 42.0")) << out;
+  EXPECT_TRUE(has("FAMILY app_commit_seconds histogram")) << out;
+  EXPECT_TRUE(has("SAMPLE app_commit_seconds_bucket le=0.1 2.0")) << out;
+  EXPECT_TRUE(has("SAMPLE app_commit_seconds_bucket le=+Inf 3.0")) << out;
+  EXPECT_TRUE(has("SAMPLE app_commit_seconds_count  3.0")) << out;
   for (const char* family : {"kafka_consumergroup_group_offset", "kafka_consumergroup_group_lag",
                              "kafka_consumergroup_group_lag_seconds", "kafka_consumergroup_group_max_lag",
                              "kafka_consumergroup_group_max_lag_seconds", "kafka_consumergroup_group_sum_lag",
