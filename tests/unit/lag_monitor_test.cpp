@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <cmath>
 #include <map>
 #include <set>
 #include <thread>
@@ -157,6 +158,36 @@ TEST(LagMonitor, LagInSecondsFollowsTheLogEndsProgress) {
   ASSERT_TRUE(p.lag_seconds);
   EXPECT_NEAR(*p.lag_seconds, 2.0, 1e-9);
   EXPECT_EQ(p.lag_seconds_source, TimeLagSource::Interpolated);
+}
+
+TEST(LagMonitor, LagIsNeverNegativeWhenTheLogIsRecreatedOrTheClockGoesBack) {
+  auto source = std::make_shared<FakeSource>();
+  source->groups["g"].committed = {{{"t", 0}, 500}};
+  source->log_end = {{{"t", 0}, 400}};
+  LagMonitor monitor(source);
+  Clock clock;
+  for (int i = 1; i <= 3; ++i) {
+    source->log_end[{"t", 0}] = 400 + i * 100;  // 500, 600, 700: the consumer falls behind
+    monitor.poll_once(clock.tick());
+  }
+  source->log_end[{"t", 0}] = 3;  // topic deleted and recreated; the group's offset stays at 500
+  const PartitionLag recreated = group_of(monitor.poll_once(clock.tick()), "g").partitions.at(0);
+  EXPECT_EQ(recreated.lag, 0);
+  EXPECT_EQ(recreated.lag_seconds, 0.0);
+
+  source->groups["g"].committed[{"t", 0}] = 0;
+  source->log_end[{"t", 0}] = 50;
+  monitor.poll_once(clock.tick());
+  source->log_end[{"t", 0}] = 100;
+  const PartitionLag back = group_of(monitor.poll_once(clock.now - std::chrono::hours(1)), "g").partitions.at(0);
+  EXPECT_EQ(back.lag, 100);
+  EXPECT_FALSE(back.lag_seconds) << "the table restarts at the earlier time: no estimate, not a negative one";
+  source->log_end[{"t", 0}] = 150;
+  const PartitionLag after = group_of(monitor.poll_once(clock.now - std::chrono::minutes(59)), "g").partitions.at(0);
+  ASSERT_TRUE(after.lag_seconds);
+  EXPECT_GE(*after.lag_seconds, 0.0);
+  EXPECT_FALSE(std::isnan(*after.lag_seconds));
+  EXPECT_EQ(after.lag_seconds_source, TimeLagSource::Extrapolated);
 }
 
 TEST(LagMonitor, StoppedConsumerTurnsStopAfterAWindowAndTheGroupShowsItsWorstPartition) {

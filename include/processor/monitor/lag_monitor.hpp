@@ -52,15 +52,24 @@ struct LagMonitorOptions {
 
 // LagMonitor keeps, for every watched group and partition, a window of the last polls and a table
 // of the log end's progress, and produces one LagSnapshot per poll: offset lag, lag in seconds,
-// status per partition (see status_rules in src/monitor for the rules), the group's state,
-// members and worst status. A group whose describe or OffsetFetch fails is reported as ERR that
-// poll; a failed ListOffsets makes the partitions ERR; neither stops the other groups.
+// status per partition, the group's state, members and worst status. A group whose describe or
+// OffsetFetch fails is reported as ERR that poll; a failed ListOffsets makes the partitions ERR;
+// neither stops the other groups.
+//
+// Lag in seconds: now minus the time the log end was at the committed offset, interpolated in the
+// table of (log-end offset, time) samples, or extrapolated at the table's rate (at most
+// max_extrapolation) for an offset older than the table; 0 at the log end; none without a rate.
+// Status, over the last `window` polls (Burrow's rules, two fixed): ERR without a sample; OK when
+// the latest lag is 0; REWIND when the committed offset went back; then, only for a full window
+// whose every lag is above 0, STOP (offset still, no member owns the partition), STALL (offset
+// still, a member owns it) or WARN (offset moves, lag never decreases); OK otherwise.
 //
 // Evaluation is the hot path: per partition and poll it does no allocation besides the snapshot's
 // own strings (topics are interned, states live in flat vectors).
 //
 // Safe for concurrent use by multiple threads: polls are serialized; latest(), history() and
-// stats() may be called at any time, also while the background thread polls.
+// stats() may be called at any time, also while the background thread polls. start() and stop()
+// must not be called concurrently with each other (or with the destructor).
 class LagMonitor {
  public:
   // Throws StateError(InvalidArgument) naming the option when interval <= 0, window < 2,
