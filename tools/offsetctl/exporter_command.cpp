@@ -27,6 +27,7 @@ struct ExporterArgs {
   std::vector<std::string> groups;
   bool all_groups = false;
   double interval_seconds = 5.0;
+  std::size_t history = 60;
   std::string cluster_name = "default";
 };
 
@@ -84,6 +85,7 @@ int run_exporter(const ExporterArgs& args, const ListenAddress& address) {
   monitor::LagMonitorOptions monitor_options;
   monitor_options.groups = args.groups;
   monitor_options.interval = std::chrono::milliseconds(static_cast<std::int64_t>(args.interval_seconds * 1000));
+  monitor_options.history_capacity = args.history;
   monitor::LagMonitor lag_monitor(std::make_shared<monitor::GroupAdminLagSource>(admin), monitor_options);
 
   monitor::MetricsRegistry registry;
@@ -131,6 +133,10 @@ void add_exporter_commands(CLI::App& app, Invocation& invocation) {
   group->excludes(all);
   exporter->add_option("--interval", args->interval_seconds, "seconds between polls of the cluster (default 5)")
       ->check(CLI::Range(0.05, 86400.0));
+  exporter->add_option("--history", args->history,
+                       "polls the chart at / keeps (default 60); each holds every partition watched, so lower it "
+                       "for clusters of 10^5 partitions")
+      ->check(CLI::Range(1, 100000));
   exporter->add_option("--cluster-name", args->cluster_name,
                        "the cluster_name label of every lag metric (default \"default\")");
   exporter->callback([args, &invocation] {
