@@ -15,7 +15,7 @@ namespace {
 
 constexpr std::array<const char*, 10> kColours = {"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd",
                                                   "#8c564b", "#e377c2", "#17becf", "#bcbd22", "#7f7f7f"};
-constexpr std::size_t kLegendChars = 40;  // what fits in kLegendWidth at 12 px
+constexpr std::size_t kLegendChars = 38;  // what fits in kLegendWidth at 12 px
 constexpr double kLeft = 80, kTop = 48, kBottom = 44, kGap = 36, kLegendWidth = 300;
 
 std::string xml_escaped(std::string_view text) {
@@ -231,8 +231,12 @@ std::string render_lag_svg(const LagHistory& history, const LagChartOptions& opt
            "\" stroke=\"" + colour + "\" class=\"" + (series.group ? "group" : "partition") + "\"/>\n";
     std::string text = series.label;
     if (!series.status.empty()) text += " (" + series.status + ")";
-    // Long names are cut to fit the legend; the whole name shows as the tooltip.
-    const std::string shown = text.size() > kLegendChars ? "..." + text.substr(text.size() - (kLegendChars - 3)) : text;
+    // Long names are cut in the middle to fit the legend (group names tend to share a prefix, and
+    // a partition's line ends with its topic and number); the whole name shows as the tooltip.
+    constexpr std::size_t kHead = (kLegendChars - 3) / 2;
+    const std::string shown = text.size() > kLegendChars ? text.substr(0, kHead) + "..." +
+                                                               text.substr(text.size() - (kLegendChars - 3 - kHead))
+                                                         : text;
     svg += "<text x=\"" + fixed(legend_x + 30) + "\" y=\"" + fixed(legend_y + 4) + "\"><title>" + xml_escaped(text) +
            "</title>" + xml_escaped(shown) + "</text>\n";
     legend_y += 18;
