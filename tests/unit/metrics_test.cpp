@@ -7,8 +7,10 @@
 #include <thread>
 #include <vector>
 
+#include "processor/monitor/lag_metrics.hpp"
 #include "processor/monitor/metrics.hpp"
 #include "state_error_of.hpp"
+#include "synthetic_lag.hpp"
 
 namespace processor::monitor {
 namespace {
@@ -31,6 +33,19 @@ TEST(MetricsRegistry, LabelValuesAreEscaped) {
   MetricsRegistry registry;
   registry.gauge("g", "x", {"path"}).with({"a\\b\"c\nd"}).set(1);
   EXPECT_TRUE(contains(registry.scrape(), "g{path=\"a\\\\b\\\"c\\nd\"} 1\n")) << registry.scrape();
+}
+
+TEST(MetricsRegistry, LongLabelValuesAreEscapedWhereverTheCharacterIs) {
+  // Values are scanned eight bytes at a time, then byte by byte: an escape in each part.
+  MetricsRegistry registry;
+  auto& family = registry.gauge("g", "x", {"v"});
+  family.with({"0123456789abcdef\"quoted\" and more"}).set(1);
+  family.with({"0123456789abcdefghijklm\\"}).set(2);
+  family.with({"0123456789abcdefghijklmnop"}).set(3);
+  const std::string text = registry.scrape();
+  EXPECT_TRUE(contains(text, "g{v=\"0123456789abcdef\\\"quoted\\\" and more\"} 1\n")) << text;
+  EXPECT_TRUE(contains(text, "g{v=\"0123456789abcdefghijklm\\\\\"} 2\n")) << text;
+  EXPECT_TRUE(contains(text, "g{v=\"0123456789abcdefghijklmnop\"} 3\n")) << text;
 }
 
 TEST(MetricsRegistry, HelpIsEscapedButKeepsQuotes) {
@@ -142,6 +157,75 @@ TEST(MetricsRegistry, ConcurrentIncrementsAreAllCounted) {
   for (int i = 0; i < 20; ++i) registry.scrape();
   for (auto& thread : threads) thread.join();
   EXPECT_TRUE(contains(registry.scrape(), "events_total 40000\n"));
+}
+
+// kafka-lag-exporter's names and labels, from the synthetic snapshot of synthetic_lag.hpp.
+std::string lag_metrics_text() {
+  MetricsRegistry registry;
+  const auto snapshot = std::make_shared<const LagSnapshot>(
+      processor::testing::synthetic_snapshot(std::chrono::system_clock::time_point(std::chrono::seconds(1700000000))));
+  LagMetricsOptions options;
+  options.cluster_name = "local";
+  registry.add_collector(lag_metrics_collector([snapshot] { return snapshot; }, options));
+  return registry.scrape();
+}
+
+TEST(LagMetrics, PartitionFamiliesCarryKafkaLagExporterLabels) {
+  const std::string text = lag_metrics_text();
+  const std::string labels =
+      "{cluster_name=\"local\",group=\"orders\",topic=\"orders\",partition=\"0\",member_host=\"/127.0.0.1\","
+      "consumer_id=\"consumer-1-uuid\",client_id=\"consumer-1\"";
+  EXPECT_TRUE(contains(text, "# TYPE kafka_consumergroup_group_offset gauge\n")) << text;
+  EXPECT_TRUE(contains(text, "kafka_consumergroup_group_offset" + labels + "} 880\n")) << text;
+  EXPECT_TRUE(contains(text, "kafka_consumergroup_group_lag" + labels + "} 120\n")) << text;
+  EXPECT_TRUE(contains(text, "kafka_consumergroup_group_lag_seconds" + labels + ",source=\"interpolated\"} 12\n"))
+      << text;
+}
+
+TEST(LagMetrics, GroupAndPartitionFamilies) {
+  const std::string text = lag_metrics_text();
+  EXPECT_TRUE(contains(text, "kafka_consumergroup_group_max_lag{cluster_name=\"local\",group=\"orders\"} 120\n"));
+  EXPECT_TRUE(contains(text, "kafka_consumergroup_group_max_lag_seconds{cluster_name=\"local\",group=\"billing\"} 2.5\n"));
+  EXPECT_TRUE(contains(text, "kafka_consumergroup_group_sum_lag{cluster_name=\"local\",group=\"orders\"} 200\n"));
+  EXPECT_TRUE(contains(
+      text, "kafka_consumergroup_group_topic_sum_lag{cluster_name=\"local\",group=\"billing\",topic=\"payments\"} 40\n"));
+  EXPECT_TRUE(contains(text, "kafka_partition_latest_offset{cluster_name=\"local\",topic=\"orders\",partition=\"2\"} 700\n"));
+  EXPECT_TRUE(contains(text, "kafka_partition_earliest_offset{cluster_name=\"local\",topic=\"payments\",partition=\"1\"} 0\n"));
+  EXPECT_TRUE(contains(text, "kafka_consumergroup_group_status{cluster_name=\"local\",group=\"orders\",status=\"ERR\"} 5\n"));
+  EXPECT_TRUE(contains(text, "kafka_consumergroup_partition_status{cluster_name=\"local\",group=\"billing\","
+                             "topic=\"payments\",partition=\"1\",status=\"OK\"} 0\n"));
+  EXPECT_TRUE(contains(text, "1 WARN, 2 STALL, 3 STOP, 4 REWIND, 5 ERR"));  // the codes, in HELP
+}
+
+TEST(LagMetrics, UnknownLagHasNoSample) {
+  const std::string text = lag_metrics_text();
+  // orders-2 has no committed offset: no offset, lag or lag_seconds sample, but its status and
+  // log offsets are known.
+  for (const std::string family : {"group_offset{", "group_lag{", "group_lag_seconds{"}) {
+    const std::string prefix = "kafka_consumergroup_" + family;
+    for (auto at = text.find(prefix); at != std::string::npos; at = text.find(prefix, at + 1)) {
+      EXPECT_EQ(text.substr(at, text.find('\n', at) - at).find("partition=\"2\""), std::string::npos);
+    }
+  }
+  EXPECT_TRUE(contains(text, "topic=\"orders\",partition=\"2\",status=\"ERR\"} 5\n"));
+  EXPECT_FALSE(contains(text, "NaN"));
+  EXPECT_FALSE(contains(text, " -1\n"));
+}
+
+TEST(LagMetrics, MonitorsOwnFigures) {
+  const std::string text = lag_metrics_text();
+  EXPECT_TRUE(contains(text, "# TYPE processor_lag_monitor_polls_total counter\nprocessor_lag_monitor_polls_total 12\n"));
+  EXPECT_TRUE(contains(text, "processor_lag_monitor_poll_errors_total 1\n"));
+  EXPECT_TRUE(contains(text, "processor_lag_monitor_poll_duration_seconds 0.25\n"));
+  EXPECT_TRUE(contains(text, "processor_lag_monitor_evaluation_duration_seconds 0.003\n"));
+  EXPECT_TRUE(contains(text, "processor_lag_monitor_partitions 5\n"));
+  EXPECT_TRUE(contains(text, "processor_lag_monitor_last_poll_timestamp_seconds 1700000000\n"));
+}
+
+TEST(LagMetrics, NoSnapshotYetWritesNothing) {
+  MetricsRegistry registry;
+  registry.add_collector(lag_metrics_collector([] { return std::shared_ptr<const LagSnapshot>(); }));
+  EXPECT_EQ(registry.scrape(), "");
 }
 
 }  // namespace

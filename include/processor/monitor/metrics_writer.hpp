@@ -28,8 +28,9 @@ using LabelPairs = std::span<const LabelPair>;
 bool is_valid_metric_name(std::string_view name) noexcept;
 bool is_valid_label_name(std::string_view name) noexcept;
 
-// Appends `value` as Prometheus parses it: the shortest text that reads back as the same double
-// ("0.25", "1e+21", "12"), "+Inf"/"-Inf" for the infinities, "NaN" for NaN.
+// Appends `value` as Prometheus parses it: whole numbers below 2^53 as integers ("1700000000"),
+// others as the shortest text that reads back as the same double ("0.25", "1e+21"), "+Inf"/"-Inf"
+// for the infinities, "NaN" for NaN.
 void append_metric_value(std::string& out, double value);
 
 // MetricWriter appends to one string: family() writes the "# HELP" and "# TYPE" lines, the
