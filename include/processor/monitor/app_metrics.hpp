@@ -24,6 +24,9 @@
 // All sources added to one registry share one collector, so that several managers (one per
 // group, say) write one family each, with a series per source. A family is written only when a
 // source that has it is registered.
+//
+// Thread-safety: every function here is safe to call concurrently with the others and with
+// scrapes; a scrape reads each source's stats() once.
 
 #include <cstdint>
 #include <memory>
@@ -60,7 +63,5 @@ AppMetricsId add_stream_processor_metrics(MetricsRegistry& registry,
 // Removes a source added to `registry`; its series are gone from the next scrape. Unknown ids
 // are ignored.
 void remove_app_metrics(MetricsRegistry& registry, AppMetricsId id);
-
-// Thread-safety: all of these are safe to call concurrently with each other and with scrapes.
 
 }  // namespace processor::monitor
