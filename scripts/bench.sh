@@ -49,7 +49,7 @@ bash "${root}/scripts/setup.sh"
 
 cmake -S "${root}" -B "${build_dir}" -G Ninja -DCMAKE_BUILD_TYPE=Release -DPROCESSOR_BUILD_BENCHMARKS=ON \
   -DPROCESSOR_BUILD_TESTS=OFF -DPROCESSOR_BUILD_EXAMPLES=OFF >/dev/null
-binaries=(bench_hot_path bench_commit bench_e2e bench_streams)
+binaries=(bench_hot_path bench_commit bench_e2e bench_streams bench_monitor bench_exporter)
 cmake --build "${build_dir}" -j "${JOBS:-2}" --target "${binaries[@]}"
 # bench_streams runs Kafka Streams side by side (bench/kafka-streams-peer, built by Maven with the
 # broker's Kafka version); its build prints the command line that runs it.

@@ -15,6 +15,7 @@ namespace {
 
 constexpr std::array<const char*, 10> kColours = {"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd",
                                                   "#8c564b", "#e377c2", "#17becf", "#bcbd22", "#7f7f7f"};
+constexpr std::size_t kLegendChars = 40;  // what fits in kLegendWidth at 12 px
 constexpr double kLeft = 80, kTop = 48, kBottom = 44, kGap = 36, kLegendWidth = 300;
 
 std::string xml_escaped(std::string_view text) {
@@ -121,8 +122,10 @@ void draw_time_axis(std::string& svg, const Frame& frame, bool labels) {
 }
 
 void draw_value_axis(std::string& svg, Frame& frame, double data_max, bool seconds, const std::string& title) {
-  const double step = nice_step((data_max > 0 ? data_max : 1) / 4);
-  frame.max = std::ceil((data_max > 0 ? data_max : 1) / step) * step;
+  // 10% headroom, so that a flat line at the maximum does not hide under the frame.
+  const double top = data_max > 0 ? data_max * 1.1 : 1;
+  const double step = nice_step(top / 4);
+  frame.max = std::ceil(top / step) * step;
   for (double v = 0; v <= frame.max + step / 2; v += step) {
     const std::string y = fixed(frame.y(v));
     svg += "<line x1=\"" + fixed(frame.x0) + "\" y1=\"" + y + "\" x2=\"" + fixed(frame.x1) + "\" y2=\"" + y +
@@ -228,8 +231,10 @@ std::string render_lag_svg(const LagHistory& history, const LagChartOptions& opt
            "\" stroke=\"" + colour + "\" class=\"" + (series.group ? "group" : "partition") + "\"/>\n";
     std::string text = series.label;
     if (!series.status.empty()) text += " (" + series.status + ")";
-    svg += "<text x=\"" + fixed(legend_x + 30) + "\" y=\"" + fixed(legend_y + 4) + "\">" + xml_escaped(text) +
-           "</text>\n";
+    // Long names are cut to fit the legend; the whole name shows as the tooltip.
+    const std::string shown = text.size() > kLegendChars ? "..." + text.substr(text.size() - (kLegendChars - 3)) : text;
+    svg += "<text x=\"" + fixed(legend_x + 30) + "\" y=\"" + fixed(legend_y + 4) + "\"><title>" + xml_escaped(text) +
+           "</title>" + xml_escaped(shown) + "</text>\n";
     legend_y += 18;
   }
   if (data.groups_left_out > 0) {

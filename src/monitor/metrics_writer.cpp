@@ -1,6 +1,8 @@
 #include "processor/monitor/metrics_writer.hpp"
 
+#include <array>
 #include <charconv>
+#include <cstring>
 #include <cmath>
 
 #include "processor/error.hpp"
@@ -9,19 +11,56 @@ namespace processor::monitor {
 
 namespace {
 
-bool is_name_start(char c) noexcept { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; }
-bool is_name_char(char c) noexcept { return is_name_start(c) || (c >= '0' && c <= '9'); }
+constexpr bool is_name_start(char c) noexcept { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; }
+constexpr bool is_name_char(char c) noexcept { return is_name_start(c) || (c >= '0' && c <= '9'); }
 
-// Label values: backslash, double quote and line feed are escaped (format 0.0.4).
-void append_label_value(std::string& out, std::string_view value) {
-  for (const char c : value) {
-    switch (c) {
-      case '\\': out += "\\\\"; break;
-      case '"': out += "\\\""; break;
-      case '\n': out += "\\n"; break;
-      default: out += c;
-    }
+// Per byte: 1 a name character, 2 a character a label value escapes. Tables, because every
+// sample of a scrape checks its label names and values byte by byte.
+constexpr std::array<unsigned char, 256> kByteClass = [] {
+  std::array<unsigned char, 256> table{};
+  for (int c = 0; c < 256; ++c) {
+    if (is_name_char(static_cast<char>(c))) table[static_cast<std::size_t>(c)] = 1;
   }
+  table[static_cast<unsigned char>('\\')] = 2;
+  table[static_cast<unsigned char>('"')] = 2;
+  table[static_cast<unsigned char>('\n')] = 2;
+  return table;
+}();
+
+// Whether any byte of `word` is `byte` (the "has zero byte" bit trick on word ^ byte pattern).
+constexpr bool has_byte(std::uint64_t word, unsigned char byte) noexcept {
+  constexpr std::uint64_t kOnes = 0x0101010101010101ULL;
+  constexpr std::uint64_t kHighs = 0x8080808080808080ULL;
+  const std::uint64_t x = word ^ (kOnes * byte);
+  return ((x - kOnes) & ~x & kHighs) != 0;
+}
+
+// Eight bytes at a time: label values are most of a scrape's bytes.
+bool needs_escape(std::string_view value) noexcept {
+  std::size_t i = 0;
+  for (; i + 8 <= value.size(); i += 8) {
+    std::uint64_t word;
+    std::memcpy(&word, value.data() + i, 8);
+    if (has_byte(word, '\\') || has_byte(word, '"') || has_byte(word, '\n')) return true;
+  }
+  for (; i < value.size(); ++i) {
+    if (kByteClass[static_cast<unsigned char>(value[i])] == 2) return true;
+  }
+  return false;
+}
+
+// Label values: backslash, double quote and line feed are escaped (format 0.0.4). The runs
+// between them are appended whole: a scrape is mostly label values (the hot loop of a scrape).
+void append_label_value(std::string& out, std::string_view value) {
+  std::size_t run = 0;
+  for (std::size_t i = 0; i < value.size(); ++i) {
+    const char c = value[i];
+    if (c != '\\' && c != '"' && c != '\n') continue;
+    out.append(value.data() + run, i - run);
+    out += c == '\n' ? "\\n" : c == '"' ? "\\\"" : "\\\\";
+    run = i + 1;
+  }
+  out.append(value.data() + run, value.size() - run);
 }
 
 // HELP text: backslash and line feed only.
@@ -33,6 +72,16 @@ void append_help(std::string& out, std::string_view help) {
       default: out += c;
     }
   }
+}
+
+// Inlined into every sample: [a-zA-Z_][a-zA-Z0-9_]*, not starting with "__".
+inline bool label_name_ok(std::string_view name) noexcept {
+  if (name.empty() || (name[0] >= '0' && name[0] <= '9') || (name.size() > 1 && name[0] == '_' && name[1] == '_')) {
+    return false;
+  }
+  unsigned char all = 1;
+  for (const char c : name) all &= kByteClass[static_cast<unsigned char>(c)];
+  return all == 1;
 }
 
 }  // namespace
@@ -54,13 +103,7 @@ bool is_valid_metric_name(std::string_view name) noexcept {
   return true;
 }
 
-bool is_valid_label_name(std::string_view name) noexcept {
-  if (name.empty() || !is_name_start(name[0]) || name.starts_with("__")) return false;
-  for (const char c : name) {
-    if (!is_name_char(c)) return false;
-  }
-  return true;
-}
+bool is_valid_label_name(std::string_view name) noexcept { return label_name_ok(name); }
 
 void append_metric_value(std::string& out, double value) {
   if (std::isnan(value)) {
@@ -104,10 +147,42 @@ void MetricWriter::family(std::string_view name, std::string_view help, MetricTy
 
 void MetricWriter::begin_sample(LabelPairs labels, std::string_view suffix) {
   for (const LabelPair& label : labels) {
-    if (!is_valid_label_name(label.name)) {
+    if (!label_name_ok(label.name)) {
       throw StateError(ErrorKind::InvalidArgument,
                        "invalid label name \"" + std::string(label.name) + "\" in metric \"" + family_ + "\"");
     }
+  }
+  // The common case, no label value to escape: the line's size is known, one resize and copies.
+  std::size_t size = family_.size() + suffix.size() + 1 + (labels.empty() ? 0 : 2);
+  bool plain = true;
+  for (const LabelPair& label : labels) {
+    size += label.name.size() + label.value.size() + 4;  // ="", and the comma (one too many)
+    plain = plain && !needs_escape(label.value);
+  }
+  if (plain) {
+    if (!labels.empty()) --size;
+    const std::size_t at = out_.size();
+    out_.resize(at + size);
+    char* p = out_.data() + at;
+    const auto put = [&p](std::string_view text) {
+      std::memcpy(p, text.data(), text.size());
+      p += text.size();
+    };
+    put(family_);
+    put(suffix);
+    if (!labels.empty()) {
+      *p++ = '{';
+      for (std::size_t i = 0; i < labels.size(); ++i) {
+        if (i > 0) *p++ = ',';
+        put(labels[i].name);
+        put("=\"");
+        put(labels[i].value);
+        *p++ = '"';
+      }
+      *p++ = '}';
+    }
+    *p = ' ';
+    return;
   }
   out_ += family_;
   out_ += suffix;

@@ -60,6 +60,17 @@ TEST(LagChart, NamesFromTheClusterAreEscaped) {
   EXPECT_EQ(svg.find("a<b>"), std::string::npos);
 }
 
+TEST(LagChart, LongNamesAreCutInTheLegendAndWholeInTheTooltip) {
+  LagHistory history;
+  LagSnapshot snapshot = synthetic_snapshot(kNoon);
+  snapshot.groups[0].group = "a-very-long-consumer-group-name-from-a-real-cluster-12345";
+  history.add(snapshot);
+  const std::string svg = render_lag_svg(history);
+  EXPECT_NE(svg.find("<title>a-very-long-consumer-group-name-from-a-real-cluster-12345 (WARN)</title>"),
+            std::string::npos);
+  EXPECT_NE(svg.find("</title>...name-from-a-real-cluster-12345 (WARN)</text>"), std::string::npos) << svg;
+}
+
 TEST(LagChart, UnknownLagLeavesAGap) {
   LagHistory history;
   for (int i = 0; i < 5; ++i) {

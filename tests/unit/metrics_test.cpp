@@ -35,6 +35,19 @@ TEST(MetricsRegistry, LabelValuesAreEscaped) {
   EXPECT_TRUE(contains(registry.scrape(), "g{path=\"a\\\\b\\\"c\\nd\"} 1\n")) << registry.scrape();
 }
 
+TEST(MetricsRegistry, LongLabelValuesAreEscapedWhereverTheCharacterIs) {
+  // Values are scanned eight bytes at a time, then byte by byte: an escape in each part.
+  MetricsRegistry registry;
+  auto& family = registry.gauge("g", "x", {"v"});
+  family.with({"0123456789abcdef\"quoted\" and more"}).set(1);
+  family.with({"0123456789abcdefghijklm\\"}).set(2);
+  family.with({"0123456789abcdefghijklmnop"}).set(3);
+  const std::string text = registry.scrape();
+  EXPECT_TRUE(contains(text, "g{v=\"0123456789abcdef\\\"quoted\\\" and more\"} 1\n")) << text;
+  EXPECT_TRUE(contains(text, "g{v=\"0123456789abcdefghijklm\\\\\"} 2\n")) << text;
+  EXPECT_TRUE(contains(text, "g{v=\"0123456789abcdefghijklmnop\"} 3\n")) << text;
+}
+
 TEST(MetricsRegistry, HelpIsEscapedButKeepsQuotes) {
   MetricsRegistry registry;
   registry.gauge("g", "line one\nback\\slash \"quoted\"").with().set(1);

@@ -1,8 +1,145 @@
-// STUB: replaced by the helper that owns this file.
+// offsetctl exporter: the lag of consumer groups as Prometheus metrics (kafka-lag-exporter's names)
+// and a page with the lag chart, served over HTTP until SIGINT or SIGTERM.
+
+#include <chrono>
+#include <csignal>
+#include <iostream>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
 #include "command.hpp"
+#include "processor/error.hpp"
+#include "processor/kafka/group_admin.hpp"
+#include "processor/monitor/group_admin_lag_source.hpp"
+#include "processor/monitor/lag_metrics.hpp"
+#include "processor/monitor/lag_monitor.hpp"
+#include "processor/monitor/metrics_server.hpp"
 
 namespace processor::offsetctl {
 
-void add_exporter_commands(CLI::App& /*app*/, Invocation& /*invocation*/) {}
+namespace {
+
+struct ExporterArgs {
+  std::string bootstrap_server;
+  std::string listen;
+  std::vector<std::string> groups;
+  bool all_groups = false;
+  double interval_seconds = 5.0;
+  std::string cluster_name = "default";
+};
+
+struct ListenAddress {
+  std::string host;
+  int port = 0;
+};
+
+// "HOST:PORT" or "[IPv6]:PORT"; PORT 0 asks for an ephemeral port.
+ListenAddress parse_listen(const std::string& listen) {
+  const auto bad = [&listen](const std::string& why) {
+    return CLI::ValidationError("--listen", "'" + listen + "': " + why + " (expected HOST:PORT, e.g. 127.0.0.1:8000)");
+  };
+  const std::size_t colon = listen.rfind(':');
+  if (colon == std::string::npos || colon == 0 || colon + 1 == listen.size()) throw bad("no host or no port");
+  ListenAddress address;
+  address.host = listen.substr(0, colon);
+  if (address.host.front() == '[' && address.host.back() == ']') address.host = address.host.substr(1, address.host.size() - 2);
+  const std::string port = listen.substr(colon + 1);
+  if (port.size() > 5 || port.find_first_not_of("0123456789") != std::string::npos) throw bad("the port is not a number");
+  address.port = std::stoi(port);
+  if (address.port > 65535) throw bad("the port is above 65535");
+  return address;
+}
+
+volatile std::sig_atomic_t g_stop = 0;
+extern "C" void on_stop_signal(int) { g_stop = 1; }
+
+// Catches SIGINT and SIGTERM for the life of the command and puts the previous handlers back.
+class StopSignalScope {
+ public:
+  StopSignalScope() {
+    g_stop = 0;
+    struct sigaction action {};
+    action.sa_handler = on_stop_signal;
+    sigemptyset(&action.sa_mask);
+    sigaction(SIGINT, &action, &previous_int_);
+    sigaction(SIGTERM, &action, &previous_term_);
+  }
+  ~StopSignalScope() {
+    sigaction(SIGINT, &previous_int_, nullptr);
+    sigaction(SIGTERM, &previous_term_, nullptr);
+  }
+  StopSignalScope(const StopSignalScope&) = delete;
+  StopSignalScope& operator=(const StopSignalScope&) = delete;
+
+ private:
+  struct sigaction previous_int_ {};
+  struct sigaction previous_term_ {};
+};
+
+int run_exporter(const ExporterArgs& args, const ListenAddress& address) {
+  const StopSignalScope signals;
+  std::shared_ptr<kafka::GroupAdmin> admin = kafka::GroupAdmin::create({{"bootstrap.servers", args.bootstrap_server}});
+  monitor::LagMonitorOptions monitor_options;
+  monitor_options.groups = args.groups;
+  monitor_options.interval = std::chrono::milliseconds(static_cast<std::int64_t>(args.interval_seconds * 1000));
+  monitor::LagMonitor lag_monitor(std::make_shared<monitor::GroupAdminLagSource>(admin), monitor_options);
+
+  monitor::MetricsRegistry registry;
+  monitor::LagMetricsOptions metrics_options;
+  metrics_options.cluster_name = args.cluster_name;
+  registry.add_collector(monitor::lag_metrics_collector(
+      [&lag_monitor]() -> std::shared_ptr<const monitor::LagSnapshot> {
+        auto snapshot = std::make_shared<const monitor::LagSnapshot>(lag_monitor.latest());
+        // Before the first poll there is nothing to say (no sample rather than zeros).
+        if (snapshot->taken_at == std::chrono::system_clock::time_point{}) return nullptr;
+        return snapshot;
+      },
+      metrics_options));
+
+  monitor::MetricsServerOptions server_options;
+  server_options.host = address.host;
+  server_options.port = address.port;
+  server_options.page_refresh_seconds = std::max(1, static_cast<int>(args.interval_seconds + 0.5));
+  monitor::MetricsServer server(registry, server_options, [&lag_monitor] { return lag_monitor.history(); });
+  server.start();
+  lag_monitor.start();
+  std::cout << "offsetctl exporter: serving " << server.url() << "/metrics" << std::endl;
+
+  while (g_stop == 0) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  server.stop();
+  lag_monitor.stop();
+  std::cout << "offsetctl exporter: stopped" << std::endl;
+  return kExitOk;
+}
+
+}  // namespace
+
+void add_exporter_commands(CLI::App& app, Invocation& invocation) {
+  auto args = std::make_shared<ExporterArgs>();
+  auto* exporter = app.add_subcommand(
+      "exporter",
+      "serve the lag of consumer groups as Prometheus metrics (kafka-lag-exporter's names) at /metrics, and a "
+      "page with the lag chart at /, until SIGINT or SIGTERM");
+  exporter->add_option("--bootstrap-server", args->bootstrap_server, "the cluster, host:port[,host:port...]")
+      ->required();
+  exporter->add_option("--listen", args->listen, "HOST:PORT to serve on, e.g. 127.0.0.1:8000 (port 0: any free one)")
+      ->required();
+  auto* group = exporter->add_option("--group", args->groups, "a group to watch (repeatable)");
+  auto* all = exporter->add_flag("--all-groups", args->all_groups, "watch every group of the cluster");
+  group->excludes(all);
+  exporter->add_option("--interval", args->interval_seconds, "seconds between polls of the cluster (default 5)")
+      ->check(CLI::Range(0.05, 86400.0));
+  exporter->add_option("--cluster-name", args->cluster_name,
+                       "the cluster_name label of every lag metric (default \"default\")");
+  exporter->callback([args, &invocation] {
+    if (args->groups.empty() && !args->all_groups) {
+      throw CLI::ValidationError("exporter", "needs --group GROUP (repeatable) or --all-groups");
+    }
+    const ListenAddress address = parse_listen(args->listen);
+    invocation.run = [args, address] { return run_exporter(*args, address); };
+  });
+}
 
 }  // namespace processor::offsetctl

@@ -1,8 +1,160 @@
-// STUB: replaced by the helper that owns this file.
+// offsetctl lag: the lag of consumer groups in offsets and seconds, with Burrow's status, once,
+// redrawn (--watch), as JSON, or drawn over time into an SVG chart (--plot).
+
+#include <unistd.h>
+
+#include <chrono>
+#include <csignal>
+#include <ctime>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
 #include "command.hpp"
+#include "lag_output.hpp"
+#include "processor/error.hpp"
+#include "processor/kafka/group_admin.hpp"
+#include "processor/monitor/group_admin_lag_source.hpp"
+#include "processor/monitor/lag_chart.hpp"
+#include "processor/monitor/lag_monitor.hpp"
 
 namespace processor::offsetctl {
 
-void add_lag_commands(CLI::App& /*app*/, Invocation& /*invocation*/) {}
+namespace {
+
+struct LagArgs {
+  std::string bootstrap_server;
+  std::vector<std::string> groups;
+  bool all_groups = false;
+  double interval_seconds = 5.0;
+  bool watch = false;
+  std::string output = "table";
+  std::string plot_file;
+  int samples = 0;
+};
+
+volatile std::sig_atomic_t g_interrupted = 0;
+extern "C" void on_sigint(int) { g_interrupted = 1; }
+
+// Catches SIGINT for the life of the command (so that --watch and --plot end cleanly) and puts
+// the previous handler back.
+class SigintScope {
+ public:
+  SigintScope() {
+    g_interrupted = 0;
+    struct sigaction action {};
+    action.sa_handler = on_sigint;
+    sigemptyset(&action.sa_mask);
+    sigaction(SIGINT, &action, &previous_);
+  }
+  ~SigintScope() { sigaction(SIGINT, &previous_, nullptr); }
+  SigintScope(const SigintScope&) = delete;
+  SigintScope& operator=(const SigintScope&) = delete;
+
+ private:
+  struct sigaction previous_ {};
+};
+
+// Sleeps until `deadline`; false when SIGINT came first.
+bool sleep_until(std::chrono::steady_clock::time_point deadline) {
+  while (g_interrupted == 0 && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::min<std::chrono::steady_clock::duration>(
+        std::chrono::milliseconds(50), deadline - std::chrono::steady_clock::now()));
+  }
+  return g_interrupted == 0;
+}
+
+std::string utc_time(std::chrono::system_clock::time_point t) {
+  const std::time_t seconds = std::chrono::system_clock::to_time_t(t);
+  std::tm tm{};
+  gmtime_r(&seconds, &tm);
+  char text[32];
+  std::strftime(text, sizeof text, "%Y-%m-%d %H:%M:%S UTC", &tm);
+  return text;
+}
+
+void print(const monitor::LagSnapshot& snapshot, const LagArgs& args, bool redraw) {
+  if (args.output == "json") {
+    std::cout << lag_json(snapshot).dump() << std::endl;  // one document per line
+    return;
+  }
+  if (redraw) std::cout << "\x1b[H\x1b[2J";
+  std::cout << format_lag_table(snapshot) << std::flush;
+}
+
+int run_lag(const LagArgs& args) {
+  std::ofstream plot;
+  if (!args.plot_file.empty()) {
+    plot.open(args.plot_file, std::ios::trunc);
+    if (!plot) throw StateError(ErrorKind::InvalidArgument, "--plot " + args.plot_file + ": cannot open it for writing");
+  }
+  std::shared_ptr<kafka::GroupAdmin> admin = kafka::GroupAdmin::create({{"bootstrap.servers", args.bootstrap_server}});
+  monitor::LagMonitorOptions options;
+  options.groups = args.groups;
+  options.interval = std::chrono::milliseconds(static_cast<std::int64_t>(args.interval_seconds * 1000));
+  options.history_capacity = plot.is_open() ? static_cast<std::size_t>(args.samples) : 0;
+  monitor::LagMonitor monitor(std::make_shared<monitor::GroupAdminLagSource>(admin), options);
+
+  const SigintScope sigint;
+  const bool tty = isatty(STDOUT_FILENO) != 0;
+  const int polls = plot.is_open() ? args.samples : (args.watch ? -1 : 1);
+  for (int poll = 0; polls < 0 || poll < polls; ++poll) {
+    const auto next = std::chrono::steady_clock::now() + options.interval;
+    const monitor::LagSnapshot snapshot = monitor.poll_once();
+    if (plot.is_open()) {
+      std::cerr << "\rsample " << poll + 1 << "/" << args.samples << " at " << utc_time(snapshot.taken_at)
+                << std::flush;
+    } else {
+      if (args.watch && !tty && args.output != "json" && poll > 0) std::cout << "\n";
+      print(snapshot, args, args.watch && tty && args.output != "json");
+    }
+    if ((polls < 0 || poll + 1 < polls) && !sleep_until(next)) break;
+  }
+  if (plot.is_open()) {
+    std::cerr << "\n";
+    const monitor::LagHistory history = monitor.history();
+    plot << monitor::render_lag_svg(history);
+    plot.close();
+    if (!plot) throw StateError(ErrorKind::Storage, "--plot " + args.plot_file + ": writing failed");
+    std::cout << "Wrote " << args.plot_file << " (" << history.snapshots().size() << " samples).\n";
+    if (!history.snapshots().empty()) print(history.snapshots().back(), args, false);
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+void add_lag_commands(CLI::App& app, Invocation& invocation) {
+  auto args = std::make_shared<LagArgs>();
+  auto* lag = app.add_subcommand(
+      "lag",
+      "lag of consumer groups in offsets and seconds, with a status per partition (OK, WARN, STALL, STOP, "
+      "REWIND, ERR over the last polls); LAG-SECONDS needs the log end's progress, so it shows with --watch "
+      "or --plot, from the second poll on");
+  lag->add_option("--bootstrap-server", args->bootstrap_server, "the cluster, host:port[,host:port...]")->required();
+  auto* group = lag->add_option("--group", args->groups, "a group to watch (repeatable)");
+  auto* all = lag->add_flag("--all-groups", args->all_groups, "watch every group of the cluster");
+  group->excludes(all);
+  lag->add_option("--interval", args->interval_seconds, "seconds between polls (default 5)")
+      ->check(CLI::Range(0.05, 86400.0));
+  auto* watch = lag->add_flag("--watch", args->watch, "poll every --interval until Ctrl-C, redrawing the table");
+  lag->add_option("--output", args->output, "table (default) or json (one document per poll)")
+      ->check(CLI::IsMember({"table", "json"}));
+  auto* plot = lag->add_option("--plot", args->plot_file, "poll --samples times, then write the lag chart (SVG)");
+  auto* samples = lag->add_option("--samples", args->samples, "polls for --plot (2 to 100000)")
+                      ->check(CLI::Range(2, 100000));
+  plot->needs(samples);
+  samples->needs(plot);
+  plot->excludes(watch);
+  lag->callback([args, &invocation] {
+    if (args->groups.empty() && !args->all_groups) {
+      throw CLI::ValidationError("lag", "needs --group GROUP (repeatable) or --all-groups");
+    }
+    invocation.run = [args] { return run_lag(*args); };
+  });
+}
 
 }  // namespace processor::offsetctl

@@ -81,8 +81,10 @@ struct PartitionResult {
 // Safe for concurrent use by multiple threads.
 class GroupAdmin {
  public:
-  // REQUIRES: `properties` has bootstrap.servers (group.id is not needed).
-  // Throws StateError(InvalidArgument) naming a property librdkafka rejects.
+  // REQUIRES: `properties` has bootstrap.servers and no group.id (the admin client joins no group).
+  // ListOffsets reads uncommitted records (the log end offset, as Kafka's tools) unless
+  // `properties` sets isolation.level.
+  // Throws StateError(InvalidArgument) naming a property that is missing or that librdkafka rejects.
   static std::unique_ptr<GroupAdmin> create(KafkaProperties properties,
                                             std::chrono::milliseconds timeout = std::chrono::seconds(30));
   ~GroupAdmin();
@@ -101,9 +103,13 @@ class GroupAdmin {
   std::vector<std::string> topics();
   // ListOffsets for many partitions at once, in the order given.
   std::vector<ListedOffset> list_offsets(const std::vector<TopicPartition>& partitions, OffsetSpec spec);
-  // Commits `offsets` for `group`, which must have no members (the coordinator refuses otherwise).
+  // Commits `offsets` for `group`, which must have no members: the coordinator refuses each
+  // partition of a group with members (PartitionResult::error says why). Throws
+  // StateError(InvalidArgument) naming a negative offset or a bad topic before sending anything.
   std::vector<PartitionResult> alter_offsets(std::string_view group,
                                              const std::vector<std::pair<TopicPartition, std::int64_t>>& offsets);
+  // Deletes the committed offsets of `partitions`; the coordinator refuses a partition that the
+  // group's members are subscribed to.
   std::vector<PartitionResult> delete_offsets(std::string_view group, const std::vector<TopicPartition>& partitions);
 
   struct Impl;

@@ -152,6 +152,8 @@ class MetricsRegistry {
   std::vector<std::shared_ptr<Entry>> families_ PROCESSOR_GUARDED_BY(mutex_);
   std::map<CollectorId, std::shared_ptr<const Collector>> collectors_ PROCESSOR_GUARDED_BY(mutex_);
   CollectorId next_collector_ PROCESSOR_GUARDED_BY(mutex_) = 1;
+  // Relaxed: only a size hint for the next scrape's reserve().
+  mutable std::atomic<std::size_t> last_scrape_bytes_{0};
 };
 
 }  // namespace processor::monitor

@@ -32,6 +32,9 @@ struct RdKafkaDeleter {
   void operator()(rd_kafka_ListConsumerGroupOffsets_t* request) const noexcept {
     rd_kafka_ListConsumerGroupOffsets_destroy(request);
   }
+  void operator()(rd_kafka_AlterConsumerGroupOffsets_t* request) const noexcept {
+    rd_kafka_AlterConsumerGroupOffsets_destroy(request);
+  }
   void operator()(rd_kafka_DeleteConsumerGroupOffsets_t* request) const noexcept {
     rd_kafka_DeleteConsumerGroupOffsets_destroy(request);
   }
