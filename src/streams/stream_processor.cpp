@@ -158,7 +158,12 @@ void StreamProcessor::Impl::open() {
 
   kafka::KafkaProperties restore_config = options.properties;
   restore_config["group.id"] = options.application_id;
-  restorer = std::make_unique<internal::ChangelogRestorer>(restore_config, options.on_restore_progress,
+  // Completed restorations are timed from their last report, then handed to the user's callback.
+  auto on_restore_progress = [this, user = options.on_restore_progress](const RestoreProgress& progress) {
+    if (progress.done) count([&](StreamProcessorStats& stats) { stats.restore_duration.record(progress.elapsed); });
+    if (user) user(progress);
+  };
+  restorer = std::make_unique<internal::ChangelogRestorer>(restore_config, std::move(on_restore_progress),
                                                            options.restore_progress_interval, options.request_timeout);
 
   auto topics = kafka::internal::make_partition_list(1);

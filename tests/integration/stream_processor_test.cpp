@@ -168,6 +168,7 @@ TEST_F(StreamProcessorTest, ALostStateDirectoryIsRestoredFromTheChangelog) {
   std::filesystem::remove_all(state_dir_);
   produce(1'000);
   std::vector<RestoreProgress> done;
+  LatencyHistogram restore_duration;
   auto with_progress = options();
   with_progress.on_restore_progress = [&](const RestoreProgress& progress) {
     if (progress.done) done.push_back(progress);
@@ -177,14 +178,20 @@ TEST_F(StreamProcessorTest, ALostStateDirectoryIsRestoredFromTheChangelog) {
     process(processor, 1'000);
     EXPECT_EQ(processor.stats().restorations, static_cast<std::uint64_t>(kPartitions));
     EXPECT_EQ(processor.stats().restored_records, static_cast<std::uint64_t>(kKeys));
+    restore_duration = processor.stats().restore_duration;
   }
   ASSERT_EQ(done.size(), static_cast<std::size_t>(kPartitions));
   std::uint64_t restored = 0;
+  std::chrono::nanoseconds restoring{0};
   for (const auto& progress : done) {
     EXPECT_EQ(progress.store, "counts");
     EXPECT_EQ(progress.position, progress.end_offset);
     restored += progress.records;
+    restoring += progress.elapsed;
   }
+  // Each completed restoration is timed as its last report says (the user's callback still got it).
+  EXPECT_EQ(restore_duration.count(), static_cast<std::uint64_t>(kPartitions));
+  EXPECT_EQ(restore_duration.sum(), restoring);
   EXPECT_EQ(restored, static_cast<std::uint64_t>(kKeys));
   expect_output_exactly_once();
   expect_changelog_counts();

@@ -55,6 +55,10 @@ struct ConsumerStats {
   std::uint64_t failed_automatic_commits = 0;  // strategy commits from the loop that failed
                                                // (logged; the offsets stay pending)
   std::uint64_t out_of_range_resets = 0;   // positions moved by the OutOfRangePolicy
+  // out_of_range_resets by cause, the three fields of OutOfRangePolicy (they sum to it):
+  std::uint64_t no_offset_resets = 0;        // nothing committed or checkpointed
+  std::uint64_t below_log_start_resets = 0;  // retention or truncation removed the position
+  std::uint64_t above_log_end_resets = 0;    // the log was truncated below the position
   std::uint64_t records_skipped = 0;       // records jumped over by those moves
   std::uint64_t checkpoints = 0;           // take_checkpoint calls: requested, or before a revoke
 };

@@ -61,6 +61,7 @@ class KafkaOffsetStore : public OffsetStore {
   void clear_offsets(std::string_view group) override;
   // One OffsetCommit for all partitions: the coordinator applies it atomically.
   void store_offsets(std::string_view group, std::span<const PartitionOffset> offsets) override;
+  std::string_view kind() const noexcept override { return "kafka"; }
 
   // Sends the commit and returns at once; `done` gets the result. Not retried: a failed async
   // commit is superseded by the next one, as in the Java consumer.

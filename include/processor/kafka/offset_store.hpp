@@ -46,6 +46,11 @@ class OffsetStore {
   // default calls get_all_offsets(), so a store that overrides get_all_offsets() of another
   // store must override this too. An exception from `visit` ends the scan and propagates.
   virtual void for_each_offset(std::string_view group, const OffsetVisitor& visit);
+
+  // What kind of store this is, for metrics (OffsetStats::commits_by_store): "kafka",
+  // "state_backend", "memory" for the library's stores. The default is "custom"; a user's store
+  // may override it with its own short name. The view must live as long as the store.
+  virtual std::string_view kind() const noexcept { return "custom"; }
 };
 
 // InMemoryOffsetStore keeps offsets in process memory. store_offsets() is atomic.
@@ -63,6 +68,7 @@ class InMemoryOffsetStore : public OffsetStore {
   void delete_offset(std::string_view group, const TopicPartition& tp) override;
   void clear_offsets(std::string_view group) override;
   void store_offsets(std::string_view group, std::span<const PartitionOffset> offsets) override;
+  std::string_view kind() const noexcept override { return "memory"; }
 
  private:
   using GroupOffsets = std::unordered_map<TopicPartition, OffsetInfo>;

@@ -31,6 +31,7 @@ class StateBackendOffsetStore : public OffsetStore {
   void delete_offset(std::string_view group, const TopicPartition& tp) override;
   void clear_offsets(std::string_view group) override;
   void store_offsets(std::string_view group, std::span<const PartitionOffset> offsets) override;
+  std::string_view kind() const noexcept override { return "state_backend"; }
 
   // The key under which `group`'s offset of `tp` is stored.
   std::string key_for(std::string_view group, const TopicPartition& tp) const;

@@ -12,6 +12,7 @@
 #include "processor/kafka/kafka_client.hpp"
 #include "processor/kafka/kafka_consumer.hpp"
 #include "processor/kafka/topic_partition.hpp"
+#include "processor/latency_histogram.hpp"
 #include "processor/streams/partition_store.hpp"
 
 namespace processor::streams {
@@ -72,6 +73,10 @@ struct StreamProcessorStats {
   std::uint64_t assignments = 0;             // partitions assigned, summed over rebalances
   std::uint64_t revocations = 0;             // partitions revoked
   std::uint64_t lost = 0;                    // partitions lost
+  // How long each completed (store, partition) restoration took, from its start to its last
+  // report (RestoreProgress::elapsed with done set, so at millisecond resolution); its count is
+  // restorations.
+  LatencyHistogram restore_duration;
 };
 
 // Options of a StreamProcessor.

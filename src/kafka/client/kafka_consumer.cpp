@@ -212,6 +212,7 @@ KafkaConsumer::Impl::Start KafkaConsumer::Impl::start_position(const TopicPartit
   const std::int64_t from = position ? *position : low;
   processor::detail::MutexLock lock(stats_mutex);
   ++stats.out_of_range_resets;
+  ++internal::resets_of(stats, decision.cause);
   if (moved_to > from) stats.records_skipped += static_cast<std::uint64_t>(moved_to - from);
   start.position = moved_to;
   return start;

@@ -12,6 +12,17 @@ const char* describe(OutOfRangeCause cause) noexcept {
   return "is out of range";
 }
 
+std::uint64_t& resets_of(ConsumerStats& stats, OutOfRangeCause cause) noexcept {
+  switch (cause) {
+    case OutOfRangeCause::NoOffset: return stats.no_offset_resets;
+    case OutOfRangeCause::BelowLogStart: return stats.below_log_start_resets;
+    case OutOfRangeCause::AboveLogEnd: return stats.above_log_end_resets;
+    case OutOfRangeCause::InRange: break;
+  }
+  // Not reached (REQUIRES); a move counted here would still show in out_of_range_resets.
+  return stats.above_log_end_resets;
+}
+
 StartDecision decide_start(std::optional<std::int64_t> position, std::int64_t log_start, std::int64_t log_end,
                            const OutOfRangePolicy& policy) noexcept {
   StartDecision decision;

@@ -28,6 +28,10 @@ struct StartDecision {
   std::int64_t start = 0;
 };
 
+// The counter of ConsumerStats that counts moves for `cause`.
+// REQUIRES: cause != InRange (nothing moves then).
+std::uint64_t& resets_of(ConsumerStats& stats, OutOfRangeCause cause) noexcept;
+
 // Decides where a partition whose log spans [log_start, log_end] starts, given the position it
 // would resume at (nullopt: none).
 StartDecision decide_start(std::optional<std::int64_t> position, std::int64_t log_start, std::int64_t log_end,

@@ -226,14 +226,22 @@ void OffsetManager::Impl::store_and_apply_locked(const std::vector<PartitionOffs
     MutexLock stats_lock(stats_mutex);
     ++stats.total_commits;
     ++stats.failed_commits;
+    ++stats.commits_by_store.front().failed;
     throw;
   }
-  apply_committed_locked(batch, slots, events_seen, started);
+  apply_committed_locked(batch, slots, events_seen, started, /*in_transaction=*/false);
+}
+
+StoreCommits& OffsetManager::Impl::commits_of_locked(std::string_view store_kind) {
+  for (StoreCommits& commits : stats.commits_by_store) {
+    if (commits.store == store_kind) return commits;
+  }
+  return stats.commits_by_store.emplace_back(StoreCommits{std::string(store_kind)});
 }
 
 void OffsetManager::Impl::apply_committed_locked(const std::vector<PartitionOffset>& batch,
                                                  const std::vector<PartitionSlot*>& slots, std::int64_t events_seen,
-                                                 SteadyClock::time_point started) {
+                                                 SteadyClock::time_point started, bool in_transaction) {
   {
     MutexLock gate_lock(gate_mutex);
     MutexLock view_lock(view_mutex);
@@ -260,6 +268,12 @@ void OffsetManager::Impl::apply_committed_locked(const std::vector<PartitionOffs
   total_commit_micros += static_cast<std::uint64_t>(
       std::chrono::duration_cast<std::chrono::microseconds>(finished - started).count());
   stats.avg_commit_duration_ms = total_commit_micros / stats.successful_commits / 1000;
+  if (in_transaction) {
+    ++commits_of_locked("transaction").successful;
+    return;
+  }
+  ++stats.commits_by_store.front().successful;
+  stats.commit_latency.record(finished - started);
 }
 
 std::vector<PartitionOffset> OffsetManager::committable_offsets() {
@@ -283,7 +297,8 @@ void OffsetManager::mark_committed(const std::vector<PartitionOffset>& offsets) 
     slots.push_back(&slot);
   }
   if (batch.empty()) return;
-  impl_->apply_committed_locked(batch, slots, trigger_.events.load(std::memory_order_relaxed), started);
+  impl_->apply_committed_locked(batch, slots, trigger_.events.load(std::memory_order_relaxed), started,
+                                /*in_transaction=*/true);
 }
 
 void OffsetManager::Impl::set_committed_locked(PartitionSlot& slot, const OffsetInfo& info) {
@@ -377,8 +392,17 @@ bool OffsetManager::notify_watermark(Watermark watermark) {
 // ---- Views ----
 
 OffsetStats OffsetManager::stats() const {
-  MutexLock lock(impl_->stats_mutex);
-  return impl_->stats;
+  OffsetStats stats;
+  {
+    MutexLock lock(impl_->stats_mutex);
+    stats = impl_->stats;
+  }
+  // Percentiles are computed here rather than per commit: the scan is not on any commit's path.
+  stats.commit_latency_p50_us = stats.commit_latency.percentile_micros(0.50);
+  stats.commit_latency_p90_us = stats.commit_latency.percentile_micros(0.90);
+  stats.commit_latency_p99_us = stats.commit_latency.percentile_micros(0.99);
+  stats.commit_latency_max_us = stats.commit_latency.max_micros();
+  return stats;
 }
 
 std::unordered_map<TopicPartition, OffsetInfo> OffsetManager::get_all_committed() const {

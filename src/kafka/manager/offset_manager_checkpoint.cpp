@@ -30,6 +30,7 @@ state::StateBackend& require_backend(const std::shared_ptr<state::StateBackend>&
 CheckpointInfo OffsetManager::checkpoint(std::uint64_t checkpoint_id, const state::WriteBatch& operator_state) {
   state::StateBackend& backend = require_backend(impl_->backend);
   MutexLock lock(impl_->commit_mutex);
+  const auto started = Impl::SteadyClock::now();
   if (checkpoint_id <= impl_->last_checkpoint_id) {
     throw StateError(ErrorKind::InvalidArgument, "checkpoint id " + std::to_string(checkpoint_id) +
                                                      " is not above the last one, " +
@@ -64,6 +65,10 @@ CheckpointInfo OffsetManager::checkpoint(std::uint64_t checkpoint_id, const stat
 
   impl_->last_checkpoint_id = checkpoint_id;
   impl_->pending_checkpoints.emplace(checkpoint_id, checkpoint);
+  {
+    MutexLock stats_lock(impl_->stats_mutex);  // not with checkpoint_mutex (the lock order)
+    impl_->stats.checkpoint_duration.record(Impl::SteadyClock::now() - started);
+  }
   MutexLock checkpoint_lock(impl_->checkpoint_mutex);
   impl_->last_checkpoint = checkpoint;
   return *checkpoint;
@@ -100,6 +105,7 @@ std::vector<std::uint64_t> OffsetManager::list_checkpoints() {
 std::optional<CheckpointInfo> OffsetManager::restore_from_checkpoint(std::optional<std::uint64_t> checkpoint_id) {
   state::StateBackend& backend = require_backend(impl_->backend);
   MutexLock lock(impl_->commit_mutex);
+  const auto started = Impl::SteadyClock::now();
   const std::string prefix = checkpoint_key_prefix(impl_->options, impl_->group);
   const std::vector<internal::StoredCheckpoint> retained = internal::load_checkpoints(backend, prefix);
   if (!checkpoint_id && retained.empty()) return std::nullopt;
@@ -162,6 +168,10 @@ std::optional<CheckpointInfo> OffsetManager::restore_from_checkpoint(std::option
   // The restored checkpoint can be completed: a crash may have come before its completion.
   impl_->pending_checkpoints.clear();
   impl_->pending_checkpoints.emplace(id, restored);
+  {
+    MutexLock stats_lock(impl_->stats_mutex);  // not with checkpoint_mutex (the lock order)
+    impl_->stats.restore_duration.record(Impl::SteadyClock::now() - started);
+  }
   MutexLock checkpoint_lock(impl_->checkpoint_mutex);
   impl_->last_checkpoint = std::move(restored);
   impl_->last_restore_report = std::move(report);

@@ -36,7 +36,9 @@ struct OffsetManager::Impl {
         store(std::move(offset_store)),
         strategy(commit_strategy),
         options(std::move(manager_options)),
-        trigger(commit_trigger) {}
+        trigger(commit_trigger) {
+    stats.commits_by_store.push_back(StoreCommits{std::string(store->kind())});
+  }
 
   const std::string group;
   const std::shared_ptr<state::StateBackend> backend;
@@ -82,6 +84,9 @@ struct OffsetManager::Impl {
   OffsetStats stats PROCESSOR_GUARDED_BY(stats_mutex);
   std::uint64_t total_commit_micros PROCESSOR_GUARDED_BY(stats_mutex) = 0;
 
+  // The entry of stats.commits_by_store for `store`, added when missing (only "transaction" is).
+  StoreCommits& commits_of_locked(std::string_view store) PROCESSOR_REQUIRES(stats_mutex);
+
   std::size_t commit_locked(bool automatic) PROCESSOR_REQUIRES(commit_mutex);
 
   // Appends every committable pending offset to `batch` and its slot to `slots`.
@@ -89,11 +94,12 @@ struct OffsetManager::Impl {
                                    std::vector<detail::PartitionSlot*>& slots)
       PROCESSOR_REQUIRES(commit_mutex);
 
-  // Moves a stored batch into the committed view and counts a successful commit.
+  // Moves a stored batch into the committed view and counts a successful commit, written to the
+  // offset store (timed from `started`) or, when `in_transaction`, by a producer's transaction.
   // REQUIRES: `slots` parallel to `batch`.
   void apply_committed_locked(const std::vector<PartitionOffset>& batch,
                               const std::vector<detail::PartitionSlot*>& slots, std::int64_t events_seen,
-                              SteadyClock::time_point started) PROCESSOR_REQUIRES(commit_mutex);
+                              SteadyClock::time_point started, bool in_transaction) PROCESSOR_REQUIRES(commit_mutex);
 
   // Stores `batch`, moves it into the committed view and counts the commit in the stats; on
   // failure counts it and rethrows. `events_seen` updates were counted before the snapshot.
