@@ -14,6 +14,8 @@ namespace {
 
 constexpr const char* kStatusCodes = "0 OK, 1 WARN, 2 STALL, 3 STOP, 4 REWIND, 5 ERR";
 
+std::string_view simple_label(const GroupLag& group) { return group.simple ? "true" : "false"; }
+
 // A partition number as text, on the stack.
 class PartitionText {
  public:
@@ -94,12 +96,15 @@ void write_partition_offsets(const LagSnapshot& snapshot, MetricWriter& writer, 
 void write_group_families(const LagSnapshot& snapshot, MetricWriter& writer, std::string_view cluster) {
   writer.family("kafka_consumergroup_group_max_lag", "The highest lag in offsets of the group's partitions.",
                 MetricType::Gauge);
-  for (const GroupLag& g : snapshot.groups) writer.sample({{"cluster_name", cluster}, {"group", g.group}}, g.max_lag());
+  for (const GroupLag& g : snapshot.groups) {
+    writer.sample({{"cluster_name", cluster}, {"group", g.group}, {"is_simple_consumer", simple_label(g)}}, g.max_lag());
+  }
 
   writer.family("kafka_consumergroup_group_max_lag_seconds",
                 "The highest estimated lag in seconds of the group's partitions.", MetricType::Gauge);
   for (const GroupLag& g : snapshot.groups) {
-    writer.sample({{"cluster_name", cluster}, {"group", g.group}}, g.max_lag_seconds());
+    writer.sample({{"cluster_name", cluster}, {"group", g.group}, {"is_simple_consumer", simple_label(g)}},
+                  g.max_lag_seconds());
   }
 
   writer.family("kafka_consumergroup_group_sum_lag", "The sum of the lags in offsets of the group's partitions.",

@@ -228,6 +228,7 @@ LagSnapshot LagMonitor::Impl::poll(std::chrono::system_clock::time_point now) {
       ++errors;
     } else {
       book.state = std::move(descriptions[i].state);
+      book.simple = descriptions[i].simple;
       book.members = std::move(descriptions[i].members);
       book.assign_owners(topics);
     }
@@ -284,6 +285,7 @@ LagSnapshot LagMonitor::Impl::snapshot(std::chrono::system_clock::time_point now
     GroupLag& group = result.groups.emplace_back();
     group.group = name;
     group.state = book.state;
+    group.simple = book.simple;
     group.members = static_cast<std::int32_t>(book.members.size());
     group.status = book.error ? Status::Error : Status::Ok;
     group.partitions.reserve(book.slots.size());

@@ -22,6 +22,7 @@ std::string_view time_lag_source_name(TimeLagSource source) {
     case TimeLagSource::None: return "none";
     case TimeLagSource::Interpolated: return "interpolated";
     case TimeLagSource::Extrapolated: return "extrapolated";
+    case TimeLagSource::LowerBound: return "lower_bound";
     case TimeLagSource::RecordTimestamp: return "record_timestamp";
   }
   return "none";

@@ -65,7 +65,12 @@ TimeLagEstimate LogEndTable::lag_at(std::int64_t committed, Micros now, Micros m
   // Older than the table: extrapolate with the table's rate, if it has one.
   const Sample& oldest = at(0);
   const Micros span = newest.first_seen - oldest.first_seen;
-  if (size_ < 2 || span <= 0) return {};
+  if (size_ < 2 || span <= 0) {
+    // An idle topic: no rate, but every record below the oldest sample was produced before it was
+    // first seen. Without this, a consumer stopped behind an idle topic would never show a time lag.
+    if (now <= oldest.first_seen) return {};
+    return {seconds_between(static_cast<double>(oldest.first_seen), now), TimeLagSource::LowerBound};
+  }
   const double offsets_per_micro =
       static_cast<double>(newest.log_end_offset - oldest.log_end_offset) / static_cast<double>(span);
   const double before_oldest = std::min(static_cast<double>(oldest.log_end_offset - committed) / offsets_per_micro,

@@ -46,7 +46,11 @@ class LogEndTable {
   //   inside the table                                -> now - t(committed), t interpolated
   //   older than the table, table has a rate          -> extrapolated with the table's rate, the
   //                                                      extrapolation capped at `max_extrapolation`
-  //   older than a one-sample table or an empty table -> None
+  //   older than a table without a rate (one sample:  -> LowerBound: now - the time the oldest
+  //   an idle topic)                                     sample was first seen, which the record
+  //                                                      at `committed` is older than; None while
+  //                                                      that is 0 s (the first poll)
+  //   an empty table                                  -> None
   // Never negative: a `now` before the interpolated time (clock going backwards) gives 0.
   TimeLagEstimate lag_at(std::int64_t committed, Micros now, Micros max_extrapolation) const;
 

@@ -89,6 +89,7 @@ struct GroupBook {
   };
 
   std::string state;
+  bool simple = false;
   bool error = false;  // the latest poll could not read this group
   std::vector<kafka::GroupMember> members;
   std::unordered_map<std::uint64_t, std::uint32_t> index;

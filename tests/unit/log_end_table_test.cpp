@@ -28,12 +28,17 @@ TEST(LogEndTable, CommittedAtOrPastTheLogEndIsZeroSecondsBehind) {
   EXPECT_EQ(table.lag_at(100, 50 * kSecond, kNoCap).source, TimeLagSource::Interpolated);
 }
 
-TEST(LogEndTable, OneSampleGivesNoEstimateForAnOlderOffset) {
+TEST(LogEndTable, OneSampleGivesALowerBoundForAnOlderOffset) {
   LogEndTable table(10);
   table.record(100, 10 * kSecond);
-  const TimeLagEstimate estimate = table.lag_at(40, 20 * kSecond, kNoCap);
-  EXPECT_FALSE(estimate.seconds);
-  EXPECT_EQ(estimate.source, TimeLagSource::None);
+  // At the poll that took the sample, nothing is known yet.
+  EXPECT_FALSE(table.lag_at(40, 10 * kSecond, kNoCap).seconds);
+  EXPECT_EQ(table.lag_at(40, 10 * kSecond, kNoCap).source, TimeLagSource::None);
+  // Later, with the log end still idle at 100: offset 40 was produced before 10 s.
+  const TimeLagEstimate estimate = table.lag_at(40, 25 * kSecond, kNoCap);
+  ASSERT_TRUE(estimate.seconds);
+  EXPECT_DOUBLE_EQ(*estimate.seconds, 15.0);
+  EXPECT_EQ(estimate.source, TimeLagSource::LowerBound);
 }
 
 TEST(LogEndTable, InterpolatesBetweenTheTwoSamplesAroundTheCommittedOffset) {
@@ -92,10 +97,15 @@ TEST(LogEndTable, RecordsAfterAnIdlePeriodAreDatedAfterIt) {
   EXPECT_DOUBLE_EQ(*estimate.seconds, 1.5);  // not 52 s, as spreading them over the idle period would say
 }
 
-TEST(LogEndTable, OnlyFlatSamplesGiveNoRateToExtrapolateWith) {
+TEST(LogEndTable, OnlyFlatSamplesGiveNoRateOnlyALowerBound) {
   LogEndTable table(10);
   for (int i = 0; i < 5; ++i) table.record(100, i * kSecond);
-  EXPECT_FALSE(table.lag_at(50, 10 * kSecond, kNoCap).seconds);
+  // A consumer stopped 50 records behind an idle topic: at least 10 s behind (the log end was
+  // already at 100 when first seen at 0 s), and the figure grows while it stays stopped.
+  const TimeLagEstimate estimate = table.lag_at(50, 10 * kSecond, kNoCap);
+  EXPECT_EQ(estimate.source, TimeLagSource::LowerBound);
+  EXPECT_DOUBLE_EQ(*estimate.seconds, 10.0);
+  EXPECT_DOUBLE_EQ(*table.lag_at(50, 70 * kSecond, kNoCap).seconds, 70.0);
 }
 
 TEST(LogEndTable, ClockGoingBackwardsRestartsTheTableAndNeverGivesANegativeLag) {
@@ -119,7 +129,9 @@ TEST(LogEndTable, LogEndGoingBackwardsRestartsTheTable) {
   table.record(5, 30 * kSecond);  // topic deleted and recreated
   EXPECT_EQ(table.size(), 1u);
   EXPECT_EQ(table.newest_log_end(), 5);
-  EXPECT_FALSE(table.lag_at(1, 40 * kSecond, kNoCap).seconds);  // one sample: no rate yet
+  // One sample: no rate yet, only a bound from the new log's first sample (not from the old log's).
+  EXPECT_EQ(table.lag_at(1, 40 * kSecond, kNoCap).source, TimeLagSource::LowerBound);
+  EXPECT_DOUBLE_EQ(*table.lag_at(1, 40 * kSecond, kNoCap).seconds, 10.0);
   EXPECT_EQ(table.lag_at(1500, 40 * kSecond, kNoCap).seconds, 0.0);  // ahead of the new log: 0
 }
 

@@ -184,8 +184,8 @@ TEST(LagMetrics, PartitionFamiliesCarryKafkaLagExporterLabels) {
 
 TEST(LagMetrics, GroupAndPartitionFamilies) {
   const std::string text = lag_metrics_text();
-  EXPECT_TRUE(contains(text, "kafka_consumergroup_group_max_lag{cluster_name=\"local\",group=\"orders\"} 120\n"));
-  EXPECT_TRUE(contains(text, "kafka_consumergroup_group_max_lag_seconds{cluster_name=\"local\",group=\"billing\"} 2.5\n"));
+  EXPECT_TRUE(contains(text, "kafka_consumergroup_group_max_lag{cluster_name=\"local\",group=\"orders\",is_simple_consumer=\"false\"} 120\n"));
+  EXPECT_TRUE(contains(text, "kafka_consumergroup_group_max_lag_seconds{cluster_name=\"local\",group=\"billing\",is_simple_consumer=\"false\"} 2.5\n"));
   EXPECT_TRUE(contains(text, "kafka_consumergroup_group_sum_lag{cluster_name=\"local\",group=\"orders\"} 200\n"));
   EXPECT_TRUE(contains(
       text, "kafka_consumergroup_group_topic_sum_lag{cluster_name=\"local\",group=\"billing\",topic=\"payments\"} 40\n"));

@@ -1,5 +1,5 @@
 // `offsetctl groups describe` and `offsetctl groups list`: kafka-consumer-groups --describe and
-// --list, with the same arguments, output and exit codes (Kafka 4.4, classic-protocol groups).
+// --list, with the same arguments and output (Kafka 4.4, classic-protocol groups).
 //
 // Where Kafka's tool rejects its arguments it prints a message, its whole usage text and exits 1;
 // we print the same message (without the usage text) and exit 1. An unknown option makes Kafka
@@ -7,7 +7,8 @@
 // stack trace); we print that message alone. A failure while running (a group that does not
 // exist, a cluster that does not answer) Kafka reports on stdout as "\nError: Executing consumer
 // group command failed due to <cause>" and still exits 0 (plus a JVM stack trace on stderr that we
-// do not imitate); so do we, except with --output json, which fails with exit code 1.
+// do not imitate). We print the same line but exit 1, as `groups reset` does, so that a script can
+// tell; with --output json the error goes to stderr instead.
 
 #include <algorithm>
 #include <cctype>
@@ -122,9 +123,13 @@ int run_describe(const DescribeArgs& args) {
   } catch (const DescribeFailure& failure) {
     if (json) return usage_error("Error: " + failure.cause);
     print_failure(failure, &printed);
+    write(printed);
+    return kExitError;
   } catch (const StateError& error) {
     if (json) return usage_error(std::string("Error: ") + error.what());
     print_failure(DescribeFailure{error.what()}, &printed);
+    write(printed);
+    return kExitError;
   }
   write(printed);
   return kExitOk;
@@ -170,6 +175,8 @@ int run_list(const ListArgs& args) {
     print_group_list(groups, args.state, &printed);
   } catch (const StateError& error) {
     print_failure(DescribeFailure{error.what()}, &printed);
+    write(printed);
+    return kExitError;
   }
   write(printed);
   return kExitOk;

@@ -6,9 +6,9 @@
 // Families (cluster_name is LagMetricsOptions::cluster_name in every one):
 //   kafka_consumergroup_group_offset        {cluster_name,group,topic,partition,member_host,consumer_id,client_id}
 //   kafka_consumergroup_group_lag           same labels
-//   kafka_consumergroup_group_lag_seconds   same labels + source (interpolated, extrapolated, record_timestamp)
-//   kafka_consumergroup_group_max_lag         {cluster_name,group}
-//   kafka_consumergroup_group_max_lag_seconds {cluster_name,group}
+//   kafka_consumergroup_group_lag_seconds   same labels + source (interpolated, extrapolated, lower_bound)
+//   kafka_consumergroup_group_max_lag         {cluster_name,group,is_simple_consumer}
+//   kafka_consumergroup_group_max_lag_seconds {cluster_name,group,is_simple_consumer}
 //   kafka_consumergroup_group_sum_lag         {cluster_name,group}
 //   kafka_consumergroup_group_topic_sum_lag   {cluster_name,group,topic}
 //   kafka_partition_latest_offset / kafka_partition_earliest_offset  {cluster_name,topic,partition}
@@ -17,8 +17,6 @@
 //   processor_lag_monitor_polls_total, _poll_errors_total, _partitions_evaluated_total (counters),
 //   _poll_duration_seconds, _evaluation_duration_seconds (the last poll), _partitions (in the
 //   snapshot), _last_poll_timestamp_seconds (gauges)
-// kafka-lag-exporter's is_simple_consumer label of the max_lag families is left out: the snapshot
-// does not say whether a group is simple.
 //
 // A value the snapshot does not know (no committed offset, a broker that did not answer, no time
 // estimate) has no sample at all: never NaN, never -1.

@@ -30,6 +30,7 @@ enum class TimeLagSource {
   None,             // no estimate (not enough samples): no lag_seconds sample is exported
   Interpolated,     // committed offset inside the table of (log-end offset, time) samples
   Extrapolated,     // committed offset older than the table, extrapolated with its rate
+  LowerBound,       // older than a table without a rate (an idle topic): at least this far behind
   RecordTimestamp,  // now minus the timestamp of the record at the committed offset
 };
 std::string_view time_lag_source_name(TimeLagSource source);  // "none", "interpolated", ...
@@ -54,6 +55,7 @@ struct GroupLag {
   std::string group;
   std::string state;  // the coordinator's group state: "Stable", "Empty", ... ("" when unknown)
   std::int32_t members = 0;
+  bool simple = false;  // a group that only commits offsets (no protocol type), e.g. an assign()er
   Status status = Status::Error;  // the worst partition status (Ok for a group without partitions)
   std::vector<PartitionLag> partitions;  // ordered by topic, then partition
 
