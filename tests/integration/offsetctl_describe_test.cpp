@@ -11,12 +11,14 @@
 #include <sys/wait.h>
 
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "kafka_test_support.hpp"
 #include "live_group_member.hpp"
+#include "owned_broker.hpp"
 #include "processor/kafka/group_admin.hpp"
 
 namespace processor::offsetctl {
@@ -47,9 +49,9 @@ ToolRun run(const std::string& command) {
   return result;
 }
 
-std::string broker_script() {
-  const char* script = std::getenv("KAFKA_BROKER_SCRIPT");
-  return script != nullptr ? script : PROCESSOR_SOURCE_DIR "/scripts/kafka/broker.sh";
+std::string kafka_broker_script() {
+  const std::string script = testing::broker_script();
+  return script.empty() ? PROCESSOR_SOURCE_DIR "/scripts/kafka/broker.sh" : script;
 }
 
 class OffsetctlDescribe : public ::testing::Test {
@@ -104,12 +106,12 @@ class OffsetctlDescribe : public ::testing::Test {
     if (bootstrap_.empty()) GTEST_SKIP() << "KAFKA_BOOTSTRAP is not set: start a broker with scripts/kafka/broker.sh";
   }
 
-  static ToolRun kafka_tool(const std::string& action, const std::string& args) {
-    return run("bash '" + broker_script() + "' tool consumer-groups --bootstrap-server " + bootstrap_ + " " + action +
-               " " + args);
+  static ToolRun kafka_tool(const std::string& action, const std::string& args, const std::string& bootstrap = bootstrap_) {
+    return run("bash '" + kafka_broker_script() + "' tool consumer-groups --bootstrap-server " + bootstrap + " " +
+               action + " " + args);
   }
-  static ToolRun offsetctl(const std::string& command, const std::string& args) {
-    return run(std::string("'") + OFFSETCTL_PATH + "' groups " + command + " --bootstrap-server " + bootstrap_ + " " + args);
+  static ToolRun offsetctl(const std::string& command, const std::string& args, const std::string& bootstrap = bootstrap_) {
+    return run(std::string("'") + OFFSETCTL_PATH + "' groups " + command + " --bootstrap-server " + bootstrap + " " + args);
   }
 
   // Kafka's `--describe <args>` and our `describe <args>` print the same bytes and exit alike.
@@ -197,28 +199,34 @@ TEST_F(OffsetctlDescribe, GroupThatDoesNotExistPrintsKafkasErrorAndExitsOne) {
 }
 
 TEST_F(OffsetctlDescribe, AllGroupsAndListPrintAsKafka) {
-  // Every group of the broker, ours and any other test's: a group that changes state between the
-  // two runs (another test running beside this one) gets one more try.
+  // --all-groups and --list print every group of the cluster. On the shared broker other tests
+  // create and change groups while this one compares two runs, so this test owns a broker whose
+  // only groups are its own: a stable group with a live member, an empty group, and enough groups
+  // for --list's Java HashMap order to resize (more than 12).
+  const std::string script = testing::broker_script();
+  if (script.empty()) GTEST_SKIP() << "KAFKA_BROKER_SCRIPT is not set: this test starts a broker of its own";
+  testing::OwnedBroker broker(script, std::filesystem::temp_directory_path() / unique_name("processor-describe-all"));
+  const std::string& bootstrap = broker.bootstrap();
+  const std::string topic = unique_name("all");
+  testing::create_topic(bootstrap, topic, 2);
+  testing::Producer producer(bootstrap);
+  producer.produce(topic, 0, 3);
+  const std::string stable = unique_name("all-stable");
+  const testing::LiveGroupMember member(bootstrap, stable, {topic}, "all-member", /*wait_for_assignment=*/true);
+  testing::commit_as_outsider(bootstrap, unique_name("all-empty"), {{{topic, 0}, 1}, {{topic, 1}, 0}});
+  for (int i = 0; i < 12; ++i) testing::commit_as_outsider(bootstrap, unique_name("all-list"), {{{topic, 0}, 1}});
+
   for (const std::string& args : {std::string("--all-groups"), std::string("--all-groups --state")}) {
-    ToolRun kafka, ours;
-    for (int attempt = 0; attempt < 2 && (attempt == 0 || ours.out != kafka.out); ++attempt) {
-      kafka = kafka_tool("--describe", args);
-      ours = offsetctl("describe", args);
-    }
-    EXPECT_NE(kafka.out.find(stable_group_), std::string::npos);
-    EXPECT_NE(kafka.out.find(empty_group_), std::string::npos);
+    const ToolRun kafka = kafka_tool("--describe", args, bootstrap);
+    const ToolRun ours = offsetctl("describe", args, bootstrap);
+    EXPECT_NE(kafka.out.find(stable), std::string::npos) << kafka.out;
     EXPECT_EQ(ours.out, kafka.out) << args;
     EXPECT_EQ(ours.err, kafka.err) << args;
     EXPECT_EQ(ours.exit_code, kafka.exit_code) << args;
   }
-  // --list prints in the iteration order of Java's HashMap; more than 12 groups make it resize.
-  for (int i = 0; i < 12; ++i) testing::commit_as_outsider(bootstrap_, unique_name("describe-list"), {{{topic_, 0}, 1}});
   for (const std::string& args : {std::string(""), std::string("--state")}) {
-    ToolRun kafka, ours;
-    for (int attempt = 0; attempt < 2 && (attempt == 0 || ours.out != kafka.out); ++attempt) {
-      kafka = kafka_tool("--list", args);
-      ours = offsetctl("list", args);
-    }
+    const ToolRun kafka = kafka_tool("--list", args, bootstrap);
+    const ToolRun ours = offsetctl("list", args, bootstrap);
     EXPECT_EQ(ours.out, kafka.out) << "--list " << args;
     EXPECT_EQ(ours.err, kafka.err) << "--list " << args;
     EXPECT_EQ(ours.exit_code, kafka.exit_code) << "--list " << args;
