@@ -4,6 +4,7 @@
 #include "processor/error.hpp"
 #include "processor/kafka/broker_metadata.hpp"
 #include "processor/kafka/commit_strategy.hpp"
+#include "processor/kafka/group_admin.hpp"
 #include "processor/kafka/kafka_broker_metadata.hpp"
 #include "processor/kafka/kafka_client.hpp"
 #include "processor/kafka/kafka_consumer.hpp"

@@ -56,17 +56,22 @@ double nice_step(double raw) {
   return 10 * power;
 }
 
-// A tick label: 950, 1.5k, 12M; with `unit` ("s") seconds as 45s, 2.5m, 1.2h.
-std::string tick_label(double value, bool seconds) {
+// The unit of a seconds axis, chosen once from its top so that every tick reads in one unit.
+struct SecondsUnit {
+  double size;  // in seconds
+  const char* suffix;
+};
+SecondsUnit seconds_unit(double top) {
+  if (top <= 600) return {1, "s"};
+  if (top <= 36000) return {60, "m"};
+  return {3600, "h"};
+}
+
+// A tick label: 950, 1.5k, 12M; a seconds tick in its axis' unit: 45s, 150s, 25m, 12h.
+std::string tick_label(double value, const SecondsUnit* seconds) {
   char buffer[32];
-  if (seconds) {
-    if (value < 120) {
-      std::snprintf(buffer, sizeof buffer, "%gs", value);
-    } else if (value < 7200) {
-      std::snprintf(buffer, sizeof buffer, "%.3gm", value / 60);
-    } else {
-      std::snprintf(buffer, sizeof buffer, "%.3gh", value / 3600);
-    }
+  if (seconds != nullptr) {
+    std::snprintf(buffer, sizeof buffer, "%g%s", value / seconds->size, seconds->suffix);
     return buffer;
   }
   const double magnitude = std::fabs(value);
@@ -124,14 +129,16 @@ void draw_time_axis(std::string& svg, const Frame& frame, bool labels) {
 void draw_value_axis(std::string& svg, Frame& frame, double data_max, bool seconds, const std::string& title) {
   // 10% headroom, so that a flat line at the maximum does not hide under the frame.
   const double top = data_max > 0 ? data_max * 1.1 : 1;
-  const double step = nice_step(top / 4);
+  // Seconds ticks are round in the axis' unit (every 2 m, not every 100 s).
+  const SecondsUnit unit = seconds_unit(top);
+  const double step = seconds ? nice_step(top / unit.size / 4) * unit.size : nice_step(top / 4);
   frame.max = std::ceil(top / step) * step;
   for (double v = 0; v <= frame.max + step / 2; v += step) {
     const std::string y = fixed(frame.y(v));
     svg += "<line x1=\"" + fixed(frame.x0) + "\" y1=\"" + y + "\" x2=\"" + fixed(frame.x1) + "\" y2=\"" + y +
            "\" class=\"grid\"/>\n";
     svg += "<text x=\"" + fixed(frame.x0 - 6) + "\" y=\"" + fixed(frame.y(v) + 4) + "\" text-anchor=\"end\">" +
-           tick_label(v, seconds) + "</text>\n";
+           tick_label(v, seconds ? &unit : nullptr) + "</text>\n";
   }
   svg += "<rect x=\"" + fixed(frame.x0) + "\" y=\"" + fixed(frame.y0) + "\" width=\"" + fixed(frame.x1 - frame.x0) +
          "\" height=\"" + fixed(frame.y1 - frame.y0) + "\" class=\"frame\"/>\n";

@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "command.hpp"
-#include "lag_output.hpp"
+#include "lag/lag_output.hpp"
 
 namespace processor::offsetctl {
 namespace {

@@ -14,7 +14,7 @@
 #include <string_view>
 #include <vector>
 
-#include "java_hash_order.hpp"
+#include "groups/java_hash_order.hpp"
 #include "processor/kafka/topic_partition.hpp"
 
 namespace processor::offsetctl {

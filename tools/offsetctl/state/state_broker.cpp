@@ -1,4 +1,4 @@
-#include "state_broker.hpp"
+#include "state/state_broker.hpp"
 
 #include <librdkafka/rdkafka.h>
 

@@ -19,9 +19,9 @@
 #include <sstream>
 
 #include "command.hpp"
-#include "describe_format.hpp"
-#include "describe_json.hpp"
-#include "group_views.hpp"
+#include "groups/describe_format.hpp"
+#include "groups/describe_json.hpp"
+#include "groups/group_views.hpp"
 #include "processor/error.hpp"
 #include "processor/kafka/group_admin.hpp"
 

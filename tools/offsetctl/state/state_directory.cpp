@@ -1,4 +1,4 @@
-#include "state_directory.hpp"
+#include "state/state_directory.hpp"
 
 #include <algorithm>
 #include <map>
@@ -6,7 +6,7 @@
 #include <utility>
 
 #include "processor/error.hpp"
-#include "state_lock_holder.hpp"
+#include "state/state_lock_holder.hpp"
 
 namespace processor::offsetctl {
 namespace {

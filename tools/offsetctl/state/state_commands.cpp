@@ -6,7 +6,7 @@
 #include <memory>
 
 #include "command.hpp"
-#include "state_verbs.hpp"
+#include "state/state_verbs.hpp"
 
 namespace processor::offsetctl {
 namespace {

@@ -1,4 +1,4 @@
-#include "group_views.hpp"
+#include "groups/group_views.hpp"
 
 #include <algorithm>
 #include <map>

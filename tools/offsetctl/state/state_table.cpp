@@ -1,4 +1,4 @@
-#include "state_table.hpp"
+#include "state/state_table.hpp"
 
 #include <algorithm>
 #include <cstdio>

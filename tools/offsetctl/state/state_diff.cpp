@@ -8,9 +8,9 @@
 
 #include "command.hpp"
 #include "kafka/checkpoint/restore_journal.hpp"
-#include "state_broker.hpp"
-#include "state_table.hpp"
-#include "state_verbs.hpp"
+#include "state/state_broker.hpp"
+#include "state/state_table.hpp"
+#include "state/state_verbs.hpp"
 
 namespace processor::offsetctl {
 namespace {

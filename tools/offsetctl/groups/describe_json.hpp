@@ -21,7 +21,7 @@
 #include <string>
 #include <vector>
 
-#include "group_views.hpp"
+#include "groups/group_views.hpp"
 
 namespace processor::offsetctl {
 

@@ -1,10 +1,10 @@
-#include "describe_format.hpp"
+#include "groups/describe_format.hpp"
 
 #include <algorithm>
 #include <initializer_list>
 #include <map>
 
-#include "java_hash_order.hpp"
+#include "groups/java_hash_order.hpp"
 
 namespace processor::offsetctl {
 namespace {

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "group_views.hpp"
+#include "groups/group_views.hpp"
 #include "processor/kafka/group_admin.hpp"
 
 namespace processor::offsetctl {

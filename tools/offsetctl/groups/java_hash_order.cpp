@@ -1,4 +1,4 @@
-#include "java_hash_order.hpp"
+#include "groups/java_hash_order.hpp"
 
 #include <algorithm>
 #include <numeric>

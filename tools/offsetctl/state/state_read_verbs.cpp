@@ -9,9 +9,9 @@
 #include "command.hpp"
 #include "offsets_csv.hpp"
 #include "processor/error.hpp"
-#include "state_broker.hpp"
-#include "state_table.hpp"
-#include "state_verbs.hpp"
+#include "state/state_broker.hpp"
+#include "state/state_table.hpp"
+#include "state/state_verbs.hpp"
 
 namespace processor::offsetctl {
 namespace {

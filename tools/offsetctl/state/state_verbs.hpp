@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "state_directory.hpp"
+#include "state/state_directory.hpp"
 
 namespace processor::offsetctl {
 

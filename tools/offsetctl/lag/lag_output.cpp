@@ -1,4 +1,4 @@
-#include "lag_output.hpp"
+#include "lag/lag_output.hpp"
 
 #include <algorithm>
 #include <chrono>

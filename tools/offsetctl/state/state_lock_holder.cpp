@@ -1,4 +1,4 @@
-#include "state_lock_holder.hpp"
+#include "state/state_lock_holder.hpp"
 
 #include <sys/stat.h>
 #include <sys/sysmacros.h>

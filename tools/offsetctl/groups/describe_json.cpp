@@ -1,4 +1,4 @@
-#include "describe_json.hpp"
+#include "groups/describe_json.hpp"
 
 #include <nlohmann/json.hpp>
 

@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "command.hpp"
-#include "lag_output.hpp"
+#include "lag/lag_output.hpp"
 #include "processor/error.hpp"
 #include "processor/kafka/group_admin.hpp"
 #include "processor/monitor/group_admin_lag_source.hpp"
@@ -100,13 +100,15 @@ int run_lag(const LagArgs& args) {
 
   const SigintScope sigint;
   const bool tty = isatty(STDOUT_FILENO) != 0;
+  const bool progress_tty = isatty(STDERR_FILENO) != 0;
   const int polls = plot.is_open() ? args.samples : (args.watch ? -1 : 1);
   for (int poll = 0; polls < 0 || poll < polls; ++poll) {
     const auto next = std::chrono::steady_clock::now() + options.interval;
     const monitor::LagSnapshot snapshot = monitor.poll_once();
     if (plot.is_open()) {
-      std::cerr << "\rsample " << poll + 1 << "/" << args.samples << " at " << utc_time(snapshot.taken_at)
-                << std::flush;
+      // In a terminal the progress line rewrites itself; in a log it is one line per sample.
+      std::cerr << (progress_tty ? "\r" : "") << "sample " << poll + 1 << "/" << args.samples << " at "
+                << utc_time(snapshot.taken_at) << (progress_tty ? "" : "\n") << std::flush;
     } else {
       if (args.watch && !tty && args.output != "json" && poll > 0) std::cout << "\n";
       print(snapshot, args, args.watch && tty && args.output != "json");
@@ -114,7 +116,7 @@ int run_lag(const LagArgs& args) {
     if ((polls < 0 || poll + 1 < polls) && !sleep_until(next)) break;
   }
   if (plot.is_open()) {
-    std::cerr << "\n";
+    if (progress_tty) std::cerr << "\n";
     const monitor::LagHistory history = monitor.history();
     plot << monitor::render_lag_svg(history);
     plot.close();
