@@ -53,32 +53,17 @@ std::vector<CommittedOffset> GroupAdmin::committed_offsets(std::string_view grou
   std::vector<CommittedOffset> out;
   impl_->with_retries([&]() -> std::optional<StateError> {
     out.clear();
-    RdPtr<rd_kafka_event_t> event;
-    const rd_kafka_resp_err_t error = internal::admin_request(
-        impl_->rk.get(), RD_KAFKA_ADMIN_OP_LISTCONSUMERGROUPOFFSETS, impl_->timeout,
-        [&](rd_kafka_AdminOptions_t* options, rd_kafka_queue_t* queue) {
-          RdPtr<rd_kafka_ListConsumerGroupOffsets_t> request(rd_kafka_ListConsumerGroupOffsets_new(name.c_str(), nullptr));
-          rd_kafka_ListConsumerGroupOffsets_t* requests[] = {request.get()};
-          rd_kafka_ListConsumerGroupOffsets(impl_->rk.get(), requests, 1, options, queue);
-        },
-        &event);
-    if (error != RD_KAFKA_RESP_ERR_NO_ERROR) return internal::failure_of(error, what);
-    const auto* result = rd_kafka_event_ListConsumerGroupOffsets_result(event.get());
-    std::size_t count = 0;
-    const rd_kafka_group_result_t** groups = rd_kafka_ListConsumerGroupOffsets_result_groups(result, &count);
     std::string partition;
-    if (const auto failed = internal::first_group_error(groups, count, &partition); failed != RD_KAFKA_RESP_ERR_NO_ERROR) {
-      return internal::failure_of(failed, what, partition);
-    }
-    for (std::size_t g = 0; g < count; ++g) {
-      const rd_kafka_topic_partition_list_t* list = rd_kafka_group_result_partitions(groups[g]);
-      for (int i = 0; list != nullptr && i < list->cnt; ++i) {
-        std::optional<OffsetInfo> info = internal::offset_info_of(list->elems[i]);
-        if (!info) continue;  // listed without an offset: nothing committed
-        out.push_back(CommittedOffset{TopicPartition(list->elems[i].topic, list->elems[i].partition), info->offset,
-                                      info->metadata.value_or(""), info->leader_epoch});
-      }
-    }
+    const rd_kafka_resp_err_t error = internal::list_group_offsets(
+        impl_->rk.get(), name, impl_->timeout,
+        [&](const rd_kafka_topic_partition_t& entry) {
+          std::optional<OffsetInfo> info = internal::offset_info_of(entry);
+          if (!info) return;  // listed without an offset: nothing committed
+          out.push_back(CommittedOffset{TopicPartition(entry.topic, entry.partition), info->offset,
+                                        info->metadata.value_or(""), info->leader_epoch});
+        },
+        &partition);
+    if (error != RD_KAFKA_RESP_ERR_NO_ERROR) return internal::failure_of(error, what, partition);
     return std::nullopt;
   });
   std::sort(out.begin(), out.end(),

@@ -182,32 +182,16 @@ std::unordered_map<TopicPartition, OffsetInfo> KafkaOffsetStore::get_all_offsets
   const std::string what = "listing the offsets of group '" + impl.group + "'";
   internal::with_retries(retry_policy(options_), [&]() -> std::optional<StateError> {
     out.clear();
-    RdPtr<rd_kafka_event_t> event;
-    const rd_kafka_resp_err_t error = internal::admin_request(
-        impl.rk(), RD_KAFKA_ADMIN_OP_LISTCONSUMERGROUPOFFSETS, options_.request_timeout,
-        [&](rd_kafka_AdminOptions_t* admin, rd_kafka_queue_t* queue) {
-          RdPtr<rd_kafka_ListConsumerGroupOffsets_t> request(
-              rd_kafka_ListConsumerGroupOffsets_new(impl.group.c_str(), nullptr));
-          rd_kafka_ListConsumerGroupOffsets_t* requests[] = {request.get()};
-          rd_kafka_ListConsumerGroupOffsets(impl.rk(), requests, 1, admin, queue);
-        },
-        &event);
-    if (error != RD_KAFKA_RESP_ERR_NO_ERROR) return internal::failure_of(error, what);
-    const auto* result = rd_kafka_event_ListConsumerGroupOffsets_result(event.get());
-    std::size_t count = 0;
-    const rd_kafka_group_result_t** groups = rd_kafka_ListConsumerGroupOffsets_result_groups(result, &count);
     std::string partition;
-    if (const auto failed = internal::first_group_error(groups, count, &partition); failed != RD_KAFKA_RESP_ERR_NO_ERROR) {
-      return internal::failure_of(failed, what, partition);
-    }
-    for (std::size_t g = 0; g < count; ++g) {
-      const auto* list = rd_kafka_group_result_partitions(groups[g]);
-      for (int i = 0; list != nullptr && i < list->cnt; ++i) {
-        if (auto info = internal::offset_info_of(list->elems[i])) {
-          out.emplace(TopicPartition(list->elems[i].topic, list->elems[i].partition), std::move(*info));
-        }
-      }
-    }
+    const rd_kafka_resp_err_t error = internal::list_group_offsets(
+        impl.rk(), impl.group, options_.request_timeout,
+        [&](const rd_kafka_topic_partition_t& entry) {
+          if (auto info = internal::offset_info_of(entry)) {
+            out.emplace(TopicPartition(entry.topic, entry.partition), std::move(*info));
+          }
+        },
+        &partition);
+    if (error != RD_KAFKA_RESP_ERR_NO_ERROR) return internal::failure_of(error, what, partition);
     return std::nullopt;
   });
   return out;

@@ -21,6 +21,32 @@ rd_kafka_resp_err_t admin_request(rd_kafka_t* rk, rd_kafka_admin_op_t op, std::c
   return RD_KAFKA_RESP_ERR_NO_ERROR;
 }
 
+rd_kafka_resp_err_t list_group_offsets(rd_kafka_t* rk, const std::string& group, std::chrono::milliseconds timeout,
+                                       const std::function<void(const rd_kafka_topic_partition_t&)>& visit,
+                                       std::string* failed_partition) {
+  RdPtr<rd_kafka_event_t> event;
+  const rd_kafka_resp_err_t error = admin_request(
+      rk, RD_KAFKA_ADMIN_OP_LISTCONSUMERGROUPOFFSETS, timeout,
+      [&](rd_kafka_AdminOptions_t* options, rd_kafka_queue_t* queue) {
+        RdPtr<rd_kafka_ListConsumerGroupOffsets_t> request(rd_kafka_ListConsumerGroupOffsets_new(group.c_str(), nullptr));
+        rd_kafka_ListConsumerGroupOffsets_t* requests[] = {request.get()};
+        rd_kafka_ListConsumerGroupOffsets(rk, requests, 1, options, queue);
+      },
+      &event);
+  if (error != RD_KAFKA_RESP_ERR_NO_ERROR) return error;
+  const auto* result = rd_kafka_event_ListConsumerGroupOffsets_result(event.get());
+  std::size_t count = 0;
+  const rd_kafka_group_result_t** groups = rd_kafka_ListConsumerGroupOffsets_result_groups(result, &count);
+  if (const auto failed = first_group_error(groups, count, failed_partition); failed != RD_KAFKA_RESP_ERR_NO_ERROR) {
+    return failed;
+  }
+  for (std::size_t g = 0; g < count; ++g) {
+    const rd_kafka_topic_partition_list_t* list = rd_kafka_group_result_partitions(groups[g]);
+    for (int i = 0; list != nullptr && i < list->cnt; ++i) visit(list->elems[i]);
+  }
+  return RD_KAFKA_RESP_ERR_NO_ERROR;
+}
+
 rd_kafka_resp_err_t first_group_error(const rd_kafka_group_result_t* const* groups, std::size_t count,
                                       std::string* failed_partition) {
   for (std::size_t g = 0; g < count; ++g) {

@@ -2,7 +2,6 @@
 // and a page with the lag chart, served over HTTP until SIGINT or SIGTERM.
 
 #include <chrono>
-#include <csignal>
 #include <iostream>
 #include <memory>
 #include <string>
@@ -10,6 +9,7 @@
 #include <vector>
 
 #include "command.hpp"
+#include "lag/stop_signal.hpp"
 #include "processor/error.hpp"
 #include "processor/kafka/group_admin.hpp"
 #include "processor/monitor/group_admin_lag_source.hpp"
@@ -53,32 +53,6 @@ ListenAddress parse_listen(const std::string& listen) {
   return address;
 }
 
-volatile std::sig_atomic_t g_stop = 0;
-extern "C" void on_stop_signal(int) { g_stop = 1; }
-
-// Catches SIGINT and SIGTERM for the life of the command and puts the previous handlers back.
-class StopSignalScope {
- public:
-  StopSignalScope() {
-    g_stop = 0;
-    struct sigaction action {};
-    action.sa_handler = on_stop_signal;
-    sigemptyset(&action.sa_mask);
-    sigaction(SIGINT, &action, &previous_int_);
-    sigaction(SIGTERM, &action, &previous_term_);
-  }
-  ~StopSignalScope() {
-    sigaction(SIGINT, &previous_int_, nullptr);
-    sigaction(SIGTERM, &previous_term_, nullptr);
-  }
-  StopSignalScope(const StopSignalScope&) = delete;
-  StopSignalScope& operator=(const StopSignalScope&) = delete;
-
- private:
-  struct sigaction previous_int_ {};
-  struct sigaction previous_term_ {};
-};
-
 int run_exporter(const ExporterArgs& args, const ListenAddress& address) {
   const StopSignalScope signals;
   std::shared_ptr<kafka::GroupAdmin> admin = kafka::GroupAdmin::create({{"bootstrap.servers", args.bootstrap_server}});
@@ -109,7 +83,7 @@ int run_exporter(const ExporterArgs& args, const ListenAddress& address) {
   lag_monitor.start();
   std::cout << "offsetctl exporter: serving " << server.url() << "/metrics" << std::endl;
 
-  while (g_stop == 0) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  while (!StopSignalScope::stop_requested()) std::this_thread::sleep_for(std::chrono::milliseconds(50));
   server.stop();
   lag_monitor.stop();
   std::cout << "offsetctl exporter: stopped" << std::endl;

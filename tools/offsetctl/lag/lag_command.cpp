@@ -4,7 +4,6 @@
 #include <unistd.h>
 
 #include <chrono>
-#include <csignal>
 #include <ctime>
 #include <fstream>
 #include <iostream>
@@ -15,6 +14,7 @@
 
 #include "command.hpp"
 #include "lag/lag_output.hpp"
+#include "lag/stop_signal.hpp"
 #include "processor/error.hpp"
 #include "processor/kafka/group_admin.hpp"
 #include "processor/monitor/group_admin_lag_source.hpp"
@@ -36,35 +36,13 @@ struct LagArgs {
   int samples = 0;
 };
 
-volatile std::sig_atomic_t g_interrupted = 0;
-extern "C" void on_sigint(int) { g_interrupted = 1; }
-
-// Catches SIGINT for the life of the command (so that --watch and --plot end cleanly) and puts
-// the previous handler back.
-class SigintScope {
- public:
-  SigintScope() {
-    g_interrupted = 0;
-    struct sigaction action {};
-    action.sa_handler = on_sigint;
-    sigemptyset(&action.sa_mask);
-    sigaction(SIGINT, &action, &previous_);
-  }
-  ~SigintScope() { sigaction(SIGINT, &previous_, nullptr); }
-  SigintScope(const SigintScope&) = delete;
-  SigintScope& operator=(const SigintScope&) = delete;
-
- private:
-  struct sigaction previous_ {};
-};
-
-// Sleeps until `deadline`; false when SIGINT came first.
+// Sleeps until `deadline`; false when SIGINT or SIGTERM came first.
 bool sleep_until(std::chrono::steady_clock::time_point deadline) {
-  while (g_interrupted == 0 && std::chrono::steady_clock::now() < deadline) {
+  while (!StopSignalScope::stop_requested() && std::chrono::steady_clock::now() < deadline) {
     std::this_thread::sleep_for(std::min<std::chrono::steady_clock::duration>(
         std::chrono::milliseconds(50), deadline - std::chrono::steady_clock::now()));
   }
-  return g_interrupted == 0;
+  return !StopSignalScope::stop_requested();
 }
 
 std::string utc_time(std::chrono::system_clock::time_point t) {
@@ -98,7 +76,7 @@ int run_lag(const LagArgs& args) {
   options.history_capacity = plot.is_open() ? static_cast<std::size_t>(args.samples) : 0;
   monitor::LagMonitor monitor(std::make_shared<monitor::GroupAdminLagSource>(admin), options);
 
-  const SigintScope sigint;
+  const StopSignalScope signals;
   const bool tty = isatty(STDOUT_FILENO) != 0;
   const bool progress_tty = isatty(STDERR_FILENO) != 0;
   const int polls = plot.is_open() ? args.samples : (args.watch ? -1 : 1);
