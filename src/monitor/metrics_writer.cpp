@@ -165,6 +165,7 @@ void MetricWriter::begin_sample(LabelPairs labels, std::string_view suffix) {
     out_.resize(at + size);
     char* p = out_.data() + at;
     const auto put = [&p](std::string_view text) {
+      if (text.empty()) return;  // an empty view's data() may be null, which memcpy must not get
       std::memcpy(p, text.data(), text.size());
       p += text.size();
     };

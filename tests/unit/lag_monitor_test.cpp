@@ -225,7 +225,8 @@ TEST(LagMonitor, EmptyGroupKeepsReportingUntilItsOffsetsVanish) {
   LagMonitor monitor(source);
   Clock clock;
   for (int i = 0; i < 3; ++i) {
-    const GroupLag& group = group_of(monitor.poll_once(clock.tick()), "idle");
+    const LagSnapshot snapshot = monitor.poll_once(clock.tick());
+    const GroupLag& group = group_of(snapshot, "idle");
     EXPECT_EQ(group.state, "Empty");
     EXPECT_EQ(group.members, 0);
     EXPECT_EQ(group.partitions.at(0).lag, 0);
@@ -240,7 +241,8 @@ TEST(LagMonitor, NamedGroupThatDoesNotExistIsReportedDeadWithoutPartitions) {
   LagMonitorOptions options;
   options.groups = {"nobody"};
   LagMonitor monitor(source, options);
-  const GroupLag& group = group_of(monitor.poll_once(), "nobody");
+  const LagSnapshot snapshot = monitor.poll_once();
+  const GroupLag& group = group_of(snapshot, "nobody");
   EXPECT_EQ(group.state, "Dead");
   EXPECT_TRUE(group.partitions.empty());
   EXPECT_EQ(group.status, Status::Ok);
@@ -271,7 +273,7 @@ TEST(LagMonitor, FailedListOffsetsLeavesNoSampleAndErr) {
   source->log_end = {{{"t", 0}, 9}};
   source->fail_log_offsets = true;
   LagMonitor monitor(source);
-  const PartitionLag& p = group_of(monitor.poll_once(), "g").partitions.at(0);
+  const PartitionLag p = group_of(monitor.poll_once(), "g").partitions.at(0);
   EXPECT_EQ(p.committed_offset, 5);
   EXPECT_FALSE(p.log_end_offset);
   EXPECT_FALSE(p.lag);
@@ -287,7 +289,8 @@ TEST(LagMonitor, DeletedOffsetsLeaveTheSnapshot) {
   Clock clock;
   monitor.poll_once(clock.tick());
   source->groups["g"].committed.erase({"t", 0});
-  const GroupLag& group = group_of(monitor.poll_once(clock.tick()), "g");
+  const LagSnapshot snapshot = monitor.poll_once(clock.tick());
+  const GroupLag& group = group_of(snapshot, "g");
   ASSERT_EQ(group.partitions.size(), 1u);
   EXPECT_EQ(group.partitions[0].partition, 1);
   EXPECT_EQ(group.partitions[0].lag, 4);
