@@ -11,6 +11,28 @@ std::uint32_t mix(std::uint32_t hash, std::uint32_t unit) { return hash * 31U + 
 
 }  // namespace
 
+std::vector<std::string> in_java_sized_hash_map_order(const std::vector<std::string>& keys) {
+  // new HashMap<>(n): tableSizeFor(n) buckets, doubled while the entries exceed (int)(0.75 * buckets).
+  std::vector<std::string> unique;
+  for (const auto& key : keys) {
+    if (std::find(unique.begin(), unique.end(), key) == unique.end()) unique.push_back(key);
+  }
+  std::size_t capacity = 1;
+  while (capacity < keys.size()) capacity *= 2;
+  while (unique.size() > capacity * 3 / 4) capacity *= 2;
+  std::vector<std::uint32_t> buckets;
+  for (const auto& key : unique) {
+    const auto h = static_cast<std::uint32_t>(java_string_hash(key));
+    buckets.push_back((h ^ (h >> 16)) & static_cast<std::uint32_t>(capacity - 1));
+  }
+  std::vector<std::size_t> order(unique.size());
+  std::iota(order.begin(), order.end(), std::size_t{0});
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return buckets[a] < buckets[b]; });
+  std::vector<std::string> ordered;
+  for (const std::size_t i : order) ordered.push_back(unique[i]);
+  return ordered;
+}
+
 std::int32_t java_topic_partition_hash(const kafka::TopicPartition& tp) {
   std::uint32_t result = 31U + static_cast<std::uint32_t>(tp.partition);
   result = mix(result, static_cast<std::uint32_t>(java_string_hash(tp.topic)));

@@ -35,4 +35,10 @@ std::vector<kafka::TopicPartition> in_java_hash_map_order(const std::vector<kafk
 // `groups` reordered as a HashMap<String, ...> built from them iterates.
 std::vector<std::string> in_java_hash_map_order(const std::vector<std::string>& groups);
 
+// `keys` (duplicates dropped) in the order a `new HashMap<String, ...>(keys.size())` into which
+// they were put in this order iterates them: the map of describeTopics(keys), whose order gives
+// --reset-offsets the order of the partitions of topics named without partitions. Such a map
+// starts smaller than the default 16 buckets, so its order differs from in_java_hash_map_order's.
+std::vector<std::string> in_java_sized_hash_map_order(const std::vector<std::string>& keys);
+
 }  // namespace processor::offsetctl

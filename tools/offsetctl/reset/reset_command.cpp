@@ -4,6 +4,7 @@
 
 #include "reset/reset_command.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <fstream>
 #include <iterator>
@@ -105,7 +106,16 @@ std::vector<TopicPartition> topic_partitions(GroupAdmin& admin, const std::vecto
     for (const std::int32_t partition : *parsed.partitions) named.emplace_back(parsed.topic, partition);
   }
   if (!whole_topics.empty()) {
-    for (auto& tp : partitions_or_kafka_error(admin, whole_topics, &err)) named.push_back(std::move(tp));
+    // Kafka appends these by iterating describeTopics' map of topics, each topic's partitions in
+    // order; where two partitions share a bucket of the reset's HashMap, that order decides.
+    std::vector<TopicPartition> described = partitions_or_kafka_error(admin, whole_topics, &err);
+    const std::vector<std::string> topic_order = in_java_sized_hash_map_order(whole_topics);
+    const auto rank = [&](const TopicPartition& tp) {
+      return std::find(topic_order.begin(), topic_order.end(), tp.topic) - topic_order.begin();
+    };
+    std::stable_sort(described.begin(), described.end(),
+                     [&](const TopicPartition& a, const TopicPartition& b) { return rank(a) < rank(b); });
+    for (auto& tp : described) named.push_back(std::move(tp));
   }
   return named;
 }
