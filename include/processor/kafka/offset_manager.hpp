@@ -321,6 +321,16 @@ class OffsetManager {
   // Throws StateError(Corruption) when it carries metadata that does not decode.
   std::optional<AckedSet> acked_after_restart(std::string_view topic, std::int32_t partition);
 
+  // Resumes per-record tracking of a partition where its previous owner left off, with the
+  // records it acknowledged above the committed offset (acked_after_restart()): commits carry
+  // them on in the metadata until tracking passes them, and track_record() refuses them (the
+  // consumer skips them). Call it right after adopt_start_position(), before tracking.
+  // Throws StateError(InvalidArgument) when acked.committable is not the partition's start
+  // position, when records of the partition are already tracked, or when `acked` is malformed
+  // or beyond OffsetManagerOptions::acks (as PartitionAcks' restoring constructor); nothing
+  // changes.
+  void resume_tracking(std::string_view topic, std::int32_t partition, const AckedSet& acked);
+
   // ---- Offsets committed elsewhere (Kafka transactions) ----
 
   // What commit() would write now: every committable pending offset. Nothing changes.

@@ -117,6 +117,26 @@ bool OffsetManager::ack(std::string_view topic, std::int32_t partition, std::int
   return false;  // revoked since: its new owner processes it again
 }
 
+void OffsetManager::resume_tracking(std::string_view topic, std::int32_t partition, const AckedSet& acked) {
+  PartitionSlot& slot = slot_for(topic, partition);
+  auto resumed = std::make_shared<PartitionAcks>(acked, impl_->options.acks);
+  MutexLock gate_lock(impl_->gate_mutex);
+  const std::int64_t start = slot.latest.load(std::memory_order_acquire);
+  if (acked.committable != start) {
+    throw StateError(ErrorKind::InvalidArgument,
+                     "cannot resume tracking of " + std::string(topic) + ":" + std::to_string(partition) + " at " +
+                         std::to_string(acked.committable) + ": the partition starts at " +
+                         (start == kNoOffset ? std::string("no known position") : std::to_string(start)));
+  }
+  auto& current = slot.cold->extras_or_new().acks;
+  if (current) {
+    throw StateError(ErrorKind::InvalidArgument, "cannot resume tracking of " + std::string(topic) + ":" +
+                                                     std::to_string(partition) + ": records of it are already tracked");
+  }
+  current = std::move(resumed);
+  slot.cold->ever_tracked = true;
+}
+
 std::optional<AckedSet> OffsetManager::acked_after_restart(std::string_view topic, std::int32_t partition) {
   const auto info = get_offset_info(topic, partition);
   if (!info || !info->metadata || info->metadata->empty()) return std::nullopt;
