@@ -209,7 +209,9 @@ std::size_t OffsetManager::Impl::commit_locked(bool automatic) {
   std::vector<PartitionSlot*> slots;
   snapshot_committable_locked(batch, slots);
   if (batch.empty()) return 0;
+  spill_long_metadata_locked(batch);
   store_and_apply_locked(batch, slots, events_seen, automatic);
+  forget_unreferenced_spills_locked(batch);
   return batch.size();
 }
 
@@ -281,6 +283,7 @@ std::vector<PartitionOffset> OffsetManager::committable_offsets() {
   std::vector<PartitionOffset> batch;
   std::vector<PartitionSlot*> slots;
   impl_->snapshot_committable_locked(batch, slots);
+  impl_->spill_long_metadata_locked(batch);
   return batch;
 }
 
@@ -352,9 +355,10 @@ void OffsetManager::Impl::reset_slot_locked(PartitionSlot& slot) {
 
 std::int64_t OffsetManager::Impl::position_locked(const PartitionSlot& slot) const {
   std::int64_t position = slot.latest.load(std::memory_order_acquire);
+  // Tracked records still in flight are not processed yet: only what is acknowledged. (The
+  // gate of gated tracking holds each tracked record's end, acknowledged or not.)
+  if (const PartitionAcks* acks = slot.cold->acks()) return std::max(position, acks->committable());
   if (const detail::EventTimeGate* gate = slot.cold->gate()) position = std::max(position, gate->highest());
-  // Tracked records still in flight are not processed yet: only what is acknowledged.
-  if (const PartitionAcks* acks = slot.cold->acks()) position = std::max(position, acks->committable());
   return position;
 }
 
