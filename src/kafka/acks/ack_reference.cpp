@@ -14,10 +14,14 @@ bool is_lower_hex(char c) noexcept { return (c >= '0' && c <= '9') || (c >= 'a' 
 
 }  // namespace
 
-std::string format_ack_reference(std::string_view spilled) {
+std::string format_ack_reference(const AckReference& reference) {
   char crc[kCrcDigits + 1];
-  std::snprintf(crc, sizeof crc, "%08x", static_cast<unsigned>(encoding::crc32c(spilled)));
-  return std::string(kAckReferencePrefix) + std::to_string(spilled.size()) + ":" + crc;
+  std::snprintf(crc, sizeof crc, "%08x", static_cast<unsigned>(reference.crc32c));
+  return std::string(kAckReferencePrefix) + std::to_string(reference.length) + ":" + crc;
+}
+
+std::string format_ack_reference(std::string_view spilled) {
+  return format_ack_reference(AckReference{spilled.size(), encoding::crc32c(spilled)});
 }
 
 std::optional<AckReference> parse_ack_reference(std::string_view metadata) noexcept {

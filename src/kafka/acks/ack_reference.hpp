@@ -33,6 +33,8 @@ struct AckReference {
 
 // The reference to `spilled` (REQUIRES: not empty).
 std::string format_ack_reference(std::string_view spilled);
+// The text of `reference` (REQUIRES: length > 0).
+std::string format_ack_reference(const AckReference& reference);
 
 // Whether `metadata` claims to be a reference (starts with '@'): such metadata is never base64.
 inline bool is_ack_reference(std::string_view metadata) noexcept {
