@@ -299,8 +299,9 @@ class OffsetManager {
   // consumer which records to skip. An update_offset() at or above it supersedes it.
 
   // Hands the record at `record_offset` to a worker. Returns false (back-pressure: pause the
-  // partition, ack, retry) when the partition's outstanding records or commit metadata would
-  // exceed OffsetManagerOptions::acks. Throws StateError(InvalidArgument) for an invalid topic,
+  // partition, ack, retry) when the partition's outstanding records, its window or (without a
+  // state backend, which long metadata is spilled to) its commit metadata would exceed
+  // OffsetManagerOptions::acks. Throws StateError(InvalidArgument) for an invalid topic,
   // partition or offset, or an offset below the partition's committed offset or not above the
   // last tracked one.
   bool track(std::string_view topic, std::int32_t partition, std::int64_t record_offset);
@@ -358,7 +359,9 @@ class OffsetManager {
 
   // ---- Offsets committed elsewhere (Kafka transactions) ----
 
-  // What commit() would write now: every committable pending offset. Nothing changes.
+  // What commit() would write now: every committable pending offset. Nothing changes, except
+  // that metadata longer than the budget is spilled to the state backend first, as commit()
+  // does, so that the offsets can go to a transaction as they are.
   std::vector<PartitionOffset> committable_offsets();
 
   // Records offsets that were committed outside the store — inside a producer's transaction
