@@ -281,6 +281,8 @@ std::size_t ParallelConsumer::poll() {
     timeout_ms = 0;  // take what is already fetched, then return
   }
   impl.submit_batch();
+  // Records an executor refused are offered again, also when nothing new came.
+  if (impl.options.executor) impl.pump_executor();
   impl.relieve_back_pressure();
   impl.record_partition_ends();
   if (impl.checkpoint_requested.exchange(false, std::memory_order_relaxed)) impl.checkpoint_at_barrier();
