@@ -157,7 +157,7 @@ int run(const Arguments& args) {
     producer = std::make_unique<TransactionalProducer>(KafkaProperties{
         {"bootstrap.servers", args.required("bootstrap")},
         {"transactional.id", group + "-" + std::to_string(::getpid()) + "-" + std::to_string(seed)},
-        {"transaction.timeout.ms", "6000"},
+        {"transaction.timeout.ms", "10000"},  // above the slow record's 8 s: the checkpoint barrier waits for it
         {"log_level", "3"}});
     producer->begin();
   }
