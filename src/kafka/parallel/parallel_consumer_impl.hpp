@@ -92,8 +92,10 @@ struct ParallelConsumer::Impl final : internal::RecordSink {
   void worker_loop();
   // Executor mode: submits what may run, up to max_concurrency.
   void pump_executor();
-  // Runs the handler once and finishes, retries or dead-letters the record.
-  void run_record(RecordWork& work);
+  // Runs the handler once; retries the record, or dead-letters it (on_failure). Returns whether
+  // the record is done: then acknowledge() it and finish it in the queue (finish() does both).
+  bool run_record(RecordWork& work);
+  void acknowledge(RecordWork& work);
   void finish(RecordWork& work);
   void fail(std::exception_ptr error);
 

@@ -1,5 +1,7 @@
 // ParallelConsumer's workers: run the handler, then acknowledge, retry or dead-letter the record.
 
+#include <pthread.h>
+
 #include <algorithm>
 #include <string>
 
@@ -65,7 +67,36 @@ void ParallelConsumer::Impl::stop_workers() {
 }
 
 void ParallelConsumer::Impl::worker_loop() {
-  while (internal::QueuedWork* work = queue.take()) run_record(static_cast<RecordWork&>(*work));
+  // Named for top -H and perf: "pc-worker" (Linux allows 15 characters).
+  pthread_setname_np(pthread_self(), "pc-worker");
+  // A worker whose records take microseconds takes several at a time, so that the queue's lock
+  // and wake-ups are paid per batch; one whose records take longer takes one at a time, so that
+  // no record waits behind a slow one on the same worker.
+  constexpr std::size_t kMostPerTake = 32;
+  constexpr auto kQuick = std::chrono::microseconds(20);
+  std::size_t most = 1;
+  std::vector<internal::QueuedWork*> taken;
+  std::vector<internal::WorkQueue::Item> done;
+  std::vector<std::shared_ptr<PartitionRun>> done_runs;
+  while (queue.take(most, taken)) {
+    const auto started = Clock::now();
+    for (internal::QueuedWork* work : taken) {
+      auto& record = static_cast<RecordWork&>(*work);
+      if (run_record(record)) {
+        acknowledge(record);
+        done_runs.push_back(record.run);
+        done.emplace_back(work);
+      }
+    }
+    const auto per_record = (Clock::now() - started) / taken.size();
+    most = per_record < kQuick ? std::min(most * 2, kMostPerTake) : 1;
+    taken.clear();
+    if (done.empty()) continue;
+    queue.finish(done);
+    for (const auto& run : done_runs) run->queued.fetch_sub(1, std::memory_order_acq_rel);
+    done.clear();  // the messages go back to librdkafka outside every lock
+    done_runs.clear();
+  }
 }
 
 void ParallelConsumer::Impl::pump_executor() {
@@ -75,7 +106,7 @@ void ParallelConsumer::Impl::pump_executor() {
     auto* work = static_cast<RecordWork*>(taken);
     try {
       options.executor([this, work] {
-        run_record(*work);
+        if (run_record(*work)) finish(*work);
         pump_executor();
       });
     } catch (...) {
@@ -92,7 +123,7 @@ void ParallelConsumer::Impl::pump_executor() {
   t_pumping = false;
 }
 
-void ParallelConsumer::Impl::run_record(RecordWork& work) {
+bool ParallelConsumer::Impl::run_record(RecordWork& work) {
   const ConsumedRecord record = record_of(*work.message);
   std::exception_ptr error;
   try {
@@ -102,25 +133,20 @@ void ParallelConsumer::Impl::run_record(RecordWork& work) {
   }
   if (!error) {
     processed.fetch_add(1, std::memory_order_relaxed);
-    finish(work);
-    return;
+    return true;
   }
   failed_attempts.fetch_add(1, std::memory_order_relaxed);
   ++work.attempts;
-  if (work.run->revoked.load(std::memory_order_acquire)) {
-    finish(work);  // abandoned: its acknowledgement changes nothing
-    return;
-  }
+  if (work.run->revoked.load(std::memory_order_acquire)) return true;  // abandoned: its ack changes nothing
   if (work.attempts < options.retry.max_attempts) {
     queue.retry_later(&work, Clock::now() + backoff(options.retry, work.attempts));
-    return;
+    return false;
   }
   if (options.on_failure) {
     try {
       options.on_failure(FailedRecord{record, error, work.attempts});
       dead_lettered.fetch_add(1, std::memory_order_relaxed);
-      finish(work);
-      return;
+      return true;
     } catch (...) {
       processor::internal::log(LogLevel::Warning, "parallel", "on_failure of record ", name_of(record),
                                " threw (", what_of(std::current_exception()), "): it is tried again in ",
@@ -134,12 +160,17 @@ void ParallelConsumer::Impl::run_record(RecordWork& work) {
   }
   work.attempts = 0;
   queue.retry_later(&work, Clock::now() + options.retry.max_backoff);
+  return false;
+}
+
+void ParallelConsumer::Impl::acknowledge(RecordWork& work) {
+  // Before the record leaves the queue: the poller sees queued == 0 only when every record of
+  // the partition is acknowledged (record_partition_ends relies on it).
+  if (!manager.ack(work.ticket)) late_acks_ignored.fetch_add(1, std::memory_order_relaxed);
 }
 
 void ParallelConsumer::Impl::finish(RecordWork& work) {
-  // Acknowledged before it leaves the queue: the poller sees queued == 0 only when every record
-  // of the partition is acknowledged (record_partition_ends relies on it).
-  if (!manager.ack(work.ticket)) late_acks_ignored.fetch_add(1, std::memory_order_relaxed);
+  acknowledge(work);
   const std::shared_ptr<PartitionRun> run = work.run;
   internal::WorkQueue::Item item = queue.finish(&work);
   run->queued.fetch_sub(1, std::memory_order_acq_rel);

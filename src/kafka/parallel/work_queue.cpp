@@ -50,13 +50,13 @@ void WorkQueue::submit(std::vector<Item>& batch) {
       }
     }
     gauges_.peak_bytes = std::max(gauges_.peak_bytes, gauges_.bytes);
+    if (made_ready > 0) wake_taker_locked();
   }
   batch.clear();
-  if (made_ready == 1) {
-    work_.notify_one();
-  } else if (made_ready > 1) {
-    work_.notify_all();
-  }
+}
+
+void WorkQueue::wake_taker_locked() {
+  if (waiting_takers_ > 0 && !ready_.empty() && barriers_ == 0 && gauges_.running < max_running_) work_.notify_one();
 }
 
 WorkQueue::Clock::time_point WorkQueue::release_due_locked(Clock::time_point now) {
@@ -67,8 +67,8 @@ WorkQueue::Clock::time_point WorkQueue::release_due_locked(Clock::time_point now
   return retries_.empty() ? Clock::time_point::max() : retries_.begin()->first;
 }
 
-QueuedWork* WorkQueue::take_locked(Clock::time_point now) {
-  if (!retries_.empty()) release_due_locked(now);
+QueuedWork* WorkQueue::take_locked() {
+  if (!retries_.empty()) release_due_locked(Clock::now());
   if (barriers_ > 0 || closed_ || ready_.empty() || gauges_.running >= max_running_) return nullptr;
   QueuedWork* work = ready_.front();
   ready_.pop_front();
@@ -79,23 +79,38 @@ QueuedWork* WorkQueue::take_locked(Clock::time_point now) {
 }
 
 QueuedWork* WorkQueue::take() {
+  std::vector<QueuedWork*> taken;
+  return take(1, taken) ? taken.front() : nullptr;
+}
+
+bool WorkQueue::take(std::size_t most, std::vector<QueuedWork*>& taken) {
   MutexLock lock(mutex_);
   while (!closed_) {
-    const auto now = Clock::now();
-    if (QueuedWork* work = take_locked(now)) return work;
+    if (QueuedWork* work = take_locked()) {
+      taken.push_back(work);
+      for (std::size_t more = 1; more < most; ++more) {
+        QueuedWork* next = take_locked();
+        if (next == nullptr) break;
+        taken.push_back(next);
+      }
+      wake_taker_locked();  // what is left may run on another taker
+      return true;
+    }
     const auto next_retry = retries_.empty() ? Clock::time_point::max() : retries_.begin()->first;
+    ++waiting_takers_;
     if (next_retry == Clock::time_point::max()) {
       work_.wait(mutex_);
     } else {
       work_.wait_until(mutex_, next_retry);
     }
+    --waiting_takers_;
   }
-  return nullptr;
+  return false;
 }
 
 QueuedWork* WorkQueue::try_take() {
   MutexLock lock(mutex_);
-  return take_locked(Clock::now());
+  return take_locked();
 }
 
 void WorkQueue::stop_running_locked(QueuedWork* work) {
@@ -110,29 +125,38 @@ void WorkQueue::uncount_locked(const QueuedWork* work) {
   gauges_.bytes -= work->bytes;
 }
 
+bool WorkQueue::finish_locked(QueuedWork* work) {
+  stop_running_locked(work);
+  uncount_locked(work);
+  if (work->lane == QueuedWork::kNoLane) return false;
+  auto it = lanes_.find(work->lane);
+  assert(it != lanes_.end() && it->second.head == work);
+  if (QueuedWork* next = work->next_in_lane_) {
+    it->second.head = next;
+    ready_.push_back(next);
+    return true;
+  }
+  lanes_.erase(it);
+  return false;
+}
+
 WorkQueue::Item WorkQueue::finish(QueuedWork* work) {
-  bool next_ready = false;
   {
     MutexLock lock(mutex_);
-    stop_running_locked(work);
-    uncount_locked(work);
-    if (work->lane != QueuedWork::kNoLane) {
-      auto it = lanes_.find(work->lane);
-      assert(it != lanes_.end() && it->second.head == work);
-      if (QueuedWork* next = work->next_in_lane_) {
-        it->second.head = next;
-        ready_.push_back(next);
-        next_ready = true;
-      } else {
-        lanes_.erase(it);
-      }
-    }
+    finish_locked(work);
+    wake_taker_locked();  // a freed slot, or the next of the lane
   }
-  // A freed slot lets a waiting taker run what is ready.
-  work_.notify_one();
-  if (next_ready) work_.notify_one();
   idle_.notify_all();
   return Item(work);
+}
+
+void WorkQueue::finish(std::vector<Item>& works) {
+  {
+    MutexLock lock(mutex_);
+    for (const Item& work : works) finish_locked(work.get());
+    wake_taker_locked();
+  }
+  idle_.notify_all();
 }
 
 void WorkQueue::retry_later(QueuedWork* work, Clock::time_point not_before) {
@@ -141,8 +165,13 @@ void WorkQueue::retry_later(QueuedWork* work, Clock::time_point not_before) {
     stop_running_locked(work);
     work->not_before_ = not_before;
     retries_.emplace(not_before, work);
+    // A freed slot; or, as the earliest retry, a deadline a waiting taker must wake up for.
+    if (retries_.begin()->second == work && waiting_takers_ > 0) {
+      work_.notify_one();
+    } else {
+      wake_taker_locked();
+    }
   }
-  work_.notify_all();  // a taker may wait for an earlier deadline than this one
   idle_.notify_all();
 }
 
@@ -151,6 +180,7 @@ void WorkQueue::give_back(QueuedWork* work) {
     MutexLock lock(mutex_);
     stop_running_locked(work);
     ready_.push_front(work);
+    wake_taker_locked();
   }
   idle_.notify_all();
 }
@@ -160,8 +190,8 @@ std::vector<WorkQueue::Item> WorkQueue::drop_group(const void* group) {
   {
     MutexLock lock(mutex_);
     drop_group_locked(group, dropped);
+    wake_taker_locked();  // another group's item may have moved to the head of its lane
   }
-  work_.notify_all();  // another group's item may have moved to the head of its lane
   return dropped;
 }
 
@@ -236,7 +266,7 @@ void WorkQueue::lower_barrier() {
     assert(barriers_ > 0);
     --barriers_;
   }
-  work_.notify_all();
+  work_.notify_all();  // every taker may have work now
 }
 
 void WorkQueue::close() {

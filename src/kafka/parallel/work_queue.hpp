@@ -68,12 +68,17 @@ class WorkQueue {
 
   // Waits until an item may run and takes it; nullptr once close() was called.
   QueuedWork* take();
+  // Waits until an item may run, then takes up to `most` that may (appended to `taken`).
+  // Returns false, taking nothing, once close() was called.
+  bool take(std::size_t most, std::vector<QueuedWork*>& taken);
   // Takes an item that may run now, else nullptr. Never waits.
   QueuedWork* try_take();
 
   // The item's run ended for good: the next of its lane may run. Returns it for destruction
   // outside the caller's critical sections.
   Item finish(QueuedWork* work);
+  // finish() for each, under one lock; `works` then holds what to destroy.
+  void finish(std::vector<Item>& works);
   // The run failed: the item stays its lane's head and runs again at `not_before`.
   void retry_later(QueuedWork* work, Clock::time_point not_before);
   // The run never started (an executor refused it): back to the front, as if never taken.
@@ -103,8 +108,12 @@ class WorkQueue {
     QueuedWork* tail = nullptr;
   };
 
-  QueuedWork* take_locked(Clock::time_point now) PROCESSOR_REQUIRES(mutex_);
-  void make_ready_locked(QueuedWork* work) PROCESSOR_REQUIRES(mutex_);
+  QueuedWork* take_locked() PROCESSOR_REQUIRES(mutex_);
+  // finish() of one item, under the lock; returns whether the next of its lane became ready.
+  bool finish_locked(QueuedWork* work) PROCESSOR_REQUIRES(mutex_);
+  // Wakes one waiting taker when an item may run: each woken taker wakes the next in turn,
+  // so a batch wakes as many as it needs, not all.
+  void wake_taker_locked() PROCESSOR_REQUIRES(mutex_);
   // Moves due retries to the ready queue; returns when the next one is due (max() when none).
   Clock::time_point release_due_locked(Clock::time_point now) PROCESSOR_REQUIRES(mutex_);
   void drop_group_locked(const void* group, std::vector<Item>& dropped) PROCESSOR_REQUIRES(mutex_);
@@ -126,6 +135,7 @@ class WorkQueue {
   WorkQueueGauges gauges_ PROCESSOR_GUARDED_BY(mutex_);
   int barriers_ PROCESSOR_GUARDED_BY(mutex_) = 0;
   bool closed_ PROCESSOR_GUARDED_BY(mutex_) = false;
+  std::size_t waiting_takers_ PROCESSOR_GUARDED_BY(mutex_) = 0;
 };
 
 }  // namespace processor::kafka::internal
