@@ -14,7 +14,10 @@
 //     overtakes one waiting for its retry (`overtaken`);
 //   - a record starts only above the key's last record done: never again, never backwards
 //     (`backwards`);
-//   - only while the partition is assigned (`started_unassigned`).
+//   - only while the partition is assigned: never after its revoke, which drains the running
+//     records first (`started_unassigned`). After a loss nothing is drained: a record a worker
+//     took just before it may journal its start just after the loss; such starts are counted
+//     (`started_after_loss`), not violations.
 // Going back is allowed only across an assignment of the partition (a rebalance: the new
 // assignment resumes at the committed offset) or across processes (a kill: the next owner
 // resumes there) — the replays. Tries still running when their partition was revoked may end
@@ -51,6 +54,7 @@ struct JournalFindings {
   std::size_t overtaken = 0;
   std::size_t backwards = 0;
   std::size_t started_unassigned = 0;
+  std::size_t started_after_loss = 0;  // not a violation: see above
   std::vector<std::string> examples;  // the first violations, for the failure message
 
   std::size_t order_violations() const { return overlaps + overtaken + backwards + started_unassigned; }
@@ -78,6 +82,7 @@ inline JournalFindings check_journals(const std::vector<std::filesystem::path>& 
     ++findings.incarnations;
     std::ifstream in(path);
     std::set<int> assigned;
+    std::set<int> lost;  // lost since their last assignment
     std::map<std::pair<int, std::string>, detail::KeyState> keys;  // (partition, key)
     std::string line;
     while (std::getline(in, line)) {
@@ -88,9 +93,11 @@ inline JournalFindings check_journals(const std::vector<std::filesystem::path>& 
         for (int p; fields >> p;) {
           if (kind == 'A') {
             assigned.insert(p);
+            lost.erase(p);
             std::erase_if(keys, [p](const auto& entry) { return entry.first.first == p; });
           } else {
             assigned.erase(p);
+            if (kind == 'L') lost.insert(p);
           }
         }
         continue;
@@ -106,7 +113,11 @@ inline JournalFindings check_journals(const std::vector<std::filesystem::path>& 
       if (kind == 'W') ++findings.slow_sleeps;
       if (kind == 'S') {
         ++findings.tries;
-        if (assigned.count(p) == 0) detail::note(findings, findings.started_unassigned, "started unassigned: " + where);
+        if (lost.count(p) != 0) {
+          ++findings.started_after_loss;
+        } else if (assigned.count(p) == 0) {
+          detail::note(findings, findings.started_unassigned, "started unassigned: " + where);
+        }
         if (state.running) {
           detail::note(findings, findings.overlaps, "overlaps " + std::to_string(*state.running) + ": " + where);
         } else if (state.retrying && *state.retrying != o) {

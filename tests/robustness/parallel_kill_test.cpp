@@ -339,7 +339,7 @@ void report(const char* name, const ParallelKillRun& run, const JournalFindings&
             << found.failures << " transient failures, " << found.replays << " replays, " << found.slow_sleeps
             << " slow sleeps; missing " << found.missing << ", wrong values " << found.wrong_values << ", overlaps "
             << found.overlaps << ", overtaken " << found.overtaken << ", backwards " << found.backwards
-            << ", started unassigned " << found.started_unassigned << "; spill " << (run.spill_seen() ? "seen" : "NOT seen")
+            << ", started unassigned " << found.started_unassigned << " (after a loss " << found.started_after_loss << "); spill " << (run.spill_seen() ? "seen" : "NOT seen")
             << ", longest metadata of partition 0: " << run.longest_metadata() << " bytes\n";
   for (const auto& example : found.examples) std::cerr << "  " << example << "\n";
 }
