@@ -183,6 +183,19 @@ struct OffsetManager::Impl {
     return offset > committed || (offset != committed && slot.cold->rewound.load(std::memory_order_relaxed));
   }
 
+  // Whether committing `offset` with `metadata` changes what the store holds: the offset moves
+  // (changes_committed), or it stays while the acknowledgements above it grew. A slow record
+  // holds the committed offset; the records finished above it must still reach the store, or a
+  // restart processes them again — and a transaction that committed their results would see
+  // them produced twice.
+  bool changes_commit(const detail::PartitionSlot& slot, std::int64_t offset,
+                      const std::optional<std::string>& metadata) const PROCESSOR_REQUIRES(view_mutex) {
+    if (changes_committed(slot, offset)) return true;
+    if (!metadata || metadata->empty() || offset != slot.committed.load(std::memory_order_acquire)) return false;
+    const std::string* committed = slot.cold->committed_metadata();
+    return committed == nullptr || *committed != *metadata;
+  }
+
   // Where processing of a slot stands: the highest offset recorded by an update, an event-time
   // offset or the acknowledgements; kNoOffset when nothing was recorded. Independent of the
   // committed view, which may be ahead of it (a store moved forward, an older checkpoint restored).
