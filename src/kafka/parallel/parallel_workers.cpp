@@ -1,0 +1,154 @@
+// ParallelConsumer's workers: run the handler, then acknowledge, retry or dead-letter the record.
+
+#include <algorithm>
+#include <string>
+
+#include "common/log_internal.hpp"
+#include "kafka/parallel/parallel_consumer_impl.hpp"
+#include "processor/error.hpp"
+
+namespace processor::kafka {
+
+namespace {
+
+ConsumedRecord record_of(const rd_kafka_message_t& message) {
+  ConsumedRecord record;
+  record.topic = rd_kafka_topic_name(message.rkt);
+  record.partition = message.partition;
+  record.offset = message.offset;
+  record.timestamp_ms = rd_kafka_message_timestamp(&message, nullptr);
+  record.key = std::string_view(static_cast<const char*>(message.key), message.key_len);
+  record.value = std::string_view(static_cast<const char*>(message.payload), message.len);
+  return record;
+}
+
+std::string name_of(const ConsumedRecord& record) {
+  return std::string(record.topic) + ":" + std::to_string(record.partition) + "@" + std::to_string(record.offset);
+}
+
+std::string what_of(const std::exception_ptr& error) {
+  try {
+    std::rethrow_exception(error);
+  } catch (const std::exception& exception) {
+    return exception.what();
+  } catch (...) {
+    return "an exception not derived from std::exception";
+  }
+}
+
+// The wait before try number attempts + 1: initial_backoff, doubled per try, at most max_backoff.
+std::chrono::milliseconds backoff(const RetryPolicy& retry, int attempts) {
+  std::chrono::milliseconds wait = retry.initial_backoff;
+  for (int i = 1; i < attempts && wait < retry.max_backoff; ++i) wait *= 2;
+  return std::min(wait, retry.max_backoff);
+}
+
+// Inside a task the executor runs inline: the pump that submitted it goes on instead of nesting.
+thread_local bool t_pumping = false;
+
+}  // namespace
+
+void ParallelConsumer::Impl::start_workers() {
+  if (options.executor) return;
+  workers.reserve(static_cast<std::size_t>(options.max_concurrency));
+  for (int i = 0; i < options.max_concurrency; ++i) workers.emplace_back([this] { worker_loop(); });
+}
+
+void ParallelConsumer::Impl::stop_workers() {
+  queue.close();
+  for (std::thread& worker : workers) {
+    if (worker.joinable()) worker.join();
+  }
+  workers.clear();
+  // An executor's tasks refer to this consumer: wait for those that run.
+  if (options.executor) queue.wait_idle({}, Clock::time_point::max());
+}
+
+void ParallelConsumer::Impl::worker_loop() {
+  while (internal::QueuedWork* work = queue.take()) run_record(static_cast<RecordWork&>(*work));
+}
+
+void ParallelConsumer::Impl::pump_executor() {
+  if (t_pumping) return;
+  t_pumping = true;
+  while (internal::QueuedWork* taken = queue.try_take()) {
+    auto* work = static_cast<RecordWork*>(taken);
+    try {
+      options.executor([this, work] {
+        run_record(*work);
+        pump_executor();
+      });
+    } catch (...) {
+      queue.give_back(work);
+      executor_rejections.fetch_add(1, std::memory_order_relaxed);
+      const ConsumedRecord record = record_of(*work->message);
+      fail(std::make_exception_ptr(StateError(
+          ErrorKind::Unavailable, "the executor refused record " + name_of(record) + " (" +
+                                      what_of(std::current_exception()) +
+                                      "): it stays queued, not committed, and is submitted again by the next poll")));
+      break;
+    }
+  }
+  t_pumping = false;
+}
+
+void ParallelConsumer::Impl::run_record(RecordWork& work) {
+  const ConsumedRecord record = record_of(*work.message);
+  std::exception_ptr error;
+  try {
+    handler(record);
+  } catch (...) {
+    error = std::current_exception();
+  }
+  if (!error) {
+    processed.fetch_add(1, std::memory_order_relaxed);
+    finish(work);
+    return;
+  }
+  failed_attempts.fetch_add(1, std::memory_order_relaxed);
+  ++work.attempts;
+  if (work.run->revoked.load(std::memory_order_acquire)) {
+    finish(work);  // abandoned: its acknowledgement changes nothing
+    return;
+  }
+  if (work.attempts < options.retry.max_attempts) {
+    queue.retry_later(&work, Clock::now() + backoff(options.retry, work.attempts));
+    return;
+  }
+  if (options.on_failure) {
+    try {
+      options.on_failure(FailedRecord{record, error, work.attempts});
+      dead_lettered.fetch_add(1, std::memory_order_relaxed);
+      finish(work);
+      return;
+    } catch (...) {
+      processor::internal::log(LogLevel::Warning, "parallel", "on_failure of record ", name_of(record),
+                               " threw (", what_of(std::current_exception()), "): it is tried again in ",
+                               options.retry.max_backoff.count(), " ms");
+    }
+  } else {
+    processor::internal::log(LogLevel::Error, "parallel", "record ", name_of(record), " failed ", work.attempts,
+                             " tries (", what_of(error), "): it is not committed and is tried again in ",
+                             options.retry.max_backoff.count(), " ms; set on_failure to dead-letter it");
+    fail(error);
+  }
+  work.attempts = 0;
+  queue.retry_later(&work, Clock::now() + options.retry.max_backoff);
+}
+
+void ParallelConsumer::Impl::finish(RecordWork& work) {
+  // Acknowledged before it leaves the queue: the poller sees queued == 0 only when every record
+  // of the partition is acknowledged (record_partition_ends relies on it).
+  if (!manager.ack(work.ticket)) late_acks_ignored.fetch_add(1, std::memory_order_relaxed);
+  const std::shared_ptr<PartitionRun> run = work.run;
+  internal::WorkQueue::Item item = queue.finish(&work);
+  run->queued.fetch_sub(1, std::memory_order_acq_rel);
+  item.reset();  // the message goes back to librdkafka outside every lock
+}
+
+void ParallelConsumer::Impl::fail(std::exception_ptr error) {
+  processor::detail::MutexLock lock(errors_mutex);
+  if (!pending_error) pending_error = std::move(error);
+}
+
+}  // namespace processor::kafka
