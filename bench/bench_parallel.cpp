@@ -10,7 +10,7 @@
 //   b) no work (0 ms), ours at concurrency 16 against a raw librdkafka loop (subscribe,
 //      rd_kafka_consumer_poll, nothing else) and the peer;
 //   c) CPU seconds per million records and peak RSS of each run above, ours against the peer;
-//   d) one slow record (partition 0, offset 1000, --slow-seconds long) among fast ones (1 ms,
+//   d) one slow record (partition 0, offset 100, --slow-seconds long) among fast ones (1 ms,
 //      concurrency 16): the rate while it is outstanding, ours against the peer.
 // Each measure runs --repetitions times (ours and the peer alternating who goes first); the
 // tables show medians.
@@ -60,7 +60,7 @@ using Fields = std::map<std::string, double>;
 constexpr int kPartitions = 12;
 constexpr int kKeys = 10'000;
 constexpr int kSlowPartition = 0;
-constexpr int kSlowOffset = 1'000;
+constexpr int kSlowOffset = 100;
 constexpr int kSlowConcurrency = 16;
 constexpr int kSlowWorkMs = 1;
 // librdkafka 2.0.2 stalls on a 1 s tick when its prefetch queue holds queued.min.messages small
@@ -421,7 +421,7 @@ int driver_main(const Config& config) {
   const double slow_ceiling = (kSlowConcurrency - 1) * 1000.0 / kSlowWorkMs;
   // The slow case stops after this many records, before the other partitions run dry.
   const std::int64_t slow_records = std::max<std::int64_t>(
-      kSlowOffset * 2, std::min<std::int64_t>(static_cast<std::int64_t>(slow_ceiling * config.slow_seconds * 0.75),
+      kSlowOffset * kPartitions * 4, std::min<std::int64_t>(static_cast<std::int64_t>(slow_ceiling * config.slow_seconds * 0.75),
                                               needed * (kPartitions - 1) / kPartitions * 9 / 10));
   const std::string topic = processor::testing::unique_name("bench-parallel-input");
   processor::testing::create_topic(config.bootstrap, topic, kPartitions);
