@@ -16,7 +16,7 @@
 // tables show medians.
 //
 //   bench_parallel [--smoke] [--repetitions N] [--case-seconds S] [--max-records N]
-//                  [--slow-seconds S] [--peer CMD] [--markdown FILE]
+//                  [--slow-seconds S] [--peer CMD] [--markdown FILE] [--queued-min-messages N]
 //   (KAFKA_BOOTSTRAP: the broker, required; PROCESSOR_PARALLEL_PEER: the peer's command, printed
 //   by bench/parallel-consumer-peer/build.sh; without it ours runs alone.)
 //
@@ -64,7 +64,8 @@ constexpr int kSlowOffset = 100;
 constexpr int kSlowConcurrency = 16;
 constexpr int kSlowWorkMs = 1;
 // librdkafka 2.0.2 stalls on a 1 s tick when its prefetch queue holds queued.min.messages small
-// messages (see bench_e2e.cpp): ours and the raw loop prefetch up to 1M per partition.
+// messages (see bench_e2e.cpp): ours and the raw loop prefetch up to 1M per partition, unless
+// --queued-min-messages says otherwise (librdkafka's default is 100000).
 constexpr const char* kQueuedMinMessages = "1000000";
 
 double process_cpu_seconds() {
@@ -95,6 +96,7 @@ struct ChildArgs {
   int slow_partition = -1;
   std::int64_t slow_offset = -1;
   int slow_seconds = 0;
+  std::string queued_min_messages = kQueuedMinMessages;
   bool slow() const { return slow_partition >= 0 && slow_offset >= 0 && slow_seconds > 0; }
 };
 
@@ -137,7 +139,8 @@ class RunClock {
     cv_.notify_all();
   }
 
-  std::string json(const ChildArgs& args, Clock::time_point begun) {
+  // `extra`: more fields, ",\"name\":value..." (ours: its stats).
+  std::string json(const ChildArgs& args, Clock::time_point begun, const std::string& extra = "") {
     std::lock_guard<std::mutex> lock(mutex_);
     const double seconds = std::chrono::duration<double>(last_ - first_).count();
     std::ostringstream out;
@@ -155,7 +158,7 @@ class RunClock {
           << ",\"slow_records_per_s\":" << static_cast<double>(in_window) / window
           << ",\"slow_finished_first\":" << (slow_first ? "true" : "false");
     }
-    out << "}";
+    out << extra << "}";
     return out.str();
   }
 
@@ -179,7 +182,7 @@ void child_ours(const ChildArgs& args) {
   const auto begun = Clock::now();
   auto client = kafka::KafkaClient::create({{"bootstrap.servers", args.bootstrap},
                                             {"group.id", args.group},
-                                            {"queued.min.messages", kQueuedMinMessages},
+                                            {"queued.min.messages", args.queued_min_messages},
                                             {"log_level", "3"}});
   auto store = std::make_shared<kafka::KafkaOffsetStore>(client);
   // Periodic commits every 5 s: the peer's commit interval (PERIODIC_CONSUMER_ASYNCHRONOUS).
@@ -208,7 +211,12 @@ void child_ours(const ChildArgs& args) {
     if (Clock::now() > deadline) throw std::runtime_error("ours: timed out after " + std::to_string(consumer.stats().processed) + " records");
     consumer.poll();
   }
-  std::printf("RUN %s\n", clock.json(args, begun).c_str());
+  // Diagnostics: what the consumer fetched, how often it paused partitions, its peak buffer.
+  const kafka::ParallelConsumerStats stats = consumer.stats();
+  const std::string extra = ",\"fetched\":" + std::to_string(stats.consumer.records) +
+                            ",\"partition_pauses\":" + std::to_string(stats.partition_pauses) +
+                            ",\"peak_buffered_bytes\":" + std::to_string(stats.peak_buffered_bytes);
+  std::printf("RUN %s\n", clock.json(args, begun, extra).c_str());
   std::fflush(stdout);
   clock.release();
   consumer.close();
@@ -222,7 +230,7 @@ void child_raw(const ChildArgs& args) {
   rd_kafka_conf_t* conf = rd_kafka_conf_new();
   const std::pair<const char*, std::string> properties[] = {
       {"bootstrap.servers", args.bootstrap}, {"group.id", args.group},     {"enable.auto.commit", "true"},
-      {"auto.offset.reset", "earliest"},     {"queued.min.messages", kQueuedMinMessages}, {"log_level", "3"}};
+      {"auto.offset.reset", "earliest"},     {"queued.min.messages", args.queued_min_messages}, {"log_level", "3"}};
   for (const auto& [name, value] : properties) {
     if (rd_kafka_conf_set(conf, name, value.c_str(), error, sizeof error) != RD_KAFKA_CONF_OK) {
       rd_kafka_conf_destroy(conf);
@@ -270,6 +278,7 @@ int child_main(const std::map<std::string, std::string>& options) {
   if (options.count("max-concurrency")) args.max_concurrency = std::stoi(options.at("max-concurrency"));
   if (options.count("work-ms")) args.work_ms = std::stoi(options.at("work-ms"));
   if (options.count("ordering")) args.ordering = options.at("ordering");
+  if (options.count("queued-min-messages")) args.queued_min_messages = options.at("queued-min-messages");
   if (options.count("slow-seconds")) {
     args.slow_partition = std::stoi(options.at("slow-partition"));
     args.slow_offset = std::stoll(options.at("slow-offset"));
@@ -292,6 +301,7 @@ struct Config {
   std::string peer;
   std::string self;  // this binary, for the child runs
   std::string markdown;
+  std::string queued_min_messages = kQueuedMinMessages;  // ours and the raw loop
   int repetitions = 3;
   double case_seconds = 5;
   std::int64_t max_records = 500'000;
@@ -346,7 +356,9 @@ Fields run_one(const Config& config, const std::string& topic, const Run& run) {
   const auto timeout = std::chrono::seconds(180 + run.slow_seconds + run.records / 1'000);
   const std::string log = (std::filesystem::temp_directory_path() / "bench-parallel.log").string();
   if (run.who == "peer") return run_json(config.peer + flags + " --ordering KEY", "PEER", log, timeout);
-  return run_json(config.self + " --child " + run.who + flags + " --ordering key", "RUN", log, timeout);
+  return run_json(config.self + " --child " + run.who + flags + " --ordering key --queued-min-messages " +
+                      config.queued_min_messages,
+                  "RUN", log, timeout);
 }
 
 // Medians over repetitions of each field, per runner.
@@ -577,6 +589,7 @@ int main(int argc, char** argv) {
     if (options.count("zero-work-records")) config.zero_work_records = std::stoll(options["zero-work-records"]);
     if (options.count("slow-seconds")) config.slow_seconds = std::stoi(options["slow-seconds"]);
     if (options.count("markdown")) config.markdown = options["markdown"];
+    if (options.count("queued-min-messages")) config.queued_min_messages = options["queued-min-messages"];
     return driver_main(config);
   } catch (const std::exception& error) {
     std::cerr << "bench_parallel: FAILED: " << error.what() << std::endl;
