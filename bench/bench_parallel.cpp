@@ -2,9 +2,9 @@
 // bench/parallel-consumer-peer) on the same real broker and the same input: one topic of 12
 // partitions, keys over 10,000 keys (key k on partition k % 12), 16-byte values, produced once.
 // Every run is its own process (this binary with --child: bench_parallel_child.hpp; or the
-// peer's JVM), a fresh group
-// reading from the start, timed from the first record the handler sees to the M-th it finishes;
-// CPU is the process's (getrusage / getProcessCpuTime) over that window, peak memory its VmHWM.
+// peer's JVM), a fresh group reading from the start, timed from the first record the handler sees
+// to the M-th it finishes; CPU is the process's (getrusage / getProcessCpuTime) over that window,
+// peak memory its VmHWM.
 //   a) ordering Key, concurrency 16, 256, 1000, a handler that sleeps 1 ms or 10 ms (simulated
 //      I/O): records/s of ours and of the peer, ours/peer, and ours against the ceiling
 //      concurrency / latency (or the raw loop's rate, when the broker's fetch is lower);
