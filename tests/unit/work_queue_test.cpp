@@ -81,12 +81,35 @@ TEST(WorkQueue, ARetryHoldsItsLaneUntilItsBackoffPassed) {
   submit(queue, items({{1, 5}, {2, 5}, {3, 6}}));
   QueuedWork* failing = queue.try_take();
   ASSERT_EQ(number_of(failing), 1);
-  queue.retry_later(failing, WorkQueue::Clock::now() + 50ms);
+  ASSERT_TRUE(queue.retry_later(failing, WorkQueue::Clock::now() + 50ms));
   EXPECT_EQ(number_of(queue.try_take()), 3) << "another lane goes on";
   EXPECT_EQ(queue.try_take(), nullptr) << "2 waits behind the retry of 1, which is not due";
   QueuedWork* retried = queue.take();  // waits for the backoff
   EXPECT_EQ(number_of(retried), 1);
   queue.finish(retried);
+  EXPECT_EQ(number_of(queue.try_take()), 2);
+}
+
+struct Abandonable : QueuedWork {
+  bool abandoned() const noexcept override { return *flag; }
+  const bool* flag = nullptr;
+};
+
+TEST(WorkQueue, AnAbandonedRecordIsNotRetried) {
+  WorkQueue queue(10);
+  bool abandoned = false;
+  std::vector<std::unique_ptr<QueuedWork>> batch;
+  auto item = std::make_unique<Abandonable>();
+  item->flag = &abandoned;
+  item->lane = 3;
+  batch.push_back(std::move(item));
+  batch.push_back(work(2, 3));
+  queue.submit(batch);
+  QueuedWork* failing = queue.try_take();
+  abandoned = true;  // its partition is being revoked
+  EXPECT_FALSE(queue.retry_later(failing, WorkQueue::Clock::now()));
+  EXPECT_EQ(queue.gauges().running, 1u) << "still the caller's, to finish";
+  queue.finish(failing);
   EXPECT_EQ(number_of(queue.try_take()), 2);
 }
 

@@ -63,9 +63,11 @@ struct ParallelConsumerOptions {
   // Which records may run concurrently. Default: Key.
   ProcessingOrder ordering = ProcessingOrder::Key;
 
-  // Most bytes (keys and values) of records fetched and not yet finished: waiting behind their
-  // key, waiting for a worker, being retried or processed. Beyond it every partition pauses
-  // until processing frees a quarter of it, so memory is bounded by this, not by the input rate.
+  // Most bytes of records fetched and not yet finished (waiting behind their key, waiting for a
+  // worker, being retried or processed), counted as the memory they hold: each record's key and
+  // value are copied out of librdkafka's fetch buffer, which is released at once. Beyond it
+  // every partition pauses until processing frees a quarter of it, so memory is bounded by this
+  // (plus librdkafka's own prefetch, queued.max.messages.kbytes), not by the input rate.
   // Default: 64 MiB. Lower it for large records and small hosts.
   std::size_t max_buffered_bytes = std::size_t{64} << 20;
 

@@ -11,6 +11,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "kafka/acks/ack_reference.hpp"
 #include "kafka/manager/partition_table.hpp"
 #include "processor/detail/mutex.hpp"
 #include "processor/kafka/offset_manager.hpp"
@@ -193,7 +194,13 @@ struct OffsetManager::Impl {
     if (changes_committed(slot, offset)) return true;
     if (!metadata || metadata->empty() || offset != slot.committed.load(std::memory_order_acquire)) return false;
     const std::string* committed = slot.cold->committed_metadata();
-    return committed == nullptr || *committed != *metadata;
+    if (committed == nullptr) return true;
+    // Metadata beyond the budget is committed as a reference to its spilled copy: compare what
+    // would be committed, or every commit would spill and write an unchanged set again.
+    if (backend && metadata->size() > options.acks.metadata_budget_bytes && internal::is_ack_reference(*committed)) {
+      return *committed != internal::format_ack_reference(*metadata);
+    }
+    return *committed != *metadata;
   }
 
   // Where processing of a slot stands: the highest offset recorded by an update, an event-time

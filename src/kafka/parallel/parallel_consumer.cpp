@@ -97,6 +97,29 @@ ParallelConsumer::~ParallelConsumer() {
   }
 }
 
+RecordWork::RecordWork(const rd_kafka_message_t& message, AckTicket record_ticket, std::shared_ptr<PartitionRun> tenure)
+    : key_size(message.key_len),
+      offset(message.offset),
+      timestamp_ms(rd_kafka_message_timestamp(&message, nullptr)),
+      ticket(std::move(record_ticket)),
+      run(std::move(tenure)) {
+  key_and_value.reserve(message.key_len + message.len);
+  key_and_value.append(static_cast<const char*>(message.key), message.key_len);
+  key_and_value.append(static_cast<const char*>(message.payload), message.len);
+  bytes = sizeof(RecordWork) + key_and_value.capacity();
+}
+
+ConsumedRecord RecordWork::record() const {
+  ConsumedRecord record;
+  record.topic = run->partition.topic;
+  record.partition = run->partition.partition;
+  record.offset = offset;
+  record.timestamp_ms = timestamp_ms;
+  record.key = std::string_view(key_and_value).substr(0, key_size);
+  record.value = std::string_view(key_and_value).substr(key_size);
+  return record;
+}
+
 std::uint64_t ParallelConsumer::Impl::lane_of(const PartitionRun& run, const rd_kafka_message_t& message) const {
   switch (options.ordering) {
     case ProcessingOrder::Unordered:
@@ -133,12 +156,10 @@ bool ParallelConsumer::Impl::dispatch(PartitionRun& run, internal::RdPtr<rd_kafk
   }
   std::optional<AckTicket> ticket = manager.track_record(run.partition.topic, run.partition.partition, offset);
   if (!ticket) return false;
-  const std::size_t bytes = message->key_len + message->len;
-  const std::uint64_t lane = lane_of(run, *message);
-  auto work = std::make_unique<RecordWork>(std::move(message), std::move(*ticket), run.shared_from_this());
-  work->lane = lane;
+  auto work = std::make_unique<RecordWork>(*message, std::move(*ticket), run.shared_from_this());
+  work->lane = lane_of(run, *message);
   work->group = &run;
-  work->bytes = bytes;
+  message.reset();  // back to librdkafka at once, on this thread
   run.queued.fetch_add(1, std::memory_order_relaxed);
   batch.push_back(std::move(work));
   if (batch.size() >= kSubmitBatch) submit_batch();
@@ -164,6 +185,7 @@ void ParallelConsumer::Impl::on_record(internal::RdPtr<rd_kafka_message_t> messa
   }
   if (!dispatch(*run, message)) {
     run->held.push_back(std::move(message));
+    run->queued_when_held = run->queued.load(std::memory_order_relaxed);
     pause(*run);
   }
 }
@@ -193,7 +215,9 @@ void ParallelConsumer::Impl::set_paused(const std::vector<PartitionRun*>& change
 void ParallelConsumer::Impl::relieve_back_pressure() {
   // Held records first: they are the next of their partition, and their acks may have come.
   for (auto& [partition, run] : runs) {
+    if (run->held.empty() || run->queued.load(std::memory_order_relaxed) > run->queued_when_held / 2) continue;
     while (!run->held.empty() && dispatch(*run, run->held.front())) run->held.pop_front();
+    if (!run->held.empty()) run->queued_when_held = run->queued.load(std::memory_order_relaxed);
   }
   submit_batch();
   const std::size_t bytes = queue.gauges().bytes;

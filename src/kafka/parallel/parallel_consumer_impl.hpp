@@ -40,15 +40,30 @@ struct PartitionRun : std::enable_shared_from_this<PartitionRun> {
   std::optional<std::int64_t> pending_end;
   // Records submitted and not finished nor dropped. Written by workers, read by the poller.
   std::atomic<std::size_t> queued{0};
-  std::atomic<bool> revoked{false};
+  // Set when its revocation (or loss) starts: from then on no record of it is retried.
+  std::atomic<bool> revoking{false};
+  // Records queued when tracking refused the first held record: held records are offered again
+  // once half of them finished, so that a full partition is not paused and resumed (and its
+  // prefetched data dropped and fetched again by librdkafka) for every record.
+  std::size_t queued_when_held = 0;
 };
 
-// A fetched record on its way through the WorkQueue.
+// A fetched record on its way through the WorkQueue. It holds a copy of the key and value, not
+// librdkafka's message: a message pins its whole fetch response (up to max.partition.fetch.bytes),
+// so keeping messages would make memory depend on librdkafka's buffers instead of
+// max_buffered_bytes.
 struct RecordWork : internal::QueuedWork {
-  RecordWork(internal::RdPtr<rd_kafka_message_t> fetched, AckTicket record_ticket, std::shared_ptr<PartitionRun> tenure)
-      : message(std::move(fetched)), ticket(std::move(record_ticket)), run(std::move(tenure)) {}
+  RecordWork(const rd_kafka_message_t& message, AckTicket record_ticket, std::shared_ptr<PartitionRun> tenure);
 
-  internal::RdPtr<rd_kafka_message_t> message;
+  // The record as the handler sees it (views into this object and its run).
+  ConsumedRecord record() const;
+  // Records of a partition being revoked are not retried: the next owner processes them.
+  bool abandoned() const noexcept override { return run->revoking.load(std::memory_order_acquire); }
+
+  std::string key_and_value;
+  std::size_t key_size = 0;
+  std::int64_t offset = 0;
+  std::int64_t timestamp_ms = -1;
   AckTicket ticket;
   std::shared_ptr<PartitionRun> run;
 };
@@ -92,11 +107,17 @@ struct ParallelConsumer::Impl final : internal::RecordSink {
   void worker_loop();
   // Executor mode: submits what may run, up to max_concurrency.
   void pump_executor();
-  // Runs the handler once; retries the record, or dead-letters it (on_failure). Returns whether
-  // the record is done: then acknowledge() it and finish it in the queue (finish() does both).
-  bool run_record(RecordWork& work);
+  // What became of a record after one run of the handler.
+  enum class Outcome {
+    Done,       // processed, or accepted by on_failure: acknowledge it, then finish it
+    Retrying,   // queued again for a later try
+    Abandoned,  // failed while its partition is being revoked: finish it unacknowledged
+  };
+  // Runs the handler once; retries the record, or dead-letters it (on_failure).
+  Outcome run_record(RecordWork& work);
   void acknowledge(RecordWork& work);
-  void finish(RecordWork& work);
+  // finish() of the queue, and the record's partition counts it done.
+  void finish(RecordWork& work, Outcome outcome);
   void fail(std::exception_ptr error);
 
   OffsetManager& manager;

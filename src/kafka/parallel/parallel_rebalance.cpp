@@ -23,7 +23,7 @@ std::string describe(const std::vector<TopicPartition>& partitions) {
 }  // namespace
 
 void ParallelConsumer::Impl::on_assigned(const std::vector<internal::AssignedStart>& partitions) {
-  std::vector<PartitionRun*> to_pause;
+  std::vector<PartitionRun*> assigned;
   for (const auto& start : partitions) {
     const TopicPartition& tp = start.partition;
     auto run = std::make_shared<PartitionRun>();
@@ -50,11 +50,13 @@ void ParallelConsumer::Impl::on_assigned(const std::vector<internal::AssignedSta
                                ", not at the committed offset ", acked->committable,
                                " its acknowledgements were written for: they are not used");
     }
-    if (buffer_paused) to_pause.push_back(run.get());
+    assigned.push_back(run.get());
     runs.insert_or_assign(tp, std::move(run));
   }
   last_run = nullptr;
-  set_paused(to_pause, true);
+  // Set explicitly either way: librdkafka keeps a partition's pause across its loss and
+  // reassignment, so one paused in its previous tenure here would stay paused for good.
+  set_paused(assigned, buffer_paused);
 }
 
 void ParallelConsumer::Impl::on_revoking(const std::vector<TopicPartition>& partitions, bool lost) {
@@ -66,7 +68,9 @@ void ParallelConsumer::Impl::on_revoking(const std::vector<TopicPartition>& part
     if (it == runs.end()) continue;
     PartitionRun& run = *it->second;
     groups.push_back(&run);
-    // Records not started are not processed here: the next owner fetches them again.
+    // No record of it is retried from here on, and records not started are not processed here:
+    // the next owner fetches them again.
+    run.revoking.store(true, std::memory_order_release);
     const auto dropped = queue.drop_group(&run);
     run.queued.fetch_sub(dropped.size(), std::memory_order_acq_rel);
     abandoned += dropped.size() + run.held.size();
@@ -103,11 +107,6 @@ void ParallelConsumer::Impl::on_revoked(const std::vector<TopicPartition>& parti
   for (const auto& tp : partitions) {
     const auto it = runs.find(tp);
     if (it == runs.end()) continue;
-    PartitionRun& run = *it->second;
-    run.revoked.store(true, std::memory_order_release);
-    // Retries that started during the drain.
-    const auto dropped = queue.drop_group(&run);
-    run.queued.fetch_sub(dropped.size(), std::memory_order_acq_rel);
     runs.erase(it);
   }
   last_run = nullptr;

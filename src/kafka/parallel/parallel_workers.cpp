@@ -13,17 +13,6 @@ namespace processor::kafka {
 
 namespace {
 
-ConsumedRecord record_of(const rd_kafka_message_t& message) {
-  ConsumedRecord record;
-  record.topic = rd_kafka_topic_name(message.rkt);
-  record.partition = message.partition;
-  record.offset = message.offset;
-  record.timestamp_ms = rd_kafka_message_timestamp(&message, nullptr);
-  record.key = std::string_view(static_cast<const char*>(message.key), message.key_len);
-  record.value = std::string_view(static_cast<const char*>(message.payload), message.len);
-  return record;
-}
-
 std::string name_of(const ConsumedRecord& record) {
   return std::string(record.topic) + ":" + std::to_string(record.partition) + "@" + std::to_string(record.offset);
 }
@@ -82,11 +71,11 @@ void ParallelConsumer::Impl::worker_loop() {
     const auto started = Clock::now();
     for (internal::QueuedWork* work : taken) {
       auto& record = static_cast<RecordWork&>(*work);
-      if (run_record(record)) {
-        acknowledge(record);
-        done_runs.push_back(record.run);
-        done.emplace_back(work);
-      }
+      const Outcome outcome = run_record(record);
+      if (outcome == Outcome::Retrying) continue;
+      if (outcome == Outcome::Done) acknowledge(record);
+      done_runs.push_back(record.run);
+      done.emplace_back(work);
     }
     const auto per_record = (Clock::now() - started) / taken.size();
     most = per_record < kQuick ? std::min(most * 2, kMostPerTake) : 1;
@@ -94,7 +83,7 @@ void ParallelConsumer::Impl::worker_loop() {
     if (done.empty()) continue;
     queue.finish(done);
     for (const auto& run : done_runs) run->queued.fetch_sub(1, std::memory_order_acq_rel);
-    done.clear();  // the messages go back to librdkafka outside every lock
+    done.clear();
     done_runs.clear();
   }
 }
@@ -106,13 +95,14 @@ void ParallelConsumer::Impl::pump_executor() {
     auto* work = static_cast<RecordWork*>(taken);
     try {
       options.executor([this, work] {
-        if (run_record(*work)) finish(*work);
+        const Outcome outcome = run_record(*work);
+        if (outcome != Outcome::Retrying) finish(*work, outcome);
         pump_executor();
       });
     } catch (...) {
       queue.give_back(work);
       executor_rejections.fetch_add(1, std::memory_order_relaxed);
-      const ConsumedRecord record = record_of(*work->message);
+      const ConsumedRecord record = work->record();
       fail(std::make_exception_ptr(StateError(
           ErrorKind::Unavailable, "the executor refused record " + name_of(record) + " (" +
                                       what_of(std::current_exception()) +
@@ -123,8 +113,8 @@ void ParallelConsumer::Impl::pump_executor() {
   t_pumping = false;
 }
 
-bool ParallelConsumer::Impl::run_record(RecordWork& work) {
-  const ConsumedRecord record = record_of(*work.message);
+ParallelConsumer::Impl::Outcome ParallelConsumer::Impl::run_record(RecordWork& work) {
+  const ConsumedRecord record = work.record();
   std::exception_ptr error;
   try {
     handler(record);
@@ -133,20 +123,20 @@ bool ParallelConsumer::Impl::run_record(RecordWork& work) {
   }
   if (!error) {
     processed.fetch_add(1, std::memory_order_relaxed);
-    return true;
+    return Outcome::Done;
   }
   failed_attempts.fetch_add(1, std::memory_order_relaxed);
   ++work.attempts;
-  if (work.run->revoked.load(std::memory_order_acquire)) return true;  // abandoned: its ack changes nothing
+  if (work.abandoned()) return Outcome::Abandoned;
   if (work.attempts < options.retry.max_attempts) {
-    queue.retry_later(&work, Clock::now() + backoff(options.retry, work.attempts));
-    return false;
+    return queue.retry_later(&work, Clock::now() + backoff(options.retry, work.attempts)) ? Outcome::Retrying
+                                                                                           : Outcome::Abandoned;
   }
   if (options.on_failure) {
     try {
       options.on_failure(FailedRecord{record, error, work.attempts});
       dead_lettered.fetch_add(1, std::memory_order_relaxed);
-      return true;
+      return Outcome::Done;
     } catch (...) {
       processor::internal::log(LogLevel::Warning, "parallel", "on_failure of record ", name_of(record),
                                " threw (", what_of(std::current_exception()), "): it is tried again in ",
@@ -159,8 +149,7 @@ bool ParallelConsumer::Impl::run_record(RecordWork& work) {
     fail(error);
   }
   work.attempts = 0;
-  queue.retry_later(&work, Clock::now() + options.retry.max_backoff);
-  return false;
+  return queue.retry_later(&work, Clock::now() + options.retry.max_backoff) ? Outcome::Retrying : Outcome::Abandoned;
 }
 
 void ParallelConsumer::Impl::acknowledge(RecordWork& work) {
@@ -169,12 +158,11 @@ void ParallelConsumer::Impl::acknowledge(RecordWork& work) {
   if (!manager.ack(work.ticket)) late_acks_ignored.fetch_add(1, std::memory_order_relaxed);
 }
 
-void ParallelConsumer::Impl::finish(RecordWork& work) {
-  acknowledge(work);
+void ParallelConsumer::Impl::finish(RecordWork& work, Outcome outcome) {
+  if (outcome == Outcome::Done) acknowledge(work);
   const std::shared_ptr<PartitionRun> run = work.run;
   internal::WorkQueue::Item item = queue.finish(&work);
   run->queued.fetch_sub(1, std::memory_order_acq_rel);
-  item.reset();  // the message goes back to librdkafka outside every lock
 }
 
 void ParallelConsumer::Impl::fail(std::exception_ptr error) {

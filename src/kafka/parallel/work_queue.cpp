@@ -159,9 +159,12 @@ void WorkQueue::finish(std::vector<Item>& works) {
   idle_.notify_all();
 }
 
-void WorkQueue::retry_later(QueuedWork* work, Clock::time_point not_before) {
+bool WorkQueue::retry_later(QueuedWork* work, Clock::time_point not_before) {
   {
     MutexLock lock(mutex_);
+    // Checked under the lock that drop_group() takes: a group marked abandoned before it is
+    // dropped can never have a retry left behind.
+    if (work->abandoned()) return false;
     stop_running_locked(work);
     work->not_before_ = not_before;
     retries_.emplace(not_before, work);
@@ -173,6 +176,7 @@ void WorkQueue::retry_later(QueuedWork* work, Clock::time_point not_before) {
     }
   }
   idle_.notify_all();
+  return true;
 }
 
 void WorkQueue::give_back(QueuedWork* work) {

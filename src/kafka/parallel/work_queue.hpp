@@ -22,6 +22,9 @@ struct QueuedWork {
   using Clock = std::chrono::steady_clock;
 
   virtual ~QueuedWork() = default;
+  // Whether the work is no longer wanted: retry_later() then refuses it. Called under the
+  // queue's lock.
+  virtual bool abandoned() const noexcept { return false; }
 
   // Records of one lane run one at a time, in submission order. kNoLane: runs whenever it can.
   static constexpr std::uint64_t kNoLane = 0;
@@ -79,8 +82,9 @@ class WorkQueue {
   Item finish(QueuedWork* work);
   // finish() for each, under one lock; `works` then holds what to destroy.
   void finish(std::vector<Item>& works);
-  // The run failed: the item stays its lane's head and runs again at `not_before`.
-  void retry_later(QueuedWork* work, Clock::time_point not_before);
+  // The run failed: the item stays its lane's head and runs again at `not_before`. Returns
+  // false, queuing nothing, when the work is abandoned(): then finish() it.
+  [[nodiscard]] bool retry_later(QueuedWork* work, Clock::time_point not_before);
   // The run never started (an executor refused it): back to the front, as if never taken.
   void give_back(QueuedWork* work);
 
