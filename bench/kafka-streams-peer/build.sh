@@ -8,33 +8,4 @@
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-jar="${here}/target/kafka-streams-peer.jar"
-stamp="${here}/target/.build-args"
-args="$*"
-
-java_bin="java"
-if [[ -n "${JAVA_HOME:-}" && -x "${JAVA_HOME}/bin/java" ]]; then java_bin="${JAVA_HOME}/bin/java"; fi
-
-up_to_date() {
-  [[ -f "${jar}" && -d "${here}/target/lib" && -f "${stamp}" ]] || return 1
-  [[ "$(cat "${stamp}")" == "${args}" ]] || return 1
-  [[ -z "$(find "${here}/pom.xml" "${here}/src" -newer "${jar}" -print -quit)" ]]
-}
-
-if ! up_to_date; then
-  command -v mvn >/dev/null || { echo "build.sh: error: mvn not found" >&2; exit 1; }
-  log="$(mktemp)"
-  # Jars of an earlier kafka.version must not stay on the manifest's class path.
-  rm -rf "${here}/target/lib"
-  if ! mvn -B -q -f "${here}/pom.xml" "$@" package >"${log}" 2>&1; then
-    cat "${log}" >&2
-    rm -f "${log}"
-    echo "build.sh: error: the Maven build failed" >&2
-    exit 1
-  fi
-  rm -f "${log}"
-  printf '%s' "${args}" >"${stamp}"
-  touch "${jar}"
-fi
-
-echo "${java_bin} -jar ${jar}"
+exec bash "${here}/../maven_peer_build.sh" "${here}" kafka-streams-peer "$@"
