@@ -58,33 +58,21 @@ void ParallelConsumer::Impl::stop_workers() {
 void ParallelConsumer::Impl::worker_loop() {
   // Named for top -H and perf: "pc-worker" (Linux allows 15 characters).
   pthread_setname_np(pthread_self(), "pc-worker");
-  // A worker whose records take microseconds takes several at a time, so that the queue's lock
-  // and wake-ups are paid per batch; one whose records take longer takes one at a time, so that
-  // no record waits behind a slow one on the same worker.
-  constexpr std::size_t kMostPerTake = 32;
-  constexpr auto kQuick = std::chrono::microseconds(20);
-  std::size_t most = 1;
-  std::vector<internal::QueuedWork*> taken;
-  std::vector<internal::WorkQueue::Item> done;
-  std::vector<std::shared_ptr<PartitionRun>> done_runs;
-  while (queue.take(most, taken)) {
-    const auto started = Clock::now();
-    for (internal::QueuedWork* work : taken) {
-      auto& record = static_cast<RecordWork&>(*work);
-      const Outcome outcome = run_record(record);
-      if (outcome == Outcome::Retrying) continue;
-      if (outcome == Outcome::Done) acknowledge(record);
-      done_runs.push_back(record.run);
-      done.emplace_back(work);
+  // One record at a time: a worker that took several would hold the others back behind a slow
+  // one (and their lanes, and the committed offset). A finished record is handed back and the
+  // next one taken under one lock.
+  internal::QueuedWork* work = queue.take();
+  while (work != nullptr) {
+    auto& record = static_cast<RecordWork&>(*work);
+    const Outcome outcome = run_record(record);
+    if (outcome == Outcome::Retrying) {
+      work = queue.take();
+      continue;
     }
-    const auto per_record = (Clock::now() - started) / taken.size();
-    most = per_record < kQuick ? std::min(most * 2, kMostPerTake) : 1;
-    taken.clear();
-    if (done.empty()) continue;
-    queue.finish(done);
-    for (const auto& run : done_runs) run->queued.fetch_sub(1, std::memory_order_acq_rel);
-    done.clear();
-    done_runs.clear();
+    if (outcome == Outcome::Done) acknowledge(record);
+    record.run->queued.fetch_sub(1, std::memory_order_acq_rel);
+    internal::WorkQueue::Item finished;  // destroyed once the next record is taken
+    work = queue.finish_and_take(work, finished);
   }
 }
 
@@ -160,9 +148,8 @@ void ParallelConsumer::Impl::acknowledge(RecordWork& work) {
 
 void ParallelConsumer::Impl::finish(RecordWork& work, Outcome outcome) {
   if (outcome == Outcome::Done) acknowledge(work);
-  const std::shared_ptr<PartitionRun> run = work.run;
-  internal::WorkQueue::Item item = queue.finish(&work);
-  run->queued.fetch_sub(1, std::memory_order_acq_rel);
+  work.run->queued.fetch_sub(1, std::memory_order_acq_rel);
+  queue.finish(&work);
 }
 
 void ParallelConsumer::Impl::fail(std::exception_ptr error) {

@@ -79,22 +79,15 @@ QueuedWork* WorkQueue::take_locked() {
 }
 
 QueuedWork* WorkQueue::take() {
-  std::vector<QueuedWork*> taken;
-  return take(1, taken) ? taken.front() : nullptr;
+  MutexLock lock(mutex_);
+  return take_or_wait_locked();
 }
 
-bool WorkQueue::take(std::size_t most, std::vector<QueuedWork*>& taken) {
-  MutexLock lock(mutex_);
+QueuedWork* WorkQueue::take_or_wait_locked() {
   while (!closed_) {
     if (QueuedWork* work = take_locked()) {
-      taken.push_back(work);
-      for (std::size_t more = 1; more < most; ++more) {
-        QueuedWork* next = take_locked();
-        if (next == nullptr) break;
-        taken.push_back(next);
-      }
       wake_taker_locked();  // what is left may run on another taker
-      return true;
+      return work;
     }
     const auto next_retry = retries_.empty() ? Clock::time_point::max() : retries_.begin()->first;
     ++waiting_takers_;
@@ -105,7 +98,7 @@ bool WorkQueue::take(std::size_t most, std::vector<QueuedWork*>& taken) {
     }
     --waiting_takers_;
   }
-  return false;
+  return nullptr;
 }
 
 QueuedWork* WorkQueue::try_take() {
@@ -150,13 +143,12 @@ WorkQueue::Item WorkQueue::finish(QueuedWork* work) {
   return Item(work);
 }
 
-void WorkQueue::finish(std::vector<Item>& works) {
-  {
-    MutexLock lock(mutex_);
-    for (const Item& work : works) finish_locked(work.get());
-    wake_taker_locked();
-  }
-  idle_.notify_all();
+QueuedWork* WorkQueue::finish_and_take(QueuedWork* work, Item& finished) {
+  finished.reset(work);
+  MutexLock lock(mutex_);
+  finish_locked(work);
+  idle_.notify_all();  // before this taker may wait for work
+  return take_or_wait_locked();
 }
 
 bool WorkQueue::retry_later(QueuedWork* work, Clock::time_point not_before) {

@@ -71,17 +71,16 @@ class WorkQueue {
 
   // Waits until an item may run and takes it; nullptr once close() was called.
   QueuedWork* take();
-  // Waits until an item may run, then takes up to `most` that may (appended to `taken`).
-  // Returns false, taking nothing, once close() was called.
-  bool take(std::size_t most, std::vector<QueuedWork*>& taken);
   // Takes an item that may run now, else nullptr. Never waits.
   QueuedWork* try_take();
 
   // The item's run ended for good: the next of its lane may run. Returns it for destruction
   // outside the caller's critical sections.
   Item finish(QueuedWork* work);
-  // finish() for each, under one lock; `works` then holds what to destroy.
-  void finish(std::vector<Item>& works);
+  // finish(), then take(), with one lock when an item may run at once: the loop of a worker.
+  // `finished` receives the finished item, for destruction outside the caller's critical
+  // sections. Returns nullptr once close() was called.
+  QueuedWork* finish_and_take(QueuedWork* work, Item& finished);
   // The run failed: the item stays its lane's head and runs again at `not_before`. Returns
   // false, queuing nothing, when the work is abandoned(): then finish() it.
   [[nodiscard]] bool retry_later(QueuedWork* work, Clock::time_point not_before);
@@ -113,6 +112,7 @@ class WorkQueue {
   };
 
   QueuedWork* take_locked() PROCESSOR_REQUIRES(mutex_);
+  QueuedWork* take_or_wait_locked() PROCESSOR_REQUIRES(mutex_);
   // finish() of one item, under the lock; returns whether the next of its lane became ready.
   bool finish_locked(QueuedWork* work) PROCESSOR_REQUIRES(mutex_);
   // Wakes one waiting taker when an item may run: each woken taker wakes the next in turn,
