@@ -42,6 +42,9 @@ struct PartitionRun : std::enable_shared_from_this<PartitionRun> {
   std::atomic<std::size_t> queued{0};
   // Set when its revocation (or loss) starts: from then on no record of it is retried.
   std::atomic<bool> revoking{false};
+  // Set when the revoke's drain ended (at once for a loss): a record finishing from then on is
+  // abandoned, and its acknowledgement is not given, so the revoke's commit never holds it.
+  std::atomic<bool> drained{false};
   // Records queued when tracking refused the first held record: held records are offered again
   // once half of them finished, so that a full partition is not paused and resumed (and its
   // prefetched data dropped and fetched again by librdkafka) for every record.

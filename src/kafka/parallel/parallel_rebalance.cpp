@@ -62,12 +62,14 @@ void ParallelConsumer::Impl::on_assigned(const std::vector<internal::AssignedSta
 void ParallelConsumer::Impl::on_revoking(const std::vector<TopicPartition>& partitions, bool lost) {
   submit_batch();
   std::vector<const void*> groups;
+  std::vector<PartitionRun*> leaving;
   std::size_t abandoned = 0;
   for (const auto& tp : partitions) {
     const auto it = runs.find(tp);
     if (it == runs.end()) continue;
     PartitionRun& run = *it->second;
     groups.push_back(&run);
+    leaving.push_back(&run);
     // No record of it is retried from here on, and records not started are not processed here:
     // the next owner fetches them again.
     run.revoking.store(true, std::memory_order_release);
@@ -93,6 +95,7 @@ void ParallelConsumer::Impl::on_revoking(const std::vector<TopicPartition>& part
                                   : " were still running after drain_timeout",
                              ": they are not committed, and the next owner processes them again");
   }
+  for (PartitionRun* run : leaving) run->drained.store(true, std::memory_order_release);
   abandoned_on_revoke.fetch_add(abandoned + still_running, std::memory_order_relaxed);
   if (revoke_barrier) {
     while (!queue.wait_idle({}, Clock::now() + std::max(options.drain_timeout, std::chrono::milliseconds(1000)))) {

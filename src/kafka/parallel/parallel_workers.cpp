@@ -143,7 +143,9 @@ ParallelConsumer::Impl::Outcome ParallelConsumer::Impl::run_record(RecordWork& w
 void ParallelConsumer::Impl::acknowledge(RecordWork& work) {
   // Before the record leaves the queue: the poller sees queued == 0 only when every record of
   // the partition is acknowledged (record_partition_ends relies on it).
-  if (!manager.ack(work.ticket)) late_acks_ignored.fetch_add(1, std::memory_order_relaxed);
+  if (work.run->drained.load(std::memory_order_acquire) || !manager.ack(work.ticket)) {
+    late_acks_ignored.fetch_add(1, std::memory_order_relaxed);
+  }
 }
 
 void ParallelConsumer::Impl::finish(RecordWork& work, Outcome outcome) {
