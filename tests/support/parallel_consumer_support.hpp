@@ -335,6 +335,22 @@ inline bool poll_until(kafka::ParallelConsumer& consumer, const std::function<bo
   return done();
 }
 
+// Polls, swallowing what poll() rethrows (a handler's exception, an executor's refusal), until
+// `done` holds or `timeout` passes; returns whether it held.
+inline bool poll_through_errors(kafka::ParallelConsumer& consumer, const std::function<bool()>& done,
+                                std::chrono::milliseconds timeout = std::chrono::seconds(60)) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (std::chrono::steady_clock::now() < deadline) {
+    try {
+      consumer.poll();
+    } catch (const std::exception&) {
+      // expected by the caller; what matters is `done`
+    }
+    if (done()) return true;
+  }
+  return done();
+}
+
 // Polls `count` more times: gives a consumer that would break a limit the chance to break it.
 // Nothing asserted depends on how much happens meanwhile.
 inline void poll_times(kafka::ParallelConsumer& consumer, int count) {
