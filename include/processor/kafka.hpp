@@ -12,6 +12,7 @@
 #include "processor/kafka/offset_info.hpp"
 #include "processor/kafka/offset_manager.hpp"
 #include "processor/kafka/offset_store.hpp"
+#include "processor/kafka/parallel_consumer.hpp"
 #include "processor/kafka/reset_strategy.hpp"
 #include "processor/kafka/state_backend_offset_store.hpp"
 #include "processor/kafka/topic_partition.hpp"

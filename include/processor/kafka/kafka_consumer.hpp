@@ -186,6 +186,7 @@ class KafkaConsumer {
   struct Impl;
 
  private:
+  friend class ParallelConsumer;  // runs it in parallel mode, with the records going to its workers
   std::unique_ptr<Impl> impl_;
 };
 

@@ -287,7 +287,9 @@ class OffsetManager {
   // partition, ack, retry) when the partition's outstanding records or commit metadata would
   // exceed OffsetManagerOptions::acks. Throws StateError(InvalidArgument) for an invalid topic,
   // partition or offset, or an offset below the partition's committed offset or not above the
-  // last tracked one.
+  // last tracked one. A commit that the track triggers (every_n_events) and that fails does not
+  // throw: the record is tracked, the failure is logged and counted in stats(), and the offsets
+  // stay pending.
   bool track(std::string_view topic, std::int32_t partition, std::int64_t record_offset);
   // The same, gated on event time: the record's acknowledgement counts only once a recorded
   // watermark is at or past `event_time` and every earlier tracked record's. Until then commits

@@ -9,6 +9,7 @@
 #include "common/log_internal.hpp"
 #include "kafka/client/kafka_client_impl.hpp"
 #include "kafka/client/out_of_range_policy.hpp"
+#include "kafka/client/record_sink.hpp"
 #include "kafka/wrap_errors.hpp"
 
 namespace processor::kafka {
@@ -26,6 +27,8 @@ struct KafkaConsumer::Impl {
   OffsetManager& manager;
   const KafkaConsumerOptions options;
   std::atomic<bool> stop_requested{false};
+  // Parallel mode: records, partition ends and rebalances also go to the sink. Polling thread.
+  internal::RecordSink* sink = nullptr;
   bool running = false;  // inside run()
   bool closed = false;
   // An error raised inside a librdkafka callback, rethrown on the polling thread.
@@ -73,6 +76,11 @@ struct KafkaConsumer::Impl {
     }
   }
   void rethrow_callback_error();
+  // One rd_kafka_consumer_poll: returns the record that came, if any; consumer errors and
+  // partition ends are served here. `arrived` says whether anything came within the timeout.
+  RdPtr<rd_kafka_message_t> next_record(int timeout_ms, bool& arrived);
+  // After a poll's batch: counts, high watermarks, the commit strategy.
+  void finish_poll(std::size_t handled);
   // The manager's handle of the message's partition. Records arrive in runs of one partition,
   // so the last one is remembered: the by-name lookup runs once per run, not once per record.
   // Each run's partition is noted for record_fetched_high_watermarks() (poll() forgets the
@@ -248,6 +256,12 @@ void KafkaConsumer::Impl::assign(rd_kafka_topic_partition_list_t* partitions) {
     processor::detail::MutexLock lock(stats_mutex);
     stats.assignments += assigned.size();
   }
+  if (sink != nullptr) {
+    std::vector<internal::AssignedStart> started;
+    started.reserve(assigned.size());
+    for (int i = 0; i < partitions->cnt; ++i) started.push_back({assigned[static_cast<std::size_t>(i)], partitions->elems[i].offset});
+    sink->on_assigned(started);
+  }
   if (options.on_assigned) options.on_assigned(assigned);
 }
 
@@ -275,6 +289,15 @@ void KafkaConsumer::Impl::revoke(rd_kafka_topic_partition_list_t* partitions) {
   // An exception from the user's callbacks is kept for the polling thread; the partitions are
   // still forgotten and librdkafka still sees the revocation applied.
   std::exception_ptr user_error;
+  if (sink != nullptr) {
+    // In flight records of the revoked partitions finish (and are acknowledged) or are abandoned
+    // before the checkpoint and the commit below.
+    try {
+      sink->on_revoking(revoked, lost);
+    } catch (...) {
+      user_error = std::current_exception();
+    }
+  }
   if (lost) {
     try {
       if (options.on_lost) options.on_lost(revoked);
@@ -308,6 +331,7 @@ void KafkaConsumer::Impl::revoke(rd_kafka_topic_partition_list_t* partitions) {
   }
   manager.forget_partitions(revoked);
   for (const auto& tp : revoked) starts.erase(tp);
+  if (sink != nullptr) sink->on_revoked(revoked);
   KafkaClient::Impl::apply_default_rebalance(rk(), RD_KAFKA_RESP_ERR__REVOKE_PARTITIONS, partitions);
   {
     processor::detail::MutexLock lock(stats_mutex);
@@ -327,6 +351,11 @@ void KafkaConsumer::Impl::on_partition_end(const rd_kafka_message_t& message) {
   // At the end of a partition the fetch position is the log end: it has stepped over
   // transaction markers and compacted-away offsets that no record reports.
   const char* topic = rd_kafka_topic_name(message.rkt);
+  if (sink != nullptr) {
+    note_fetched(manager.partition(topic, message.partition));
+    sink->on_partition_end(TopicPartition(topic, message.partition), message.offset);
+    return;
+  }
   try {
     manager.update_offset(topic, message.partition, message.offset);
   } catch (const StateError& error) {
@@ -424,14 +453,11 @@ std::size_t KafkaConsumer::poll(const RecordHandler& handler) {
   impl_->last_handle.reset();
   int timeout_ms = internal::to_timeout_ms(impl_->options.poll_timeout);
   while (handled < kMaxBatch && !impl_->stop_requested.load(std::memory_order_relaxed)) {
-    RdPtr<rd_kafka_message_t> message(rd_kafka_consumer_poll(impl_->rk(), timeout_ms));
-    impl_->rethrow_callback_error();
-    if (!message) break;
+    bool arrived = false;
+    RdPtr<rd_kafka_message_t> message = impl_->next_record(timeout_ms, arrived);
+    if (!arrived) break;
     timeout_ms = 0;  // drain what is already fetched, then return
-    if (message->err != RD_KAFKA_RESP_ERR_NO_ERROR) {
-      impl_->on_consume_error(*message);
-      continue;
-    }
+    if (!message) continue;
     ConsumedRecord record;
     record.topic = rd_kafka_topic_name(message->rkt);
     record.partition = message->partition;
@@ -450,11 +476,26 @@ std::size_t KafkaConsumer::poll(const RecordHandler& handler) {
     impl_->automatic_commit([&] { partition.update(record.offset + 1); });
     impl_->take_requested_checkpoint();
   }
-  impl_->count_records(handled);
-  impl_->record_fetched_high_watermarks();
-  impl_->refresh_high_watermarks();
-  impl_->automatic_commit([&] { impl_->manager.poll(); });
+  impl_->finish_poll(handled);
   return handled;
+}
+
+RdPtr<rd_kafka_message_t> KafkaConsumer::Impl::next_record(int timeout_ms, bool& arrived) {
+  RdPtr<rd_kafka_message_t> message(rd_kafka_consumer_poll(rk(), timeout_ms));
+  rethrow_callback_error();
+  arrived = message != nullptr;
+  if (message && message->err != RD_KAFKA_RESP_ERR_NO_ERROR) {
+    on_consume_error(*message);
+    message.reset();
+  }
+  return message;
+}
+
+void KafkaConsumer::Impl::finish_poll(std::size_t handled) {
+  count_records(handled);
+  record_fetched_high_watermarks();
+  refresh_high_watermarks();
+  automatic_commit([&] { manager.poll(); });
 }
 
 template <class Call>
@@ -545,3 +586,30 @@ ConsumerStats KafkaConsumer::stats() const {
 }
 
 }  // namespace processor::kafka
+
+namespace processor::kafka::internal {
+
+void attach_sink(KafkaConsumer::Impl& consumer, RecordSink* sink) { consumer.sink = sink; }
+
+bool poll_into_sink(KafkaConsumer::Impl& impl, int timeout_ms) {
+  if (impl.closed) throw StateError(ErrorKind::InvalidArgument, "poll on a closed KafkaConsumer");
+  bool arrived = false;
+  RdPtr<rd_kafka_message_t> message = impl.next_record(timeout_ms, arrived);
+  if (message) {
+    impl.handle_for(*message, rd_kafka_topic_name(message->rkt));
+    impl.sink->on_record(std::move(message));
+  }
+  return arrived;
+}
+
+void finish_poll(KafkaConsumer::Impl& consumer, std::size_t records) {
+  consumer.finish_poll(records);
+  // The next poll notes its first run of records again (see handle_for).
+  consumer.last_handle.reset();
+}
+
+void take_checkpoint(KafkaConsumer::Impl& consumer) { consumer.take_checkpoint(); }
+
+rd_kafka_t* handle(KafkaConsumer::Impl& consumer) { return consumer.rk(); }
+
+}  // namespace processor::kafka::internal

@@ -93,7 +93,16 @@ std::shared_ptr<PartitionAcks> OffsetManager::track_in(PartitionSlot& slot, std:
     acks = current;
   }
   if (!acks->try_track(record_offset)) return nullptr;
-  if (trigger_.on_update(slot)) auto_commit();
+  if (trigger_.on_update(slot)) {
+    // The record is tracked whatever the commit does: a failure here must not cost the caller
+    // the record's ticket. The failed commit is counted in stats() and its offsets stay pending.
+    try {
+      auto_commit();
+    } catch (const StateError& error) {
+      processor::internal::log(LogLevel::Warning, "acks", "a commit triggered by tracking ", *slot.topic, ":",
+                               slot.partition, "@", record_offset, " failed, offsets stay pending: ", error.what());
+    }
+  }
   return acks;
 }
 

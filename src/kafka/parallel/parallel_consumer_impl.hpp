@@ -1,0 +1,142 @@
+#pragma once
+// ParallelConsumer's internals, shared by parallel_consumer.cpp (the polling thread),
+// parallel_rebalance.cpp (assignments and revocations) and parallel_workers.cpp (the handlers).
+//
+// Threads: the polling thread owns `runs`, the batch being built, pausing and everything the
+// KafkaConsumer does; workers (own threads or the executor's) run handlers and finish records.
+// Lock order: WorkQueue's mutex, then errors_mutex; neither is held while calling out (handler,
+// executor, manager, librdkafka).
+
+#include <atomic>
+#include <cstdint>
+#include <deque>
+#include <exception>
+#include <memory>
+#include <optional>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include "kafka/client/record_sink.hpp"
+#include "kafka/parallel/work_queue.hpp"
+#include "kafka/rdkafka/handles.hpp"
+#include "processor/detail/mutex.hpp"
+#include "processor/kafka/parallel_consumer.hpp"
+
+namespace processor::kafka {
+
+// One tenure of a partition at this member: from its assignment to its revocation. A partition
+// that comes back gets a new one, so nothing of the old tenure (lanes, late acks) mixes in.
+struct PartitionRun : std::enable_shared_from_this<PartitionRun> {
+  TopicPartition partition;
+  std::uint64_t serial = 0;
+  // Records the previous owner acknowledged above the start: skipped.
+  std::optional<AckedSet> restored;
+  // Records that tracking refused (PartitionAcksOptions limits), in offset order, with every
+  // later record of the partition that arrived meanwhile: the partition is paused until they fit.
+  std::deque<internal::RdPtr<rd_kafka_message_t>> held;
+  bool paused = false;  // by back-pressure: its own (held non-empty) or the buffer's
+  // The log end reached while records were still queued: recorded once they are done.
+  std::optional<std::int64_t> pending_end;
+  // Records submitted and not finished nor dropped. Written by workers, read by the poller.
+  std::atomic<std::size_t> queued{0};
+  std::atomic<bool> revoked{false};
+};
+
+// A fetched record on its way through the WorkQueue.
+struct RecordWork : internal::QueuedWork {
+  RecordWork(internal::RdPtr<rd_kafka_message_t> fetched, AckTicket record_ticket, std::shared_ptr<PartitionRun> tenure)
+      : message(std::move(fetched)), ticket(std::move(record_ticket)), run(std::move(tenure)) {}
+
+  internal::RdPtr<rd_kafka_message_t> message;
+  AckTicket ticket;
+  std::shared_ptr<PartitionRun> run;
+};
+
+struct ParallelConsumer::Impl final : internal::RecordSink {
+  using Clock = std::chrono::steady_clock;
+
+  Impl(OffsetManager& offset_manager, ParallelConsumerOptions consumer_options, RecordHandler record_handler);
+  ~Impl() override;
+
+  // ---- RecordSink (parallel_consumer.cpp, parallel_rebalance.cpp) ----
+  void on_record(internal::RdPtr<rd_kafka_message_t> message) override;
+  void on_partition_end(const TopicPartition& partition, std::int64_t end_offset) override;
+  void on_assigned(const std::vector<internal::AssignedStart>& partitions) override;
+  void on_revoking(const std::vector<TopicPartition>& partitions, bool lost) override;
+  void on_revoked(const std::vector<TopicPartition>& partitions) override;
+
+  // ---- polling thread (parallel_consumer.cpp) ----
+  PartitionRun* run_for(const rd_kafka_message_t& message);
+  // Tracks and queues the record, or holds it (and pauses its partition) when tracking refuses.
+  // Returns false when it was held.
+  bool dispatch(PartitionRun& run, internal::RdPtr<rd_kafka_message_t>& message);
+  void submit_batch();
+  // Dispatches held records that fit now and resumes their partitions; applies the buffer's
+  // back-pressure.
+  void relieve_back_pressure();
+  void pause(PartitionRun& run);
+  void set_paused(const std::vector<PartitionRun*>& runs, bool paused);
+  // Records the log ends of partitions whose records are all done.
+  void record_partition_ends();
+  bool any_paused() const;
+  // Stops dispatch, waits for running handlers, runs take_checkpoint.
+  void checkpoint_at_barrier();
+  // Throws the error a worker or the executor left for the poller, if any.
+  void rethrow_pending_error();
+  std::uint64_t lane_of(const PartitionRun& run, const rd_kafka_message_t& message) const;
+
+  // ---- workers (parallel_workers.cpp) ----
+  void start_workers();
+  void stop_workers();
+  void worker_loop();
+  // Executor mode: submits what may run, up to max_concurrency.
+  void pump_executor();
+  // Runs the handler once; retries the record, or dead-letters it (on_failure). Returns whether
+  // the record is done: then acknowledge() it and finish it in the queue (finish() does both).
+  bool run_record(RecordWork& work);
+  void acknowledge(RecordWork& work);
+  void finish(RecordWork& work);
+  void fail(std::exception_ptr error);
+
+  OffsetManager& manager;
+  const ParallelConsumerOptions options;
+  const RecordHandler handler;
+  std::unique_ptr<KafkaConsumer> consumer;
+  internal::ConsumerImpl* consumer_impl = nullptr;
+  rd_kafka_t* rk = nullptr;
+  internal::WorkQueue queue;
+  std::vector<std::thread> workers;
+
+  // Polling thread only.
+  std::unordered_map<TopicPartition, std::shared_ptr<PartitionRun>> runs;
+  const rd_kafka_topic_t* last_topic = nullptr;
+  std::int32_t last_partition = -1;
+  PartitionRun* last_run = nullptr;
+  std::vector<internal::WorkQueue::Item> batch;
+  std::uint64_t next_serial = 1;
+  std::uint64_t fetched = 0;  // records that reached on_record
+  bool buffer_paused = false;
+  bool revoke_barrier = false;  // raised by on_revoking for the checkpoint, lowered by on_revoked
+  bool closed = false;
+
+  std::atomic<bool> stop_requested{false};
+  std::atomic<bool> checkpoint_requested{false};
+
+  // Counters (relaxed: read only for stats()).
+  std::atomic<std::uint64_t> processed{0};
+  std::atomic<std::uint64_t> failed_attempts{0};
+  std::atomic<std::uint64_t> dead_lettered{0};
+  std::atomic<std::uint64_t> skipped_after_restart{0};
+  std::atomic<std::uint64_t> abandoned_on_revoke{0};
+  std::atomic<std::uint64_t> late_acks_ignored{0};
+  std::atomic<std::uint64_t> partition_pauses{0};
+  std::atomic<std::uint64_t> executor_rejections{0};
+  std::atomic<std::uint64_t> metadata_warnings{0};
+
+  // The first error of a handler (without on_failure) or the executor since the last poll.
+  processor::detail::Mutex errors_mutex;
+  std::exception_ptr pending_error PROCESSOR_GUARDED_BY(errors_mutex);
+};
+
+}  // namespace processor::kafka

@@ -1,0 +1,125 @@
+// ParallelConsumer and rebalances: a partition's tenure starts with the records its previous
+// owner acknowledged, and ends with its running records drained or abandoned.
+
+#include <string>
+
+#include "common/log_internal.hpp"
+#include "kafka/parallel/parallel_consumer_impl.hpp"
+#include "processor/error.hpp"
+
+namespace processor::kafka {
+
+namespace {
+
+std::string describe(const std::vector<TopicPartition>& partitions) {
+  std::string text;
+  for (const auto& tp : partitions) {
+    if (!text.empty()) text += ", ";
+    text += tp.to_key();
+  }
+  return text;
+}
+
+}  // namespace
+
+void ParallelConsumer::Impl::on_assigned(const std::vector<internal::AssignedStart>& partitions) {
+  std::vector<PartitionRun*> to_pause;
+  for (const auto& start : partitions) {
+    const TopicPartition& tp = start.partition;
+    auto run = std::make_shared<PartitionRun>();
+    run->partition = tp;
+    run->serial = next_serial++;
+    std::optional<AckedSet> acked;
+    bool had_metadata = false;
+    try {
+      const auto stored = manager.get_offset_info(tp.topic, tp.partition);
+      had_metadata = stored && stored->metadata && !stored->metadata->empty();
+      if (had_metadata) acked = manager.acked_after_restart(tp.topic, tp.partition);
+    } catch (const StateError& error) {
+      // Metadata of another tool, or garbage: every record from the committed offset is
+      // processed again, which is what a consumer without it would do.
+      if (error.kind() != ErrorKind::Corruption) throw;
+      processor::internal::log(LogLevel::Warning, "parallel", "ignoring the commit metadata of ", tp.to_key(),
+                               ": it is not an acknowledgement set (", error.what(), ")");
+    }
+    if (had_metadata && !acked) metadata_warnings.fetch_add(1, std::memory_order_relaxed);
+    if (acked && acked->committable == start.position) {
+      try {
+        manager.resume_tracking(tp.topic, tp.partition, *acked);
+        run->restored = std::move(acked);
+      } catch (const StateError& error) {
+        if (error.kind() != ErrorKind::InvalidArgument) throw;
+        metadata_warnings.fetch_add(1, std::memory_order_relaxed);
+        processor::internal::log(LogLevel::Warning, "parallel", "ignoring the acknowledgements of ", tp.to_key(),
+                                 " from its previous owner: ", error.what());
+      }
+    } else if (acked) {
+      processor::internal::log(LogLevel::Info, "parallel", tp.to_key(), " starts at ", start.position,
+                               ", not at the committed offset ", acked->committable,
+                               " its acknowledgements were written for: they are not used");
+    }
+    if (buffer_paused) to_pause.push_back(run.get());
+    runs.insert_or_assign(tp, std::move(run));
+  }
+  last_run = nullptr;
+  set_paused(to_pause, true);
+}
+
+void ParallelConsumer::Impl::on_revoking(const std::vector<TopicPartition>& partitions, bool lost) {
+  submit_batch();
+  std::vector<const void*> groups;
+  std::size_t abandoned = 0;
+  for (const auto& tp : partitions) {
+    const auto it = runs.find(tp);
+    if (it == runs.end()) continue;
+    PartitionRun& run = *it->second;
+    groups.push_back(&run);
+    // Records not started are not processed here: the next owner fetches them again.
+    const auto dropped = queue.drop_group(&run);
+    run.queued.fetch_sub(dropped.size(), std::memory_order_acq_rel);
+    abandoned += dropped.size() + run.held.size();
+    run.held.clear();
+    run.pending_end.reset();
+  }
+  // The checkpoint that KafkaConsumer takes next holds exactly what is acknowledged: nothing
+  // runs while it is taken.
+  revoke_barrier = static_cast<bool>(options.consumer.take_checkpoint) && !lost;
+  if (revoke_barrier) queue.raise_barrier();
+  std::size_t still_running = 0;
+  if (lost) {
+    for (const void* group : groups) still_running += queue.running_in(group);
+  } else if (!queue.wait_idle(groups, Clock::now() + options.drain_timeout)) {
+    for (const void* group : groups) still_running += queue.running_in(group);
+  }
+  if (still_running > 0) {
+    processor::internal::log(LogLevel::Warning, "parallel", still_running, " records of ", describe(partitions),
+                             lost ? " were running when the partitions were lost"
+                                  : " were still running after drain_timeout",
+                             ": they are not committed, and the next owner processes them again");
+  }
+  abandoned_on_revoke.fetch_add(abandoned + still_running, std::memory_order_relaxed);
+  if (revoke_barrier) {
+    while (!queue.wait_idle({}, Clock::now() + std::max(options.drain_timeout, std::chrono::milliseconds(1000)))) {
+      if (queue.gauges().running <= still_running) break;  // only the abandoned ones are left
+      processor::internal::log(LogLevel::Warning, "parallel", "the checkpoint before a revoke waits for ",
+                               queue.gauges().running, " running records to finish");
+    }
+  }
+}
+
+void ParallelConsumer::Impl::on_revoked(const std::vector<TopicPartition>& partitions) {
+  for (const auto& tp : partitions) {
+    const auto it = runs.find(tp);
+    if (it == runs.end()) continue;
+    PartitionRun& run = *it->second;
+    run.revoked.store(true, std::memory_order_release);
+    // Retries that started during the drain.
+    const auto dropped = queue.drop_group(&run);
+    run.queued.fetch_sub(dropped.size(), std::memory_order_acq_rel);
+    runs.erase(it);
+  }
+  last_run = nullptr;
+  if (std::exchange(revoke_barrier, false)) queue.lower_barrier();
+}
+
+}  // namespace processor::kafka

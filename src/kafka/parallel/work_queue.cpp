@@ -1,0 +1,285 @@
+#include "kafka/parallel/work_queue.hpp"
+
+#include <algorithm>
+#include <cassert>
+#include <limits>
+#include <utility>
+
+namespace processor::kafka::internal {
+
+using processor::detail::MutexLock;
+
+WorkQueue::WorkQueue(std::size_t max_running) : max_running_(max_running) { assert(max_running >= 1); }
+
+WorkQueue::~WorkQueue() {
+  MutexLock lock(mutex_);
+  for (QueuedWork* work : ready_) {
+    if (work->lane == QueuedWork::kNoLane) delete work;
+  }
+  for (const auto& [due, work] : retries_) {
+    if (work->lane == QueuedWork::kNoLane) delete work;
+  }
+  for (const auto& [id, lane] : lanes_) {
+    for (QueuedWork* work = lane.head; work != nullptr;) delete std::exchange(work, work->next_in_lane_);
+  }
+}
+
+void WorkQueue::submit(std::vector<Item>& batch) {
+  if (batch.empty()) return;
+  std::size_t made_ready = 0;
+  {
+    MutexLock lock(mutex_);
+    for (Item& item : batch) {
+      QueuedWork* work = item.release();
+      ++gauges_.records;
+      gauges_.bytes += work->bytes;
+      if (work->lane == QueuedWork::kNoLane) {
+        ready_.push_back(work);
+        ++made_ready;
+        continue;
+      }
+      auto [it, fresh] = lanes_.try_emplace(work->lane);
+      Lane& lane = it->second;
+      if (fresh) {
+        lane.head = lane.tail = work;
+        ready_.push_back(work);
+        ++made_ready;
+      } else {
+        lane.tail->next_in_lane_ = work;
+        lane.tail = work;
+      }
+    }
+    gauges_.peak_bytes = std::max(gauges_.peak_bytes, gauges_.bytes);
+    if (made_ready > 0) wake_taker_locked();
+  }
+  batch.clear();
+}
+
+void WorkQueue::wake_taker_locked() {
+  if (waiting_takers_ > 0 && !ready_.empty() && barriers_ == 0 && gauges_.running < max_running_) work_.notify_one();
+}
+
+WorkQueue::Clock::time_point WorkQueue::release_due_locked(Clock::time_point now) {
+  while (!retries_.empty() && retries_.begin()->first <= now) {
+    ready_.push_back(retries_.begin()->second);
+    retries_.erase(retries_.begin());
+  }
+  return retries_.empty() ? Clock::time_point::max() : retries_.begin()->first;
+}
+
+QueuedWork* WorkQueue::take_locked() {
+  if (!retries_.empty()) release_due_locked(Clock::now());
+  if (barriers_ > 0 || closed_ || ready_.empty() || gauges_.running >= max_running_) return nullptr;
+  QueuedWork* work = ready_.front();
+  ready_.pop_front();
+  work->running_ = true;
+  ++gauges_.running;
+  ++running_by_group_[work->group];
+  return work;
+}
+
+QueuedWork* WorkQueue::take() {
+  std::vector<QueuedWork*> taken;
+  return take(1, taken) ? taken.front() : nullptr;
+}
+
+bool WorkQueue::take(std::size_t most, std::vector<QueuedWork*>& taken) {
+  MutexLock lock(mutex_);
+  while (!closed_) {
+    if (QueuedWork* work = take_locked()) {
+      taken.push_back(work);
+      for (std::size_t more = 1; more < most; ++more) {
+        QueuedWork* next = take_locked();
+        if (next == nullptr) break;
+        taken.push_back(next);
+      }
+      wake_taker_locked();  // what is left may run on another taker
+      return true;
+    }
+    const auto next_retry = retries_.empty() ? Clock::time_point::max() : retries_.begin()->first;
+    ++waiting_takers_;
+    if (next_retry == Clock::time_point::max()) {
+      work_.wait(mutex_);
+    } else {
+      work_.wait_until(mutex_, next_retry);
+    }
+    --waiting_takers_;
+  }
+  return false;
+}
+
+QueuedWork* WorkQueue::try_take() {
+  MutexLock lock(mutex_);
+  return take_locked();
+}
+
+void WorkQueue::stop_running_locked(QueuedWork* work) {
+  work->running_ = false;
+  --gauges_.running;
+  auto it = running_by_group_.find(work->group);
+  if (--it->second == 0) running_by_group_.erase(it);
+}
+
+void WorkQueue::uncount_locked(const QueuedWork* work) {
+  --gauges_.records;
+  gauges_.bytes -= work->bytes;
+}
+
+bool WorkQueue::finish_locked(QueuedWork* work) {
+  stop_running_locked(work);
+  uncount_locked(work);
+  if (work->lane == QueuedWork::kNoLane) return false;
+  auto it = lanes_.find(work->lane);
+  assert(it != lanes_.end() && it->second.head == work);
+  if (QueuedWork* next = work->next_in_lane_) {
+    it->second.head = next;
+    ready_.push_back(next);
+    return true;
+  }
+  lanes_.erase(it);
+  return false;
+}
+
+WorkQueue::Item WorkQueue::finish(QueuedWork* work) {
+  {
+    MutexLock lock(mutex_);
+    finish_locked(work);
+    wake_taker_locked();  // a freed slot, or the next of the lane
+  }
+  idle_.notify_all();
+  return Item(work);
+}
+
+void WorkQueue::finish(std::vector<Item>& works) {
+  {
+    MutexLock lock(mutex_);
+    for (const Item& work : works) finish_locked(work.get());
+    wake_taker_locked();
+  }
+  idle_.notify_all();
+}
+
+void WorkQueue::retry_later(QueuedWork* work, Clock::time_point not_before) {
+  {
+    MutexLock lock(mutex_);
+    stop_running_locked(work);
+    work->not_before_ = not_before;
+    retries_.emplace(not_before, work);
+    // A freed slot; or, as the earliest retry, a deadline a waiting taker must wake up for.
+    if (retries_.begin()->second == work && waiting_takers_ > 0) {
+      work_.notify_one();
+    } else {
+      wake_taker_locked();
+    }
+  }
+  idle_.notify_all();
+}
+
+void WorkQueue::give_back(QueuedWork* work) {
+  {
+    MutexLock lock(mutex_);
+    stop_running_locked(work);
+    ready_.push_front(work);
+    wake_taker_locked();
+  }
+  idle_.notify_all();
+}
+
+std::vector<WorkQueue::Item> WorkQueue::drop_group(const void* group) {
+  std::vector<Item> dropped;
+  {
+    MutexLock lock(mutex_);
+    drop_group_locked(group, dropped);
+    wake_taker_locked();  // another group's item may have moved to the head of its lane
+  }
+  return dropped;
+}
+
+void WorkQueue::drop_group_locked(const void* group, std::vector<Item>& dropped) {
+  const auto in_group = [&](QueuedWork* work) { return work->group == group && !work->running_; };
+  // Lane heads that are not running are in ready_ or retries_ and go with their lane below.
+  std::erase_if(ready_, [&](QueuedWork* work) { return in_group(work) && work->lane != QueuedWork::kNoLane; });
+  std::erase_if(retries_, [&](const auto& entry) { return in_group(entry.second) && entry.second->lane != QueuedWork::kNoLane; });
+  const auto take_unlaned = [&](QueuedWork* work) {
+    if (!in_group(work) || work->lane != QueuedWork::kNoLane) return false;
+    uncount_locked(work);
+    dropped.emplace_back(work);
+    return true;
+  };
+  std::erase_if(ready_, take_unlaned);
+  std::erase_if(retries_, [&](const auto& entry) { return take_unlaned(entry.second); });
+  for (auto it = lanes_.begin(); it != lanes_.end();) {
+    Lane& lane = it->second;
+    // Lane ids are hashes, so a lane may mix groups: unlink this group's waiting items only.
+    bool head_changed = false;
+    QueuedWork* previous = nullptr;
+    for (QueuedWork* work = lane.head; work != nullptr;) {
+      QueuedWork* next = work->next_in_lane_;
+      if (in_group(work)) {
+        (previous == nullptr ? lane.head : previous->next_in_lane_) = next;
+        head_changed = head_changed || previous == nullptr;
+        uncount_locked(work);
+        dropped.emplace_back(work);
+      } else {
+        previous = work;
+      }
+      work = next;
+    }
+    lane.tail = previous;
+    if (lane.head == nullptr) {
+      it = lanes_.erase(it);
+      continue;
+    }
+    if (head_changed) ready_.push_back(lane.head);  // another group's item, waiting until now
+    ++it;
+  }
+}
+
+bool WorkQueue::wait_idle(const std::vector<const void*>& groups, Clock::time_point deadline) {
+  MutexLock lock(mutex_);
+  const auto idle = [&]() PROCESSOR_REQUIRES(mutex_) {
+    if (groups.empty()) return gauges_.running == 0;
+    return std::none_of(groups.begin(), groups.end(),
+                        [&](const void* group) { return running_by_group_.contains(group); });
+  };
+  while (!idle()) {
+    if (Clock::now() >= deadline) return false;
+    idle_.wait_until(mutex_, deadline);
+  }
+  return true;
+}
+
+std::size_t WorkQueue::running_in(const void* group) const {
+  MutexLock lock(mutex_);
+  const auto it = running_by_group_.find(group);
+  return it == running_by_group_.end() ? 0 : it->second;
+}
+
+void WorkQueue::raise_barrier() {
+  MutexLock lock(mutex_);
+  ++barriers_;
+}
+
+void WorkQueue::lower_barrier() {
+  {
+    MutexLock lock(mutex_);
+    assert(barriers_ > 0);
+    --barriers_;
+  }
+  work_.notify_all();  // every taker may have work now
+}
+
+void WorkQueue::close() {
+  {
+    MutexLock lock(mutex_);
+    closed_ = true;
+  }
+  work_.notify_all();
+}
+
+WorkQueueGauges WorkQueue::gauges() const {
+  MutexLock lock(mutex_);
+  return gauges_;
+}
+
+}  // namespace processor::kafka::internal

@@ -1,0 +1,191 @@
+// The ParallelConsumer's scheduler alone: lanes, the concurrency limit, retries, barriers and
+// dropping a revoked partition's work.
+
+#include "kafka/parallel/work_queue.hpp"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <thread>
+#include <vector>
+
+namespace processor::kafka::internal {
+namespace {
+
+using namespace std::chrono_literals;
+
+struct Numbered : QueuedWork {
+  explicit Numbered(int n) : number(n) {}
+  int number;
+};
+
+const int kGroupA = 0;
+const int kGroupB = 0;
+
+std::unique_ptr<QueuedWork> work(int number, std::uint64_t lane, const void* group = &kGroupA, std::size_t bytes = 10) {
+  auto item = std::make_unique<Numbered>(number);
+  item->lane = lane;
+  item->group = group;
+  item->bytes = bytes;
+  return item;
+}
+
+int number_of(QueuedWork* item) { return item == nullptr ? -1 : static_cast<Numbered*>(item)->number; }
+
+void submit(WorkQueue& queue, std::vector<std::unique_ptr<QueuedWork>> items) { queue.submit(items); }
+
+std::vector<std::unique_ptr<QueuedWork>> items(std::initializer_list<std::pair<int, std::uint64_t>> numbered) {
+  std::vector<std::unique_ptr<QueuedWork>> batch;
+  for (const auto& [number, lane] : numbered) batch.push_back(work(number, lane));
+  return batch;
+}
+
+TEST(WorkQueue, RecordsOfOneLaneRunOneAtATimeInOrder) {
+  WorkQueue queue(10);
+  submit(queue, items({{1, 7}, {2, 7}, {3, 8}, {4, 7}}));
+  QueuedWork* first = queue.try_take();
+  QueuedWork* other_lane = queue.try_take();
+  EXPECT_EQ(number_of(first), 1);
+  EXPECT_EQ(number_of(other_lane), 3);
+  EXPECT_EQ(queue.try_take(), nullptr) << "2 and 4 wait behind 1";
+  queue.finish(first);
+  QueuedWork* second = queue.try_take();
+  EXPECT_EQ(number_of(second), 2);
+  EXPECT_EQ(queue.try_take(), nullptr);
+  queue.finish(second);
+  EXPECT_EQ(number_of(queue.try_take()), 4);
+}
+
+TEST(WorkQueue, RecordsWithoutALaneRunConcurrently) {
+  WorkQueue queue(10);
+  submit(queue, items({{1, QueuedWork::kNoLane}, {2, QueuedWork::kNoLane}, {3, QueuedWork::kNoLane}}));
+  EXPECT_EQ(number_of(queue.try_take()), 1);
+  EXPECT_EQ(number_of(queue.try_take()), 2);
+  EXPECT_EQ(number_of(queue.try_take()), 3);
+  EXPECT_EQ(queue.gauges().running, 3u);
+}
+
+TEST(WorkQueue, NeverRunsMoreThanTheLimit) {
+  WorkQueue queue(2);
+  submit(queue, items({{1, 1}, {2, 2}, {3, 3}}));
+  QueuedWork* a = queue.try_take();
+  ASSERT_NE(queue.try_take(), nullptr);
+  EXPECT_EQ(queue.try_take(), nullptr);
+  queue.finish(a);
+  EXPECT_EQ(number_of(queue.try_take()), 3);
+}
+
+TEST(WorkQueue, ARetryHoldsItsLaneUntilItsBackoffPassed) {
+  WorkQueue queue(10);
+  submit(queue, items({{1, 5}, {2, 5}, {3, 6}}));
+  QueuedWork* failing = queue.try_take();
+  ASSERT_EQ(number_of(failing), 1);
+  queue.retry_later(failing, WorkQueue::Clock::now() + 50ms);
+  EXPECT_EQ(number_of(queue.try_take()), 3) << "another lane goes on";
+  EXPECT_EQ(queue.try_take(), nullptr) << "2 waits behind the retry of 1, which is not due";
+  QueuedWork* retried = queue.take();  // waits for the backoff
+  EXPECT_EQ(number_of(retried), 1);
+  queue.finish(retried);
+  EXPECT_EQ(number_of(queue.try_take()), 2);
+}
+
+TEST(WorkQueue, ABarrierStopsTakingButNotRunningWork) {
+  WorkQueue queue(10);
+  submit(queue, items({{1, 1}, {2, 2}}));
+  QueuedWork* running = queue.try_take();
+  queue.raise_barrier();
+  EXPECT_EQ(queue.try_take(), nullptr);
+  EXPECT_FALSE(queue.wait_idle({}, WorkQueue::Clock::now() + 10ms));
+  queue.finish(running);
+  EXPECT_TRUE(queue.wait_idle({}, WorkQueue::Clock::now()));
+  queue.lower_barrier();
+  EXPECT_EQ(number_of(queue.try_take()), 2);
+}
+
+TEST(WorkQueue, DroppingAGroupKeepsItsRunningWorkAndFreesItsLanes) {
+  const int group_a = 0;
+  const int group_b = 0;
+  WorkQueue queue(10);
+  std::vector<std::unique_ptr<QueuedWork>> batch;
+  batch.push_back(work(1, 9, &group_a));
+  batch.push_back(work(2, 9, &group_a));
+  batch.push_back(work(3, 4, &group_a));
+  batch.push_back(work(4, 9, &group_b));  // shares lane 9: a hash collision across groups
+  batch.push_back(work(5, QueuedWork::kNoLane, &group_a));
+  queue.submit(batch);
+  QueuedWork* running = queue.try_take();
+  ASSERT_EQ(number_of(running), 1);
+  const auto dropped = queue.drop_group(&group_a);
+  EXPECT_EQ(dropped.size(), 3u) << "2, 3 and 5; 1 runs";
+  EXPECT_EQ(queue.running_in(&group_a), 1u);
+  EXPECT_EQ(queue.gauges().records, 2u);
+  EXPECT_EQ(queue.try_take(), nullptr) << "4 still waits behind the running 1 of its lane";
+  queue.finish(running);
+  EXPECT_EQ(number_of(queue.try_take()), 4);
+  EXPECT_EQ(queue.gauges().bytes, 10u);
+}
+
+TEST(WorkQueue, GaugesCountBytesUntilFinished) {
+  WorkQueue queue(10);
+  std::vector<std::unique_ptr<QueuedWork>> batch;
+  batch.push_back(work(1, 1, &kGroupA, 100));
+  batch.push_back(work(2, 2, &kGroupB, 50));
+  queue.submit(batch);
+  EXPECT_EQ(queue.gauges().bytes, 150u);
+  queue.finish(queue.try_take());
+  EXPECT_EQ(queue.gauges().bytes, 50u);
+  EXPECT_EQ(queue.gauges().peak_bytes, 150u);
+}
+
+TEST(WorkQueue, CloseWakesWaitingTakers) {
+  WorkQueue queue(1);
+  std::atomic<bool> returned{false};
+  std::thread taker([&] {
+    EXPECT_EQ(queue.take(), nullptr);
+    returned = true;
+  });
+  queue.close();
+  taker.join();
+  EXPECT_TRUE(returned);
+}
+
+TEST(WorkQueue, ManyTakersNeverRunTwoRecordsOfALaneAtOnce) {
+  WorkQueue queue(8);
+  constexpr int kRecords = 4000;
+  constexpr int kLanes = 16;
+  std::vector<std::atomic<int>> running(kLanes + 1);
+  std::vector<std::atomic<int>> last(kLanes + 1);
+  for (auto& value : last) value = -1;
+  std::atomic<bool> overlap{false};
+  std::atomic<bool> reordered{false};
+  std::atomic<int> finished{0};
+  std::vector<std::thread> takers;
+  for (int t = 0; t < 8; ++t) {
+    takers.emplace_back([&] {
+      while (QueuedWork* item = queue.take()) {
+        const auto lane = static_cast<std::size_t>(item->lane);
+        if (running[lane].fetch_add(1) != 0) overlap = true;
+        const int number = number_of(item);
+        if (last[lane].exchange(number) > number) reordered = true;
+        running[lane].fetch_sub(1);
+        queue.finish(item);
+        ++finished;
+      }
+    });
+  }
+  for (int i = 0; i < kRecords; i += 100) {
+    std::vector<std::unique_ptr<QueuedWork>> batch;
+    for (int j = i; j < i + 100; ++j) batch.push_back(work(j, static_cast<std::uint64_t>(j % kLanes + 1)));
+    queue.submit(batch);
+  }
+  while (finished < kRecords) std::this_thread::sleep_for(1ms);
+  queue.close();
+  for (auto& taker : takers) taker.join();
+  EXPECT_FALSE(overlap);
+  EXPECT_FALSE(reordered);
+  EXPECT_EQ(queue.gauges().records, 0u);
+}
+
+}  // namespace
+}  // namespace processor::kafka::internal
