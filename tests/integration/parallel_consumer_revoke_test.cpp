@@ -102,6 +102,43 @@ TEST_F(ParallelConsumerRevoke, CloseAbandonsARecordStillRunningAfterTheDrainTime
             (std::vector<std::int64_t>{4}));
 }
 
+// Regression: a record abandoned after drain_timeout that finished before the revoke's commit
+// (here: while on_revoked runs) was acknowledged and committed, and its next owner skipped it.
+TEST_F(ParallelConsumerRevoke, ARecordAbandonedAfterTheDrainTimeoutIsNotCommittedWhenItFinishesBeforeTheCommit) {
+  cluster_.create_topic(topic_, 1);
+  Producer producer(cluster_.bootstrap());
+  producer.produce(topic_, 0, 5);
+  Gate slow;
+  ParallelMember* self = nullptr;
+  auto options = parallel_options(topic_);
+  options.ordering = ProcessingOrder::Unordered;
+  options.drain_timeout = std::chrono::milliseconds(200);
+  options.consumer.on_revoked = [&](const std::vector<TopicPartition>&) {
+    // After the drain, before the commit: the abandoned record finishes now.
+    slow.open();
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    while (self->consumer.stats().late_acks_ignored == 0 && std::chrono::steady_clock::now() < deadline) {
+      const auto acks = pending_acks(self->manager, topic_, 0);
+      if (acks && acks->committable == 5) break;  // its acknowledgement was taken
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+  };
+  ParallelMember member(cluster_.bootstrap(), group_, options, [&](const ConsumedRecord& r) {
+    if (r.offset == 3) slow.pass(std::chrono::seconds(30));
+  });
+  self = &member;
+  ASSERT_TRUE(poll_until(member.consumer, [&] {
+    const auto acks = pending_acks(member.manager, topic_, 0);
+    return slow.arrived() == 1 && acks && acks->committable == 3 && acks->size() == 1;
+  }));
+  member.consumer.close();
+  EXPECT_EQ(member.consumer.stats().abandoned_on_revoke, 1u);
+  EXPECT_EQ(member.consumer.stats().late_acks_ignored, 1u);
+  const auto committed = testing::committed_offset(cluster_.bootstrap(), group_, topic_, 0);
+  ASSERT_TRUE(committed);
+  EXPECT_EQ(committed->offset, 3) << "a record abandoned after the drain timeout was committed";
+}
+
 // A second member takes a partition while its first record runs in the first member, which
 // abandons it at once (drain_timeout 0): the new owner processes it, and the first member's late
 // completion commits nothing.
