@@ -2,13 +2,16 @@
 # Builds the Google Benchmark binaries (Release, in build-bench/) and runs them all, then prints
 # one table of medians, anchors, ratios and targets collected from the binaries' RESULT lines.
 #
-# Usage: bash scripts/bench.sh [--smoke] [--e2e-messages N] [extra Google Benchmark flags...]
+# Usage: bash scripts/bench.sh [--smoke] [--only B1,B2] [--e2e-messages N] [extra Google Benchmark flags...]
 #   --smoke             every benchmark once with a minimal iteration count and a small e2e
 #                       message count: for CI, so that the benchmarks cannot rot. bench_e2e runs
 #                       2 repetitions, then the repetition check: 3 repetitions whose first setups
 #                       fail (--e2e-fail-first-setup) must be reported as failures, not abort the
 #                       binary. Fails only when a binary or that check fails, never because a
 #                       target is missed.
+#   --only B1,B2        only these binaries (e.g. --only bench_parallel: the side-by-side with
+#                       Confluent's Parallel Consumer alone; its markdown table is written to
+#                       the run's log directory as bench_parallel.md).
 #   --e2e-messages N    messages per end-to-end run (default 10000000; 20000 with --smoke).
 #                       The mock cluster keeps ~1M of them (5 MiB per partition) and consumes
 #                       those; the real broker consumes all. Env: BENCH_E2E_MESSAGES.
@@ -18,9 +21,11 @@
 #   KAFKA_BOOTSTRAP     the broker for the end-to-end measures. Unset, the full run starts its own
 #                       (scripts/kafka/broker.sh, in BUILD_DIR/kafka) and stops it at exit; the
 #                       smoke run uses the mock cluster only, except bench_streams (exactly-once
-#                       side by side with Kafka Streams, bench/kafka-streams-peer), which always
-#                       needs a real broker: the smoke run starts one for it (STREAMS_BOOTSTRAP
-#                       names an existing one). BENCH_NO_BROKER=1: mock only, no bench_streams.
+#                       side by side with Kafka Streams, bench/kafka-streams-peer) and
+#                       bench_parallel (side by side with Confluent's Parallel Consumer,
+#                       bench/parallel-consumer-peer), which always need a real broker: the smoke
+#                       run starts one for them (STREAMS_BOOTSTRAP names an existing one).
+#                       BENCH_NO_BROKER=1: mock only, neither of those two.
 #
 # Exit status: non-zero when setup, the build, or a benchmark binary fails (or times out), or when
 # the smoke run's repetition check fails.
@@ -28,6 +33,7 @@ set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 smoke=0
+only=""
 e2e_messages="${BENCH_E2E_MESSAGES:-}"
 extra=()
 while (($# > 0)); do
@@ -35,7 +41,9 @@ while (($# > 0)); do
     --smoke) smoke=1 ;;
     --e2e-messages) e2e_messages="${2:?--e2e-messages needs a count}"; shift ;;
     --e2e-messages=*) e2e_messages="${1#--e2e-messages=}" ;;
-    -h|--help) sed -n '2,26p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --only) only="${2:?--only needs binary names}"; shift ;;
+    --only=*) only="${1#--only=}" ;;
+    -h|--help) sed -n '2,31p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) extra+=("$1") ;;
   esac
   shift
@@ -49,12 +57,28 @@ bash "${root}/scripts/setup.sh"
 
 cmake -S "${root}" -B "${build_dir}" -G Ninja -DCMAKE_BUILD_TYPE=Release -DPROCESSOR_BUILD_BENCHMARKS=ON \
   -DPROCESSOR_BUILD_TESTS=OFF -DPROCESSOR_BUILD_EXAMPLES=OFF >/dev/null
-binaries=(bench_hot_path bench_commit bench_e2e bench_streams bench_monitor bench_exporter)
+binaries=(bench_hot_path bench_commit bench_e2e bench_streams bench_monitor bench_exporter bench_parallel)
+if [[ -n "${only}" ]]; then
+  IFS=',' read -r -a binaries <<<"${only}"
+fi
+selected() { [[ " ${binaries[*]} " == *" $1 "* ]]; }
 cmake --build "${build_dir}" -j "${JOBS:-2}" --target "${binaries[@]}"
 # bench_streams runs Kafka Streams side by side (bench/kafka-streams-peer, built by Maven with the
 # broker's Kafka version); its build prints the command line that runs it.
-PROCESSOR_STREAMS_PEER="$(bash "${root}/bench/kafka-streams-peer/build.sh" | tail -n 1)"
-export PROCESSOR_STREAMS_PEER
+if selected bench_streams; then
+  PROCESSOR_STREAMS_PEER="$(bash "${root}/bench/kafka-streams-peer/build.sh" | tail -n 1)"
+  export PROCESSOR_STREAMS_PEER
+fi
+# bench_parallel runs Confluent's Parallel Consumer side by side (bench/parallel-consumer-peer).
+# Without Maven or its jars, bench_parallel measures ours alone and says so.
+if selected bench_parallel; then
+  if PROCESSOR_PARALLEL_PEER="$(bash "${root}/bench/parallel-consumer-peer/build.sh" | tail -n 1)"; then
+    export PROCESSOR_PARALLEL_PEER
+  else
+    echo "bench.sh: the Parallel Consumer peer could not be built (above): bench_parallel measures ours alone"
+    unset PROCESSOR_PARALLEL_PEER
+  fi
+fi
 built=$(date +%s)
 
 if ((smoke)); then
@@ -62,13 +86,14 @@ if ((smoke)); then
   gbench=(--benchmark_min_time=0.01 --benchmark_repetitions=1)
   e2e_messages="${e2e_messages:-20000}"
   per_binary_timeout=240
-  # bench_streams needs a real broker even here (Kafka Streams and transactions have no mock);
-  # the other binaries keep the mock cluster, so the broker's address goes to it alone.
+  # bench_streams and bench_parallel need a real broker even here (Kafka Streams, transactions
+  # and the Java peers have no mock); the other binaries keep the mock cluster, so the broker's
+  # address goes to those two alone.
   STREAMS_BOOTSTRAP="${STREAMS_BOOTSTRAP:-}"
-  if [[ -z "${STREAMS_BOOTSTRAP}" && "${BENCH_NO_BROKER:-0}" != 1 ]]; then
+  if [[ -z "${STREAMS_BOOTSTRAP}" && "${BENCH_NO_BROKER:-0}" != 1 ]] && { selected bench_streams || selected bench_parallel; }; then
     STREAMS_BOOTSTRAP="$(bash "${root}/scripts/kafka/broker.sh" start --dir "${build_dir}/kafka")"
     trap 'bash "${root}/scripts/kafka/broker.sh" stop --dir "${build_dir}/kafka" || true' EXIT
-    echo "bench.sh: Kafka broker for bench_streams at ${STREAMS_BOOTSTRAP}"
+    echo "bench.sh: Kafka broker for bench_streams and bench_parallel at ${STREAMS_BOOTSTRAP}"
   fi
 else
   mode="full"
@@ -100,12 +125,13 @@ for binary in "${binaries[@]}"; do
   args=("${gbench[@]}")
   [[ "${binary}" == bench_e2e ]] && args=(--e2e-messages "${e2e_messages}" "${args[@]}")
   run_env=()
-  if [[ "${binary}" == bench_streams ]]; then
-    # Not a Google Benchmark binary: its own sizes and repetitions (see its header).
+  if [[ "${binary}" == bench_streams || "${binary}" == bench_parallel ]]; then
+    # Not Google Benchmark binaries: their own sizes and repetitions (see their headers).
     args=()
     ((smoke)) && args=(--smoke)
+    [[ "${binary}" == bench_parallel ]] && ((!smoke)) && args=(--markdown "${log_dir}/bench_parallel.md")
     if [[ -z "${STREAMS_BOOTSTRAP}" ]]; then
-      echo "bench.sh: bench_streams skipped: it needs a real broker (BENCH_NO_BROKER=1)"
+      echo "bench.sh: ${binary} skipped: it needs a real broker (BENCH_NO_BROKER=1)"
       continue
     fi
     run_env=(env "KAFKA_BOOTSTRAP=${STREAMS_BOOTSTRAP}")
@@ -116,7 +142,7 @@ for binary in "${binaries[@]}"; do
   echo "================ ${binary} ${args[*]:-} ${extra[*]:-}"
   binary_started=$(date +%s)
   set +e
-  [[ "${binary}" == bench_streams ]] || args+=("${extra[@]}")
+  [[ "${binary}" == bench_streams || "${binary}" == bench_parallel ]] || args+=("${extra[@]}")
   timeout --kill-after=30 "${per_binary_timeout}" "${run_env[@]}" "${build_dir}/bench/${binary}" "${args[@]}" 2>&1 |
     tee "${log_dir}/${binary}.log"
   status=${PIPESTATUS[0]}
@@ -129,7 +155,7 @@ done
 # each benchmark failing. It must report every failure and finish with its summary (exit 1), not
 # abort: with Google Benchmark 1.7.1 one repetition failing in its setup while two others
 # succeeded aborted the binary in ComputeStats ("Check (run_iterations) == (run.iterations)").
-if ((smoke)); then
+if ((smoke)) && selected bench_e2e; then
   check_log="${log_dir}/bench_e2e-repetition-check.log"
   check_args=(--e2e-messages "${e2e_messages}" --e2e-fail-first-setup --benchmark_min_time=0.01
               --benchmark_repetitions=3 --benchmark_color=false)
@@ -202,7 +228,7 @@ if ((${#failed[@]} > 0)); then
   echo "bench.sh: FAILED: ${failed[*]}" >&2
   exit 1
 fi
-if ((smoke)); then
+if ((smoke)) && selected bench_e2e; then
   echo "bench.sh: ${mode} run passed (${#binaries[@]} binaries and the repetition check)"
 else
   echo "bench.sh: ${mode} run passed (${#binaries[@]} binaries)"

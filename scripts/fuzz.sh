@@ -4,7 +4,7 @@
 #
 # Usage: bash scripts/fuzz.sh [--time SECONDS] [TARGET...]
 #   --time SECONDS  how long each target runs (libFuzzer's -max_total_time). Default: 60
-#   TARGET          fuzz_stored_offset fuzz_checkpoint_record fuzz_ack_metadata fuzz_encoding
+#   TARGET          fuzz_stored_offset fuzz_checkpoint_record fuzz_ack_metadata fuzz_ack_reference fuzz_encoding
 #                   fuzz_changelog_record fuzz_offsets_csv fuzz_offsetctl_args.
 #                   Default: all of them
 #   FUZZ_PARALLEL   targets run at once. Default: 2 (one per core of the CI box)
@@ -22,7 +22,7 @@ set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "${root}"
 
-all_targets=(fuzz_stored_offset fuzz_checkpoint_record fuzz_ack_metadata fuzz_encoding fuzz_changelog_record
+all_targets=(fuzz_stored_offset fuzz_checkpoint_record fuzz_ack_metadata fuzz_ack_reference fuzz_encoding fuzz_changelog_record
   fuzz_offsets_csv fuzz_offsetctl_args)
 seconds=60
 targets=()

@@ -85,8 +85,14 @@ void require_sane(const CheckpointInfo& checkpoint) {
   require(returns_or_corruption("decoding a re-encoded checkpoint",
                                 [&] { again = internal::decode_checkpoint(internal::encode_checkpoint(checkpoint), "re-encoded"); }),
           "a restored checkpoint does not decode once re-encoded");
-  require(again.id == checkpoint.id && again.created_at == checkpoint.created_at && again.offsets == checkpoint.offsets,
+  require(again.id == checkpoint.id && again.created_at == checkpoint.created_at && again.offsets == checkpoint.offsets &&
+              again.acked == checkpoint.acked,
           "a restored checkpoint re-encodes to a different value");
+  for (const auto& [tp, acked] : checkpoint.acked) {
+    const auto position = checkpoint.offsets.find(tp);
+    require(position != checkpoint.offsets.end() && position->second == acked.committable && !acked.acked.empty(),
+            "a checkpoint was restored with acknowledgements of an unlisted partition, another position, or none");
+  }
 }
 
 std::string checkpoint_key(std::uint64_t id) { return "checkpoint:g:" + internal::checkpoint_id_text(id); }

@@ -23,6 +23,7 @@
 #include "encoding/varint.hpp"
 #include "fuzz_contract.hpp"
 #include "kafka/acks/ack_metadata.hpp"
+#include "kafka/acks/ack_reference.hpp"
 #include "kafka/checkpoint/checkpoint_record.hpp"
 #include "kafka/store/stored_offset_format.hpp"
 #include "streams/changelog_format.hpp"
@@ -157,6 +158,25 @@ std::string checkpoint_body(std::uint64_t id, std::int64_t micros, const std::ve
   return out;
 }
 
+// Version 2 as the format lays it out: each entry with its acknowledgement metadata (binary,
+// before base64; empty for none), without the CRC.
+std::string checkpoint_body_with_acks(std::uint64_t id, const std::vector<std::pair<RawEntry, std::string>>& entries) {
+  std::string out;
+  out.push_back(static_cast<char>(internal::kCheckpointVersionWithAcks));
+  encoding::put_le<std::uint64_t>(out, id);
+  encoding::put_le<std::int64_t>(out, kMicros);
+  encoding::put_le<std::uint32_t>(out, static_cast<std::uint32_t>(entries.size()));
+  for (const auto& [entry, acked] : entries) {
+    encoding::put_le<std::uint16_t>(out, static_cast<std::uint16_t>(entry.topic.size()));
+    out += entry.topic;
+    encoding::put_le<std::int32_t>(out, entry.partition);
+    encoding::put_le<std::int64_t>(out, entry.offset);
+    encoding::put_le<std::uint32_t>(out, static_cast<std::uint32_t>(acked.size()));
+    out += acked;
+  }
+  return out;
+}
+
 std::string with_flags(std::uint8_t flags, const std::string& record) { return std::string(1, static_cast<char>(flags)) + record; }
 
 // A checkpoint encoded by the library, raw and sealed by the harness.
@@ -240,6 +260,14 @@ void checkpoint_corpus() {
   checkpoint_seed("older-lists-two-partitions", kOlder | kIdFromRecord, checkpoint_of(2, {{"orders", 0, 10}, {"orders", 1, 11}}));
   checkpoint_seed("older-on-checkpoint", kOlder | kOnCheckpoint, checkpoint_of(1, {{"orders", 0, 10}, {"other", 0, 1}}));
   write("corpus", "fuzz_checkpoint_record", "too-short", with_flags(latest, "abc"));
+  // Version 2: acknowledged sets above the positions (runs, a bitset, a partition without).
+  CheckpointInfo with_acks = checkpoint_of(6, {{"orders", 0, 10}, {"orders", 1, 5}, {"payments", 0, 100}});
+  with_acks.acked.emplace(TopicPartition("orders", 0), AckedSet{10, {{12, 14}, {5000, 5000}}});
+  with_acks.acked.emplace(TopicPartition("payments", 0), AckedSet{100, {{101, 101}, {103, 103}, {105, 110}}});
+  checkpoint_seed("acknowledged-sets", latest, with_acks);
+  CheckpointInfo older_with_acks = checkpoint_of(3, {{"orders", 0, 10}});
+  older_with_acks.acked.emplace(TopicPartition("orders", 0), AckedSet{10, {{11, 11}}});
+  checkpoint_seed("older-with-acknowledged-sets", kOlder | kIdFromRecord, older_with_acks);
 
   const auto regression = [](const std::string& name, std::uint8_t flags, const std::string& body) {
     write("regressions", "fuzz_checkpoint_record", name, with_flags(flags | fuzz::kSeal, body));
@@ -252,6 +280,54 @@ void checkpoint_corpus() {
   regression("older-time-overflow", kOlder | kIdFromRecord, checkpoint_body(3, kInt64Max, {{"orders", 0, 10}}));
   regression("older-duplicate-partition", kOlder | kIdFromRecord,
              checkpoint_body(3, kMicros, {{"orders", 0, 10}, {"orders", 0, 10}}));
+  // Version 2's acknowledgements must be of the partition's position, and not empty.
+  regression("acknowledgements-of-another-position", latest,
+             checkpoint_body_with_acks(2, {{{"orders", 0, 10}, internal::encode_ack_metadata_binary(AckedSet{9, {{11, 11}}})}}));
+  regression("empty-acknowledged-set", latest,
+             checkpoint_body_with_acks(2, {{{"orders", 0, 10}, internal::encode_ack_metadata_binary(AckedSet{10, {}})}}));
+  regression("acknowledgements-not-metadata", latest, checkpoint_body_with_acks(2, {{{"orders", 0, 10}, "\x07junk"}}));
+  regression("acknowledgements-length-beyond-the-record", latest,
+             checkpoint_body_with_acks(2, {{{"orders", 0, 10}, ""}}).replace(1 + 8 + 8 + 4 + 2 + 6 + 4 + 8, 4, "\xff\xff\xff\x7f"));
+}
+
+// ---- fuzz_ack_reference: u8 flags, u16 metadata length, metadata, spilled value ----
+
+void ack_reference_corpus() {
+  constexpr std::uint8_t kReferToRecord = 1 << 0, kNoRecord = 1 << 1, kNoBackend = 1 << 2, kOtherOffset = 1 << 3;
+  const auto seed = [](const std::string& name, std::uint8_t flags, const std::string& metadata, const std::string& spilled) {
+    std::string input(1, static_cast<char>(flags));
+    encoding::put_le<std::uint16_t>(input, static_cast<std::uint16_t>(metadata.size()));
+    write("corpus", "fuzz_ack_reference", name, input + metadata + spilled);
+  };
+  // Long metadata, as a commit spills it: one slow record below alternate acknowledgements.
+  AckedSet long_set{1000, {}};
+  for (std::int64_t offset = 1001; offset < 9000; offset += 2) long_set.acked.push_back({offset, offset});
+  const std::string spilled = internal::encode_ack_metadata(long_set);
+  const std::string reference = internal::format_ack_reference(spilled);
+  const std::string short_metadata = internal::encode_ack_metadata(AckedSet{7, {{9, 12}}});
+  seed("reference", 0, reference, spilled);
+  seed("refers-to-the-record", kReferToRecord, "", spilled);
+  seed("other-offset", kReferToRecord | kOtherOffset, "", spilled);
+  seed("record-missing", kNoRecord, reference, "");
+  seed("no-backend", kNoBackend, reference, spilled);
+  seed("another-record", 0, reference, short_metadata);
+  seed("record-not-metadata", kReferToRecord, "", "consumer-1 was here");
+  seed("inline", 0, short_metadata, spilled);
+  seed("inline-other-offset", kOtherOffset, short_metadata, "");
+  seed("garbage", 0, "consumer-1 was here", "");
+  seed("empty", 0, "", "");
+  seed("leading-zero-length", 0, "@acks/v1:012:00000000", "");
+  seed("uppercase-checksum", 0, "@acks/v1:12:0000000A", "");
+  seed("unknown-version", 0, "@acks/v2:12:00000000", "");
+  // Boundaries of the reference's parser (refused, never read as another reference).
+  const auto regression = [](const std::string& name, const std::string& metadata, const std::string& value) {
+    std::string input(1, '\0');
+    encoding::put_le<std::uint16_t>(input, static_cast<std::uint16_t>(metadata.size()));
+    write("regressions", "fuzz_ack_reference", name, input + metadata + value);
+  };
+  regression("length-beyond-64-bits", "@acks/v1:18446744073709551616:00000000", "");
+  regression("reference-with-trailing-text", reference + " ", spilled);
+  regression("length-zero", "@acks/v1:0:00000000", "");
 }
 
 void ack_metadata_corpus() {
@@ -412,6 +488,7 @@ int main(int argc, char** argv) {
   stored_offset_corpus();
   checkpoint_corpus();
   ack_metadata_corpus();
+  ack_reference_corpus();
   encoding_corpus();
   changelog_record_corpus();
   offsets_csv_corpus();

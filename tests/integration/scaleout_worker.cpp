@@ -36,6 +36,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "append_only_log.hpp"
 #include "kafka_test_support.hpp"
 #include "processor/kafka.hpp"
 
@@ -47,36 +48,7 @@ volatile std::sig_atomic_t g_stop = 0;
 
 extern "C" void on_sigterm(int) { g_stop = 1; }
 
-// An append-only log file written with one write() per call: no user-space buffering, so what
-// was written is on disk (in the page cache) even if the process is killed the next instant.
-class EventLog {
- public:
-  explicit EventLog(const std::string& path) : fd_(::open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644)) {
-    if (fd_ < 0) throw std::runtime_error("cannot open log " + path + ": " + std::strerror(errno));
-  }
-  ~EventLog() { ::close(fd_); }
-  EventLog(const EventLog&) = delete;
-  EventLog& operator=(const EventLog&) = delete;
-
-  // `text` is one or more complete lines.
-  void write(const std::string& text) const {
-    const char* data = text.data();
-    std::size_t left = text.size();
-    while (left > 0) {
-      const ssize_t written = ::write(fd_, data, left);
-      if (written < 0) {
-        if (errno == EINTR) continue;
-        std::cerr << "scaleout_worker: writing the log failed: " << std::strerror(errno) << "\n";
-        return;
-      }
-      data += written;
-      left -= static_cast<std::size_t>(written);
-    }
-  }
-
- private:
-  int fd_;
-};
+using EventLog = processor::testing::AppendOnlyLog;
 
 std::string partition_line(char kind, const std::vector<TopicPartition>& partitions) {
   std::string line(1, kind);

@@ -19,7 +19,6 @@
 // (STREAMS_KILLS overrides); STREAMS_SEED=<n> replays the kill choices (the seed is printed).
 // About two and a half minutes per run on 2 cores.
 
-#include <fcntl.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -39,9 +38,11 @@
 #include <thread>
 #include <vector>
 
+#include "group_offsets.hpp"
 #include "kafka_test_support.hpp"
 #include "processor/streams.hpp"
 #include "topic_reader.hpp"
+#include "worker_process.hpp"
 
 #ifndef STREAMS_WORKER_PATH
 #error "STREAMS_WORKER_PATH must name the streams_worker executable"
@@ -198,34 +199,18 @@ class ScaleoutRun {
     worker.slot = slot;
     worker.state_dir = dir_ / ("state-" + std::to_string(slot));
     worker.log = dir_ / ("worker-" + std::to_string(slot) + ".log");
-    const std::vector<std::string> args = {STREAMS_WORKER_PATH, "--bootstrap", bootstrap_, "--application",
-                                           application_, "--input", input_, "--output", output_, "--state-dir",
-                                           worker.state_dir.string(), "--assignment", scenario_.assignment,
-                                           "--guarantee", scenario_.guarantee, "--commit-interval-ms",
-                                           std::to_string(scenario_.commit_interval_ms)};
-    const pid_t pid = ::fork();
-    ASSERT_GE(pid, 0);
-    if (pid == 0) {
-      const int fd = ::open(worker.log.c_str(), O_WRONLY | O_APPEND | O_CREAT, 0644);
-      ::dup2(fd, 1);
-      ::dup2(fd, 2);
-      std::vector<char*> argv;
-      for (const auto& arg : args) argv.push_back(const_cast<char*>(arg.c_str()));
-      argv.push_back(nullptr);
-      ::execv(argv[0], argv.data());
-      ::_exit(127);
-    }
-    worker.pid = pid;
+    worker.pid = spawn_worker({STREAMS_WORKER_PATH, "--bootstrap", bootstrap_, "--application", application_,
+                               "--input", input_, "--output", output_, "--state-dir", worker.state_dir.string(),
+                               "--assignment", scenario_.assignment, "--guarantee", scenario_.guarantee,
+                               "--commit-interval-ms", std::to_string(scenario_.commit_interval_ms)},
+                              worker.log);
   }
 
   // Sends `signal` and reaps the worker; returns its exit status (-1 when killed by a signal).
   int stop(Worker& worker, int signal) {
-    if (worker.pid <= 0) return 0;
-    ::kill(worker.pid, signal);
-    int status = 0;
-    ::waitpid(worker.pid, &status, 0);
+    const int status = stop_worker(worker.pid, signal);
     worker.pid = -1;
-    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    return status;
   }
 
   // The input, paced over produce_for; key k always goes to partition k % 12.
@@ -249,30 +234,17 @@ class ScaleoutRun {
 
   // Until the group's committed offsets reach every partition's end.
   void wait_until_drained() {
-    rd_kafka_conf_t* conf = rd_kafka_conf_new();
-    char error[512];
-    rd_kafka_conf_set(conf, "bootstrap.servers", bootstrap_.c_str(), error, sizeof error);
-    rd_kafka_conf_set(conf, "group.id", application_.c_str(), error, sizeof error);
-    rd_kafka_conf_set(conf, "log_level", "3", error, sizeof error);
-    std::unique_ptr<rd_kafka_t, void (*)(rd_kafka_t*)> rk(rd_kafka_new(RD_KAFKA_CONSUMER, conf, error, sizeof error),
-                                                          rd_kafka_destroy);
     std::vector<std::int64_t> ends(kPartitions);
-    for (int p = 0; p < kPartitions; ++p) {
-      std::int64_t low = 0;
-      rd_kafka_query_watermark_offsets(rk.get(), input_.c_str(), p, &low, &ends[static_cast<std::size_t>(p)], 10'000);
+    {
+      Producer watermarks(bootstrap_);
+      for (int p = 0; p < kPartitions; ++p) {
+        std::int64_t low = 0;
+        rd_kafka_query_watermark_offsets(watermarks.handle(), input_.c_str(), p, &low, &ends[static_cast<std::size_t>(p)], 10'000);
+      }
     }
-    const auto deadline = Clock::now() + std::chrono::seconds(180);
-    for (;;) {
-      rd_kafka_topic_partition_list_t* list = rd_kafka_topic_partition_list_new(kPartitions);
-      for (int p = 0; p < kPartitions; ++p) rd_kafka_topic_partition_list_add(list, input_.c_str(), p);
-      rd_kafka_committed(rk.get(), list, 10'000);
-      int done = 0;
-      for (int p = 0; p < kPartitions; ++p) done += list->elems[p].offset >= ends[static_cast<std::size_t>(p)];
-      rd_kafka_topic_partition_list_destroy(list);
-      if (done == kPartitions) return;
-      ASSERT_LT(Clock::now(), deadline) << done << " of " << kPartitions << " partitions fully committed";
-      std::this_thread::sleep_for(std::chrono::milliseconds(500));
-    }
+    GroupOffsetsReader reader(bootstrap_, application_);
+    ASSERT_TRUE(reader.wait_until_at(input_, ends, std::chrono::seconds(180)))
+        << "the group's committed offsets did not reach every partition's end within 180 s";
   }
 
   void check(Outcome& outcome) {

@@ -67,6 +67,31 @@ TEST(ManagerAcks, MetadataLetsARestartSkipExactlyTheAcknowledgedRecords) {
   EXPECT_EQ(reprocessed.size() + acked.size(), 1000u);
 }
 
+// A slow record holds the committed offset while the records above it finish: each commit must
+// still carry the grown acknowledgements (to the store, and to a transaction through
+// committable_offsets()), or a restart processes again records whose results were committed.
+TEST(ManagerAcks, AcknowledgementsThatGrowAboveAHeldOffsetAreCommittedAgain) {
+  auto backend = std::make_shared<state::MemoryStateBackend>();
+  auto store = std::make_shared<StateBackendOffsetStore>(backend);
+  {
+    auto manager = make_manager(store);
+    for (std::int64_t offset = 0; offset < 4; ++offset) ASSERT_TRUE(manager.track("t", 0, offset));
+    manager.ack("t", 0, 1);
+    EXPECT_EQ(manager.commit(), 1u);
+    manager.ack("t", 0, 3);
+    const auto offsets = manager.committable_offsets();
+    ASSERT_EQ(offsets.size(), 1u) << "the acknowledgement of 3 is not offered for the transaction";
+    EXPECT_EQ(offsets[0].second.offset, 0);
+    EXPECT_EQ(manager.commit(), 1u);
+    EXPECT_EQ(manager.commit(), 0u) << "nothing new to commit";
+  }  // the process dies here; record 0 never finished
+  auto manager = make_manager(store);
+  EXPECT_EQ(manager.get_offset("t", 0), 0);
+  const auto acked = manager.acked_after_restart("t", 0);
+  ASSERT_TRUE(acked);
+  EXPECT_EQ(acked->acked, (std::vector<AckedSet::Range>{{1, 1}, {3, 3}}));
+}
+
 TEST(ManagerAcks, BackPressureWhenTooManyRecordsAreOutstanding) {
   PartitionAcksOptions limits;
   limits.max_outstanding = 3;

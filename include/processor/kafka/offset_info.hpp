@@ -73,6 +73,10 @@ struct OffsetStats {
   // Durations of restore_from_checkpoint() calls that restored a checkpoint (reading the
   // checkpoints, the restore journal's store reads, adopting the positions).
   LatencyHistogram restore_duration;
+  // Acknowledgement metadata that OffsetManager::acked_after_restart() ignored with a warning
+  // (another tool's, garbage, written for another offset, or a spilled record missing or
+  // differing): each such partition's records were processed again from its committed offset.
+  std::uint64_t ack_metadata_ignored = 0;
 };
 
 }  // namespace processor::kafka

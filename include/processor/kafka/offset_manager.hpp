@@ -55,9 +55,21 @@ struct OffsetManagerOptions {
   // Default: TrustCheckpoint. Use TrustStore where operators reset groups on purpose.
   RestorePolicy restore_policy = RestorePolicy::TrustCheckpoint;
 
-  // Limits of per-record acknowledgement (track()/ack()), per partition.
+  // Limits of per-record acknowledgement (track()/ack()), per partition. With a state backend
+  // the manager sets acks.unbounded_metadata: metadata longer than acks.metadata_budget_bytes is
+  // spilled to the backend at commit (see ack_spill_prefix), so only max_outstanding and
+  // max_window_offsets limit tracking. Without one, tracking pauses (back-pressure) before the
+  // metadata could exceed the budget.
   // Default: PartitionAcksOptions{} (10'000 outstanding, 4096 bytes of commit metadata).
   PartitionAcksOptions acks{};
+
+  // Key prefix of spilled acknowledgement metadata in the state backend:
+  // `prefix + group + ":" + topic + ":" + partition`, one record per partition, overwritten by
+  // each commit that spills and deleted by this manager's next commit of the partition whose
+  // metadata fits inline. The commit metadata is then a reference, "@acks/v1:<length>:<crc32c
+  // of the spilled text, 8 hex digits>", never mistaken for inline (base64) metadata.
+  // Default: "acks:". Change it only to share a backend between applications.
+  std::string ack_spill_prefix = "acks:";
 };
 
 // A checkpoint: every partition's position (the next offset to consume) at one instant, stored
@@ -66,6 +78,9 @@ struct CheckpointInfo {
   std::uint64_t id = 0;
   std::chrono::system_clock::time_point created_at{};
   std::unordered_map<TopicPartition, std::int64_t> offsets;
+  // Per-record tracking: the records acknowledged above a partition's position (each set's
+  // committable is that position). Only partitions with acknowledgements above it are listed.
+  std::unordered_map<TopicPartition, AckedSet> acked;
 };
 
 // A partition whose committed offset in the store no checkpoint of ours explains.
@@ -284,8 +299,9 @@ class OffsetManager {
   // consumer which records to skip. An update_offset() at or above it supersedes it.
 
   // Hands the record at `record_offset` to a worker. Returns false (back-pressure: pause the
-  // partition, ack, retry) when the partition's outstanding records or commit metadata would
-  // exceed OffsetManagerOptions::acks. Throws StateError(InvalidArgument) for an invalid topic,
+  // partition, ack, retry) when the partition's outstanding records, its window or (without a
+  // state backend, which long metadata is spilled to) its commit metadata would exceed
+  // OffsetManagerOptions::acks. Throws StateError(InvalidArgument) for an invalid topic,
   // partition or offset, or an offset below the partition's committed offset or not above the
   // last tracked one. A commit that the track triggers (every_n_events) and that fails does not
   // throw: the record is tracked, the failure is logged and counted in stats(), and the offsets
@@ -314,13 +330,23 @@ class OffsetManager {
   // record was handed out, whatever happened after. The fast path: no lookup, no lock.
   bool ack(const AckTicket& ticket) { return ticket.acks_->ack(ticket.offset_); }
 
-  // The records acknowledged above the partition's committed offset by its previous owner,
-  // decoded from the commit metadata in the store: skip them when re-consuming. nullopt when
-  // the committed offset carries no acknowledgement metadata, or metadata written for another
-  // offset (its committable offset is not the committed one: the offset was moved, or another
-  // tool wrote it); that metadata is ignored with a warning to the log sink (component "acks",
-  // see processor/log.hpp), never trusted, so no record is skipped that nobody processed.
-  // Throws StateError(Corruption) when it carries metadata that does not decode.
+  // The records acknowledged above the partition's start by its previous owner: skip them when
+  // re-consuming (and pass them to resume_tracking()). Two sources, in this order:
+  // - The last checkpoint taken or restored (checkpointed_offset()), when it lists the partition
+  //   and the partition starts at its position (or no start is known): the checkpoint's
+  //   acknowledged set, nullopt when it has none. The checkpoint wins over the store because
+  //   the state restored with it holds exactly those records.
+  // - Else the committed offset's metadata in the store: inline, or a reference to metadata
+  //   spilled to the state backend (see OffsetManagerOptions::ack_spill_prefix), which is loaded
+  //   and checked (length and checksum).
+  // nullopt when there is no metadata. Metadata that cannot be trusted is ignored — a warning to
+  // the log sink (component "acks", see processor/log.hpp) naming the partition and why, one
+  // count in OffsetStats::ack_metadata_ignored, and nullopt — so that no record is skipped that
+  // nobody processed: metadata written for another offset (moved, or another tool's), garbage,
+  // a reference whose spilled record is missing (another machine's state directory) or differs
+  // (a crash between spilling and committing), or a reference without a state backend.
+  // Throws StateError(InvalidArgument) for an invalid topic or partition; the store's or the
+  // backend's StateError when they cannot be read. Never throws for what the metadata holds.
   std::optional<AckedSet> acked_after_restart(std::string_view topic, std::int32_t partition);
 
   // Resumes per-record tracking of a partition where its previous owner left off, with the
@@ -335,7 +361,9 @@ class OffsetManager {
 
   // ---- Offsets committed elsewhere (Kafka transactions) ----
 
-  // What commit() would write now: every committable pending offset. Nothing changes.
+  // What commit() would write now: every committable pending offset. Nothing changes, except
+  // that metadata longer than the budget is spilled to the state backend first, as commit()
+  // does, so that the offsets can go to a transaction as they are.
   std::vector<PartitionOffset> committable_offsets();
 
   // Records offsets that were committed outside the store — inside a producer's transaction
@@ -347,8 +375,10 @@ class OffsetManager {
   // ---- Checkpoints (Flink's two-phase model) ----
 
   // Writes checkpoint `checkpoint_id`: every partition's position (the highest offset recorded
-  // by updates and acknowledgements since it was assigned or restored; the committed offset when
-  // nothing was recorded) together with `operator_state`, in ONE atomic StateBackend::write(),
+  // by updates and acknowledgements since it was assigned or restored — with per-record
+  // tracking, the lowest record not acknowledged; the committed offset when nothing was
+  // recorded) and the records acknowledged above it (CheckpointInfo::acked, whole: no metadata
+  // budget applies) together with `operator_state`, in ONE atomic StateBackend::write(),
   // so that after a crash offsets and state can never disagree. Checkpoints beyond
   // checkpoints_retained are deleted in the same batch. Call it from the thread that processes
   // records, between records, so that the positions match the state.
@@ -357,7 +387,8 @@ class OffsetManager {
   CheckpointInfo checkpoint(std::uint64_t checkpoint_id, const state::WriteBatch& operator_state = {});
 
   // The checkpoint is durable everywhere: commit its offsets to the offset store (Kafka) and the
-  // committed view, as Flink does on notifyCheckpointComplete. Partitions whose committed offset
+  // committed view, as Flink does on notifyCheckpointComplete, each with its acknowledged set as
+  // commit metadata (spilled when longer than the budget). Partitions whose committed offset
   // is already at or past the checkpoint's are left alone (unless the partition was started
   // below it: see adopt_start_position()). Returns how many were committed.
   // The checkpoint that restore_from_checkpoint() restored can be completed too: after a crash
@@ -372,7 +403,11 @@ class OffsetManager {
   // position other than the store's is pending until a completion — of the restored checkpoint
   // itself or of a later one — commits it. nullopt when there is no checkpoint. A record that
   // fails its checksum throws StateError(Corruption): falling back to an older checkpoint would
-  // pair old offsets with newer state.
+  // pair old offsets with newer state. The checkpoint's acknowledged sets come back in
+  // CheckpointInfo::acked (for partitions whose position the journal replaced, none), and
+  // acked_after_restart() answers from them: a consumer that starts a partition at its
+  // checkpointed_offset() calls acked_after_restart() and resume_tracking() as after any start.
+  // Records of either format version (before and after acknowledged sets) restore.
   //
   // The restore journal: the checkpoint's offsets are compared with the offset store's (the
   // broker's committed offsets for a KafkaOffsetStore). A store offset that equals a retained

@@ -56,6 +56,13 @@ struct PartitionAcksOptions {
   // consumers of many partitions.
   std::size_t max_window_offsets = 262'144;
 
+  // When true, try_track() does not refuse records for metadata size and encode_metadata() may
+  // return more than metadata_budget_bytes: the owner stores longer metadata elsewhere and
+  // commits a reference to it (OffsetManager does, with a state backend: it sets this itself).
+  // Acknowledgements are then bounded by max_outstanding and max_window_offsets only.
+  // Default: false. Set it only when longer metadata is spilled, never committed as it is.
+  bool unbounded_metadata = false;
+
   // The smallest budget: the metadata of a tracker with nothing acknowledged out of order.
   static constexpr std::size_t kMinMetadataBudgetBytes = 16;
 };
@@ -101,9 +108,9 @@ class PartitionAcks {
   // skips the offsets restored.contains(); the others hold committable() until they are tracked
   // and acknowledged (or tracking passes them: then they are gaps).
   // Throws StateError(InvalidArgument) when `restored` is malformed (ranges not ascending,
-  // disjoint and above committable), spans more than max_window_offsets, or its metadata can
-  // exceed metadata_budget_bytes (metadata written with the same options always fits), or for
-  // the options errors of the other constructor.
+  // disjoint and above committable), spans more than max_window_offsets, or (unless
+  // unbounded_metadata) its metadata can exceed metadata_budget_bytes (metadata written with the
+  // same options always fits), or for the options errors of the other constructor.
   explicit PartitionAcks(const AckedSet& restored, PartitionAcksOptions options = {});
 
   ~PartitionAcks();
@@ -114,8 +121,8 @@ class PartitionAcks {
 
   // Records that the record at `offset` was handed out for processing. Returns false, changing
   // nothing, when accepting it could exceed a limit: max_outstanding, max_window_offsets, or
-  // metadata_budget_bytes for the metadata of any state reachable by acknowledging the tracked
-  // records. Then pause the partition and retry after acknowledgements; a tracker with nothing
+  // (unless unbounded_metadata) metadata_budget_bytes for the metadata of any state reachable by
+  // acknowledging the tracked records. Then pause the partition and retry after acknowledgements; a tracker with nothing
   // outstanding never refuses.
   // REQUIRES: offsets ascend; offsets skipped are gaps (not records).
   // Throws StateError(InvalidArgument) when `offset` is below the base, not above the last
@@ -139,8 +146,12 @@ class PartitionAcks {
   // The acknowledged offsets above committable(), as ASCII commit metadata (base64 of: version
   // byte 1, varint committable(), then 'R' and alternating run lengths of unacknowledged and
   // acknowledged offsets, or 'B' and a bitset, whichever is smaller). Never longer than
-  // metadata_budget_bytes. O(window).
+  // metadata_budget_bytes, unless unbounded_metadata. O(window).
   std::string encode_metadata() const;
+
+  // The acknowledged offsets above committable(), with committable(), at one instant: what
+  // decode_metadata(encode_metadata()) gives. O(window).
+  AckedSet acked_set() const;
 
   // encode_metadata().size(), without building it. O(window).
   std::size_t encoded_size() const;

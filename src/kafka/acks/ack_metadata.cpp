@@ -51,7 +51,10 @@ std::int64_t advance_offset(std::int64_t first, std::uint64_t length) {
 
 AckedSet decode_ack_metadata(std::string_view metadata) {
   if (metadata.empty()) corrupt("empty");
-  const std::string binary = encoding::base64_decode(metadata, "acknowledgement metadata");
+  return decode_ack_metadata_binary(encoding::base64_decode(metadata, "acknowledgement metadata"));
+}
+
+AckedSet decode_ack_metadata_binary(std::string_view binary) {
   MetadataReader reader(binary);
   if (const std::uint8_t version = reader.byte("version"); version != kAckMetadataVersion) {
     corrupt("unknown version " + std::to_string(version));
@@ -100,5 +103,44 @@ AckedSet decode_ack_metadata(std::string_view metadata) {
   }
   return set;
 }
+
+std::string encode_ack_metadata_binary(const AckedSet& set) {
+  std::size_t run_lengths = 0;
+  std::int64_t pos = set.committable;
+  for (const auto& range : set.acked) {
+    run_lengths += encoding::varint_size(static_cast<std::uint64_t>(range.first - pos)) +
+                   encoding::varint_size(static_cast<std::uint64_t>(range.last - range.first) + 1);
+    pos = range.last + 1;
+  }
+  const auto bit_count =
+      set.acked.empty() ? std::uint64_t{0} : static_cast<std::uint64_t>(set.acked.back().last - set.committable) + 1;
+  const std::size_t bitset = encoding::varint_size(bit_count) + static_cast<std::size_t>((bit_count + 7) / 8);
+  const bool use_bitset = bitset < run_lengths;
+
+  std::string out;
+  out.reserve(ack_metadata_header_size(set.committable) + (use_bitset ? bitset : run_lengths));
+  put_ack_metadata_header(out, set.committable, use_bitset ? kAckBitset : kAckRunLengths);
+  if (use_bitset) {
+    encoding::put_varint(out, bit_count);
+    const std::size_t first_byte = out.size();
+    out.resize(first_byte + static_cast<std::size_t>((bit_count + 7) / 8), '\0');
+    for (const auto& range : set.acked) {
+      for (std::int64_t offset = range.first; offset <= range.last; ++offset) {
+        const auto bit = static_cast<std::uint64_t>(offset - set.committable);
+        out[first_byte + bit / 8] = static_cast<char>(static_cast<unsigned char>(out[first_byte + bit / 8]) | (1u << (bit % 8)));
+      }
+    }
+  } else {
+    pos = set.committable;
+    for (const auto& range : set.acked) {
+      encoding::put_varint(out, static_cast<std::uint64_t>(range.first - pos));
+      encoding::put_varint(out, static_cast<std::uint64_t>(range.last - range.first) + 1);
+      pos = range.last + 1;
+    }
+  }
+  return out;
+}
+
+std::string encode_ack_metadata(const AckedSet& set) { return encoding::base64_encode(encode_ack_metadata_binary(set)); }
 
 }  // namespace processor::kafka::internal

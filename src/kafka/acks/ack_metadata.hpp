@@ -50,4 +50,14 @@ inline void put_ack_metadata_header(std::string& out, std::int64_t committable, 
 // make its acknowledgements unreadable. Either way the set decodes to the same AckedSet.
 AckedSet decode_ack_metadata(std::string_view metadata);
 
+// The same for the bytes before base64 (as a checkpoint record stores them).
+AckedSet decode_ack_metadata_binary(std::string_view binary);
+
+// The format above for `set`, as PartitionAcks writes it (whichever payload is smaller), before
+// base64. REQUIRES: `set` is sane (ranges ascending, disjoint, not adjacent, above committable,
+// at most kMaxAckOffset), as decode_ack_metadata() returns it.
+std::string encode_ack_metadata_binary(const AckedSet& set);
+// base64 of encode_ack_metadata_binary(): the commit metadata of `set`. O(window) for a bitset.
+std::string encode_ack_metadata(const AckedSet& set);
+
 }  // namespace processor::kafka::internal

@@ -352,6 +352,7 @@ PartitionAcks::PartitionAcks(const AckedSet& restored, PartitionAcksOptions opti
     }
   }
   s.acked_runs_bound = s.count_acked_runs(s.committable, end);
+  if (options.unbounded_metadata) return;
   if (const std::size_t worst = State::worst_metadata_size(s.committable, end, s.acked_runs_bound);
       worst > options.metadata_budget_bytes) {
     throw StateError(ErrorKind::InvalidArgument, "restored acknowledgements need up to " +
@@ -401,7 +402,8 @@ bool PartitionAcks::try_track(std::int64_t offset) {
   if (s.outstanding >= s.options.max_outstanding) return false;
   const std::uint64_t reservation = new_committable == offset ? 0 : 1;
   std::uint64_t runs_bound = s.acked_runs_bound;
-  if (State::worst_metadata_size(new_committable, new_end, runs_bound + reservation) >
+  if (!s.options.unbounded_metadata &&
+      State::worst_metadata_size(new_committable, new_end, runs_bound + reservation) >
       s.options.metadata_budget_bytes) {
     if (s.refused_offset == offset) return false;
     // The bound only grows between exact counts; count the runs now and check once more.
@@ -471,7 +473,7 @@ std::string PartitionAcks::encode_metadata() const {
   }
   std::string metadata = base64_encode(binary);
   // The invariant try_track() keeps; the tests check it in release builds too.
-  assert(metadata.size() <= state_->options.metadata_budget_bytes);
+  assert(state_->options.unbounded_metadata || metadata.size() <= state_->options.metadata_budget_bytes);
   return metadata;
 }
 
@@ -489,8 +491,24 @@ PartitionAcks::Snapshot PartitionAcks::snapshot() const {
     state_->encode_binary(&binary);
   }
   snapshot.metadata = base64_encode(binary);
-  assert(snapshot.metadata.size() <= state_->options.metadata_budget_bytes);
+  assert(state_->options.unbounded_metadata || snapshot.metadata.size() <= state_->options.metadata_budget_bytes);
   return snapshot;
+}
+
+AckedSet PartitionAcks::acked_set() const {
+  AckedSet set;
+  const State& s = *state_;
+  MutexLock lock(s.mutex);
+  set.committable = s.committable;
+  const std::int64_t end = s.end_offset();
+  for (std::int64_t pos = s.committable;;) {
+    const std::int64_t acked_from = s.find_acked(pos, end, true);
+    if (acked_from > end) break;
+    const std::int64_t acked_to = s.find_acked(acked_from, end, false);
+    set.acked.push_back({acked_from, acked_to - 1});
+    pos = acked_to;
+  }
+  return set;
 }
 
 void PartitionAcks::revoke() {

@@ -173,6 +173,7 @@ void OffsetManager::Impl::snapshot_committable_locked(std::vector<PartitionOffse
   const std::int64_t current_watermark = watermark.load(std::memory_order_acquire);
   MutexLock registry_lock(partitions.mutex());
   MutexLock gate_lock(gate_mutex);
+  MutexLock view_lock(view_mutex);  // the committed metadata, for changes_commit()
   for (PartitionSlot& slot : partitions.slots_locked()) {
     std::int64_t target = slot.latest.load(std::memory_order_acquire);
     std::optional<std::string> metadata;
@@ -195,7 +196,7 @@ void OffsetManager::Impl::snapshot_committable_locked(std::vector<PartitionOffse
     } else if (detail::EventTimeGate* gate = slot.cold->gate()) {
       target = std::max(target, gate->committable(current_watermark, target));
     }
-    if (!changes_committed(slot, target)) continue;
+    if (!changes_commit(slot, target, metadata)) continue;
     OffsetInfo info = info_at(slot, target, wall_now);
     info.metadata = std::move(metadata);
     batch.emplace_back(TopicPartition(*slot.topic, slot.partition), std::move(info));
@@ -209,7 +210,9 @@ std::size_t OffsetManager::Impl::commit_locked(bool automatic) {
   std::vector<PartitionSlot*> slots;
   snapshot_committable_locked(batch, slots);
   if (batch.empty()) return 0;
+  spill_long_metadata_locked(batch);
   store_and_apply_locked(batch, slots, events_seen, automatic);
+  forget_unreferenced_spills_locked(batch);
   return batch.size();
 }
 
@@ -281,6 +284,7 @@ std::vector<PartitionOffset> OffsetManager::committable_offsets() {
   std::vector<PartitionOffset> batch;
   std::vector<PartitionSlot*> slots;
   impl_->snapshot_committable_locked(batch, slots);
+  impl_->spill_long_metadata_locked(batch);
   return batch;
 }
 
@@ -290,11 +294,15 @@ void OffsetManager::mark_committed(const std::vector<PartitionOffset>& offsets) 
   MutexLock lock(impl_->commit_mutex);
   std::vector<PartitionOffset> batch;
   std::vector<PartitionSlot*> slots;
-  for (const auto& [tp, info] : offsets) {
-    PartitionSlot& slot = slot_for(tp.topic, tp.partition);
-    if (!Impl::changes_committed(slot, info.offset)) continue;
-    batch.emplace_back(tp, info);
-    slots.push_back(&slot);
+  std::vector<PartitionSlot*> candidates;
+  for (const auto& [tp, info] : offsets) candidates.push_back(&slot_for(tp.topic, tp.partition));
+  {
+    MutexLock view_lock(impl_->view_mutex);
+    for (std::size_t i = 0; i < offsets.size(); ++i) {
+      if (!impl_->changes_commit(*candidates[i], offsets[i].second.offset, offsets[i].second.metadata)) continue;
+      batch.push_back(offsets[i]);
+      slots.push_back(candidates[i]);
+    }
   }
   if (batch.empty()) return;
   impl_->apply_committed_locked(batch, slots, trigger_.events.load(std::memory_order_relaxed), started,
@@ -352,9 +360,10 @@ void OffsetManager::Impl::reset_slot_locked(PartitionSlot& slot) {
 
 std::int64_t OffsetManager::Impl::position_locked(const PartitionSlot& slot) const {
   std::int64_t position = slot.latest.load(std::memory_order_acquire);
+  // Tracked records still in flight are not processed yet: only what is acknowledged. (The
+  // gate of gated tracking holds each tracked record's end, acknowledged or not.)
+  if (const PartitionAcks* acks = slot.cold->acks()) return std::max(position, acks->committable());
   if (const detail::EventTimeGate* gate = slot.cold->gate()) position = std::max(position, gate->highest());
-  // Tracked records still in flight are not processed yet: only what is acknowledged.
-  if (const PartitionAcks* acks = slot.cold->acks()) position = std::max(position, acks->committable());
   return position;
 }
 

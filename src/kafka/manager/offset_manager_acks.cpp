@@ -87,7 +87,7 @@ std::shared_ptr<PartitionAcks> OffsetManager::track_in(PartitionSlot& slot, std:
                                                          ":" + std::to_string(slot.partition) +
                                                          " is below the committed offset " + std::to_string(committed));
       }
-      current = std::make_shared<PartitionAcks>(committed == kNoOffset ? record_offset : committed, impl_->options.acks);
+      current = std::make_shared<PartitionAcks>(committed == kNoOffset ? record_offset : committed, impl_->tracking_options);
       slot.cold->ever_tracked = true;
     }
     acks = current;
@@ -128,7 +128,7 @@ bool OffsetManager::ack(std::string_view topic, std::int32_t partition, std::int
 
 void OffsetManager::resume_tracking(std::string_view topic, std::int32_t partition, const AckedSet& acked) {
   PartitionSlot& slot = slot_for(topic, partition);
-  auto resumed = std::make_shared<PartitionAcks>(acked, impl_->options.acks);
+  auto resumed = std::make_shared<PartitionAcks>(acked, impl_->tracking_options);
   MutexLock gate_lock(impl_->gate_mutex);
   const std::int64_t start = slot.latest.load(std::memory_order_acquire);
   if (acked.committable != start) {
@@ -147,19 +147,29 @@ void OffsetManager::resume_tracking(std::string_view topic, std::int32_t partiti
 }
 
 std::optional<AckedSet> OffsetManager::acked_after_restart(std::string_view topic, std::int32_t partition) {
+  validate_topic(topic);
+  validate_partition(topic, partition);
+  const TopicPartition tp{std::string(topic), partition};
+  // A partition that starts at the last checkpoint's position resumes with its acknowledged set.
+  std::shared_ptr<const CheckpointInfo> checkpoint;
+  {
+    MutexLock checkpoint_lock(impl_->checkpoint_mutex);
+    checkpoint = impl_->last_checkpoint;
+  }
+  if (checkpoint) {
+    if (const auto position = checkpoint->offsets.find(tp); position != checkpoint->offsets.end()) {
+      const PartitionSlot* slot = impl_->partitions.find(topic, partition);
+      const std::int64_t start = slot != nullptr ? slot->latest.load(std::memory_order_acquire) : kNoOffset;
+      if (start == kNoOffset || start == position->second) {
+        const auto acked = checkpoint->acked.find(tp);
+        if (acked == checkpoint->acked.end()) return std::nullopt;
+        return acked->second;
+      }
+    }
+  }
   const auto info = get_offset_info(topic, partition);
   if (!info || !info->metadata || info->metadata->empty()) return std::nullopt;
-  AckedSet acked = PartitionAcks::decode_metadata(*info->metadata);
-  if (acked.committable != info->offset) {
-    // Metadata written for another offset: the offset was moved with the metadata kept, or
-    // another tool wrote it. Trusting it would skip records that nobody processed.
-    processor::internal::log(LogLevel::Warning, "acks", "ignoring the acknowledgement metadata of ", topic,
-                             ":", partition, ": it was written for committed offset ", acked.committable,
-                             ", not for ", info->offset, "; every record from ", info->offset,
-                             " is processed again");
-    return std::nullopt;
-  }
-  return acked;
+  return impl_->acked_from_metadata(tp, info->offset, *info->metadata);
 }
 
 }  // namespace processor::kafka

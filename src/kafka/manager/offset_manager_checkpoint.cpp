@@ -2,6 +2,7 @@
 // offset store once the checkpoint is complete. The record format is in
 // kafka/checkpoint/checkpoint_record.hpp, the restore journal in kafka/checkpoint/restore_journal.hpp.
 
+#include "kafka/acks/ack_metadata.hpp"
 #include "kafka/checkpoint/checkpoint_record.hpp"
 #include "kafka/checkpoint/restore_journal.hpp"
 #include "kafka/manager/offset_manager_impl.hpp"
@@ -19,6 +20,18 @@ namespace {
 using internal::checkpoint_id_text;
 using internal::checkpoint_key_prefix;
 using internal::stored_checkpoint_ids;
+
+// Keeps the acknowledgements of `acked` above `position` (an update past the tracker's
+// committable offset supersedes those below it) and makes it the set's committable offset.
+// Returns whether any remain.
+bool clip_acked_above(AckedSet& acked, std::int64_t position) {
+  if (position != acked.committable) {
+    std::erase_if(acked.acked, [&](const AckedSet::Range& range) { return range.last <= position; });
+    if (!acked.acked.empty()) acked.acked.front().first = std::max(acked.acked.front().first, position + 1);
+    acked.committable = position;
+  }
+  return !acked.acked.empty();
+}
 
 state::StateBackend& require_backend(const std::shared_ptr<state::StateBackend>& backend) {
   if (!backend) throw StateError(ErrorKind::InvalidArgument, "checkpoints need a state backend, the manager has none");
@@ -50,7 +63,15 @@ CheckpointInfo OffsetManager::checkpoint(std::uint64_t checkpoint_id, const stat
       // may be ahead (a store moved forward, an older checkpoint restored).
       std::int64_t position = impl_->position_locked(slot);
       if (position == kNoOffset) position = slot.committed.load(std::memory_order_acquire);
-      if (position != kNoOffset) checkpoint->offsets.emplace(TopicPartition(*slot.topic, slot.partition), position);
+      if (position == kNoOffset) continue;
+      TopicPartition tp(*slot.topic, slot.partition);
+      if (const PartitionAcks* acks = slot.cold->acks()) {
+        // One instant of the tracker: its position and the records acknowledged above it.
+        AckedSet acked = acks->acked_set();
+        position = std::max(position, acked.committable);
+        if (clip_acked_above(acked, position)) checkpoint->acked.emplace(tp, std::move(acked));
+      }
+      checkpoint->offsets.emplace(std::move(tp), position);
     }
   }
 
@@ -87,11 +108,17 @@ std::size_t OffsetManager::notify_checkpoint_complete(std::uint64_t checkpoint_i
   for (const auto& [tp, offset] : found->second->offsets) {
     PartitionSlot& slot = slot_for(tp.topic, tp.partition);
     if (!Impl::changes_committed(slot, offset)) continue;
-    batch.emplace_back(tp, Impl::info_at(slot, offset, wall_now));
+    OffsetInfo info = Impl::info_at(slot, offset, wall_now);
+    if (const auto acked = found->second->acked.find(tp); acked != found->second->acked.end()) {
+      info.metadata = internal::encode_ack_metadata(acked->second);
+    }
+    batch.emplace_back(tp, std::move(info));
     slots.push_back(&slot);
   }
   if (!batch.empty()) {
+    impl_->spill_long_metadata_locked(batch);
     impl_->store_and_apply_locked(batch, slots, trigger_.events.load(std::memory_order_relaxed), false);
+    impl_->forget_unreferenced_spills_locked(batch);
   }
   // This checkpoint subsumes every earlier one.
   impl_->pending_checkpoints.erase(impl_->pending_checkpoints.begin(), std::next(found));
@@ -136,7 +163,10 @@ std::optional<CheckpointInfo> OffsetManager::restore_from_checkpoint(std::option
     }
     if (report.policy == OffsetManagerOptions::RestorePolicy::TrustStore) {
       // The restored positions: the checkpoint's, with the store's where the group was moved.
-      for (const auto& move : report.external_moves) checkpoint.offsets[move.partition] = move.store_offset;
+      for (const auto& move : report.external_moves) {
+        checkpoint.offsets[move.partition] = move.store_offset;
+        checkpoint.acked.erase(move.partition);  // acknowledged above the checkpoint's position
+      }
     }
   }
 

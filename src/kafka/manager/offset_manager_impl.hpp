@@ -8,6 +8,7 @@
 #include <optional>
 #include <memory>
 #include <string>
+#include <unordered_set>
 #include <vector>
 
 #include "kafka/manager/partition_table.hpp"
@@ -36,6 +37,7 @@ struct OffsetManager::Impl {
         store(std::move(offset_store)),
         strategy(commit_strategy),
         options(std::move(manager_options)),
+        tracking_options(tracking_options_of(options, backend != nullptr)),
         trigger(commit_trigger) {
     stats.commits_by_store.push_back(StoreCommits{std::string(store->kind())});
   }
@@ -45,6 +47,8 @@ struct OffsetManager::Impl {
   const std::shared_ptr<OffsetStore> store;
   const OffsetCommitStrategy strategy;
   const OffsetManagerOptions options;
+  // options.acks, with unbounded_metadata when there is a backend to spill long metadata to.
+  const PartitionAcksOptions tracking_options;
   detail::CommitTrigger& trigger;  // the manager's hot-path trigger, reset by every commit
 
   internal::PartitionTable partitions;
@@ -81,6 +85,10 @@ struct OffsetManager::Impl {
       PROCESSOR_GUARDED_BY(checkpoint_mutex);
   std::optional<RestoreReport> last_restore_report PROCESSOR_GUARDED_BY(checkpoint_mutex);
 
+  // Partitions whose last commit by this manager may have carried a reference to spilled
+  // metadata: a later commit with inline metadata deletes their spilled record.
+  std::unordered_set<TopicPartition> spilled PROCESSOR_GUARDED_BY(commit_mutex);
+
   OffsetStats stats PROCESSOR_GUARDED_BY(stats_mutex);
   std::uint64_t total_commit_micros PROCESSOR_GUARDED_BY(stats_mutex) = 0;
 
@@ -88,6 +96,30 @@ struct OffsetManager::Impl {
   StoreCommits& commits_of_locked(std::string_view store) PROCESSOR_REQUIRES(stats_mutex);
 
   std::size_t commit_locked(bool automatic) PROCESSOR_REQUIRES(commit_mutex);
+
+  static PartitionAcksOptions tracking_options_of(const OffsetManagerOptions& options, bool can_spill) {
+    PartitionAcksOptions acks = options.acks;
+    acks.unbounded_metadata = acks.unbounded_metadata || can_spill;
+    return acks;
+  }
+
+  // Metadata longer than the budget goes to the state backend (one atomic write, before the
+  // store is called), and the batch carries a reference to it instead
+  // (kafka/acks/ack_reference.hpp). Without a backend such metadata is dropped, with a warning:
+  // the records above the offset are processed again after a restart.
+  // Throws the backend's StateError when the write fails (nothing was committed).
+  void spill_long_metadata_locked(std::vector<PartitionOffset>& batch) PROCESSOR_REQUIRES(commit_mutex);
+  // After `batch` was stored: deletes the spilled records of its partitions that were committed
+  // with inline metadata now (best effort: a failure is logged), and remembers the others.
+  void forget_unreferenced_spills_locked(const std::vector<PartitionOffset>& batch) PROCESSOR_REQUIRES(commit_mutex);
+  // The acknowledged set that `metadata`, committed with offset `committed`, carries — inline or
+  // spilled. nullopt, with a warning and stats.ack_metadata_ignored counted, for metadata that is
+  // not ours, garbage, a reference whose record is missing or differs, or written for another
+  // offset. Throws StateError(Storage) when the backend cannot be read.
+  std::optional<AckedSet> acked_from_metadata(const TopicPartition& tp, std::int64_t committed,
+                                              const std::string& metadata);
+  // Counts ignored metadata and logs why.
+  void ignore_ack_metadata(const TopicPartition& tp, std::int64_t committed, const std::string& why);
 
   // Appends every committable pending offset to `batch` and its slot to `slots`.
   void snapshot_committable_locked(std::vector<PartitionOffset>& batch,
@@ -149,6 +181,19 @@ struct OffsetManager::Impl {
     if (offset == detail::kNoOffset) return false;
     const std::int64_t committed = slot.committed.load(std::memory_order_acquire);
     return offset > committed || (offset != committed && slot.cold->rewound.load(std::memory_order_relaxed));
+  }
+
+  // Whether committing `offset` with `metadata` changes what the store holds: the offset moves
+  // (changes_committed), or it stays while the acknowledgements above it grew. A slow record
+  // holds the committed offset; the records finished above it must still reach the store, or a
+  // restart processes them again — and a transaction that committed their results would see
+  // them produced twice.
+  bool changes_commit(const detail::PartitionSlot& slot, std::int64_t offset,
+                      const std::optional<std::string>& metadata) const PROCESSOR_REQUIRES(view_mutex) {
+    if (changes_committed(slot, offset)) return true;
+    if (!metadata || metadata->empty() || offset != slot.committed.load(std::memory_order_acquire)) return false;
+    const std::string* committed = slot.cold->committed_metadata();
+    return committed == nullptr || *committed != *metadata;
   }
 
   // Where processing of a slot stands: the highest offset recorded by an update, an event-time

@@ -29,20 +29,12 @@ void ParallelConsumer::Impl::on_assigned(const std::vector<internal::AssignedSta
     auto run = std::make_shared<PartitionRun>();
     run->partition = tp;
     run->serial = next_serial++;
-    std::optional<AckedSet> acked;
-    bool had_metadata = false;
-    try {
-      const auto stored = manager.get_offset_info(tp.topic, tp.partition);
-      had_metadata = stored && stored->metadata && !stored->metadata->empty();
-      if (had_metadata) acked = manager.acked_after_restart(tp.topic, tp.partition);
-    } catch (const StateError& error) {
-      // Metadata of another tool, or garbage: every record from the committed offset is
-      // processed again, which is what a consumer without it would do.
-      if (error.kind() != ErrorKind::Corruption) throw;
-      processor::internal::log(LogLevel::Warning, "parallel", "ignoring the commit metadata of ", tp.to_key(),
-                               ": it is not an acknowledgement set (", error.what(), ")");
-    }
-    if (had_metadata && !acked) metadata_warnings.fetch_add(1, std::memory_order_relaxed);
+    // Metadata of another tool, garbage, or written for another offset is ignored (the manager
+    // logs why and counts it): every record from the committed offset is processed again, which
+    // is what a consumer without it would do.
+    const std::uint64_t ignored_before = manager.stats().ack_metadata_ignored;
+    std::optional<AckedSet> acked = manager.acked_after_restart(tp.topic, tp.partition);
+    metadata_warnings.fetch_add(manager.stats().ack_metadata_ignored - ignored_before, std::memory_order_relaxed);
     if (acked && acked->committable == start.position) {
       try {
         manager.resume_tracking(tp.topic, tp.partition, *acked);

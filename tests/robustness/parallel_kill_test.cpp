@@ -1,0 +1,392 @@
+// The parallel consumer under kills and a scale-up, on the real broker (KAFKA_BOOTSTRAP):
+// parallel_worker processes (ParallelConsumer, key order, 32 records at once, handlers sleeping a
+// random 0-20 ms and failing 1% of their tries) share a 12-partition topic of records keyed over
+// 200 keys, each value the key's sequence number. Two workers start; a third joins after the
+// third kill; a random worker is SIGKILLed every few seconds (once it is processing) and started
+// again as a new process. When the input is produced, the survivors drain it to the log end.
+//
+// Afterwards, from the workers' journals (parallel_journal_check.hpp states the order property):
+// every produced record was processed at least once, with the key and sequence number produced
+// there, and each key's records were tried in offset order within each assignment of each
+// process. The exactly-once variant (checkpoints: a transaction per checkpoint, output and
+// offsets together) also reads the output topic read_committed: exactly one result per input
+// record, so the per-key counts are exact, and per key in offset order.
+//
+// The metadata spill: record 0/kSlowOffset sleeps 8 s until one process has finished that sleep,
+// while the records behind it go on; the acknowledged set above it outgrows the commit metadata
+// budget and the manager spills it to its RocksDB state directory, committing a reference. A
+// monitor reads the group's committed metadata of partition 0 every 200 ms and must see a
+// reference there. The workers lower the budget (OffsetManagerOptions::acks) to 128 bytes: at
+// this test's rate an 8 s stall spans ~1000 offsets of partition 0, while the broker's 4 KiB
+// would take ~25,000; the spill path is the same at any size.
+//
+// PARALLEL_KILL_SEED=<n> replays the kill choices (the seed is printed); PARALLEL_KILL_KEEP_LOGS=1
+// keeps the journals and logs (kept anyway when a check fails); PARALLEL_KILL_RECORDS and
+// PARALLEL_KILL_KILLS change the sizes; PARALLEL_WORKER=<path> runs another worker binary (e.g. one
+// linked against a deliberately broken consumer, to see the checks catch it). About 1-2 minutes
+// per test.
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cctype>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "group_offsets.hpp"
+#include "kafka_test_support.hpp"
+#include "parallel_journal_check.hpp"
+#include "topic_reader.hpp"
+#include "worker_process.hpp"
+
+#ifndef PARALLEL_WORKER_PATH
+#error "PARALLEL_WORKER_PATH must name the parallel_worker executable"
+#endif
+
+namespace processor::testing {
+namespace {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+constexpr int kPartitions = 12;
+constexpr int kKeys = 200;
+constexpr std::int64_t kSlowOffset = 300;  // of partition 0
+constexpr int kSlowMs = 8'000;
+constexpr int kMetadataBudget = 128;
+
+struct Scenario {
+  std::string mode;  // journal | transactional
+  std::string assignment = "cooperative-sticky";
+  int records = 36'000;
+  std::chrono::milliseconds produce_for{30'000};
+  int kills = 8;
+  int scale_up_at = 3;  // after this many kills, the third worker joins
+};
+
+int env_int(const char* name, int fallback) {
+  const char* text = std::getenv(name);
+  return text != nullptr && *text != '\0' ? std::stoi(text) : fallback;
+}
+
+std::string worker_path() {
+  const char* path = std::getenv("PARALLEL_WORKER");
+  return path != nullptr && *path != '\0' ? path : PARALLEL_WORKER_PATH;
+}
+
+struct Worker {
+  int slot = 0;
+  int incarnation = 0;
+  pid_t pid = -1;
+  fs::path out;  // this incarnation's stdout and stderr
+};
+
+bool is_spill_reference(const std::string& metadata) {
+  // Acknowledgement metadata is base64; a spill reference starts with a character base64 never uses.
+  if (metadata.empty()) return false;
+  const char c = metadata[0];
+  return !(std::isalnum(static_cast<unsigned char>(c)) || c == '+' || c == '/' || c == '=');
+}
+
+class ParallelKillRun {
+ public:
+  ParallelKillRun(std::string bootstrap, Scenario scenario) : bootstrap_(std::move(bootstrap)), scenario_(std::move(scenario)) {
+    scenario_.records = env_int("PARALLEL_KILL_RECORDS", scenario_.records);
+    scenario_.kills = env_int("PARALLEL_KILL_KILLS", scenario_.kills);
+    group_ = unique_name("parallel-" + scenario_.mode.substr(0, 5));
+    input_ = group_ + "-input";
+    output_ = group_ + "-output";
+    dir_ = fs::temp_directory_path() / group_;
+    fs::create_directories(dir_);
+    create_topic(bootstrap_, input_, kPartitions);
+    if (scenario_.mode == "transactional") create_topic(bootstrap_, output_, kPartitions);
+  }
+  ~ParallelKillRun() {
+    monitoring_ = false;
+    if (monitor_.joinable()) monitor_.join();
+    for (auto& worker : workers_) stop_worker(worker.pid, SIGKILL);
+    if (::testing::Test::HasFailure() || std::getenv("PARALLEL_KILL_KEEP_LOGS") != nullptr) {
+      std::cerr << "journals and logs kept in " << dir_ << "\n";
+    } else {
+      fs::remove_all(dir_);
+    }
+  }
+
+  void run(unsigned seed) {
+    const auto started = Clock::now();
+    std::mt19937 random(seed);
+    monitor_ = std::thread([this] { monitor_spills(); });
+    for (int slot = 0; slot < 2; ++slot) start(slot);
+    std::thread producer([this] { produce(); });
+    for (int kill = 0; kill < scenario_.kills; ++kill) {
+      if (kill == scenario_.scale_up_at) {
+        std::cerr << "scale-up: worker 2 joins\n";
+        start(2);
+      }
+      const int slot = std::uniform_int_distribution<int>(0, static_cast<int>(workers_.size()) - 1)(random);
+      wait_until_processing(slot);
+      std::this_thread::sleep_for(std::chrono::milliseconds(std::uniform_int_distribution<int>(0, 1500)(random)));
+      restart_exited();
+      stop_worker(workers_[static_cast<std::size_t>(slot)].pid, SIGKILL);
+      ++kills_;
+      std::cerr << "SIGKILL worker " << slot << " (" << kills_ << ") at " << seconds_since(started) << " s\n";
+      std::this_thread::sleep_for(std::chrono::milliseconds(std::uniform_int_distribution<int>(0, 800)(random)));
+      start(slot);
+    }
+    producer.join();
+    std::cerr << "produced " << scenario_.records << " records at " << seconds_since(started) << " s\n";
+    // The survivors drain the input: every partition's committed offset reaches its end.
+    GroupOffsetsReader reader(bootstrap_, group_);
+    std::vector<std::int64_t> ends;
+    for (const auto& records : produced_) ends.push_back(static_cast<std::int64_t>(records.size()));
+    const auto drain_deadline = Clock::now() + std::chrono::seconds(120);
+    bool drained = false;
+    while (!drained && Clock::now() < drain_deadline) {
+      restart_exited();
+      drained = reader.wait_until_at(input_, ends, std::chrono::seconds(2));
+    }
+    EXPECT_TRUE(drained) << "the group's committed offsets did not reach the log end within 120 s";
+    drained_seconds_ = seconds_since(started);
+    for (auto& worker : workers_) {
+      EXPECT_EQ(stop_worker(worker.pid, SIGTERM), 0) << "worker " << worker.slot << " did not exit cleanly; see " << worker.out;
+      worker.pid = -1;
+    }
+    monitoring_ = false;
+    monitor_.join();
+  }
+
+  JournalFindings check_journals() const {
+    std::vector<fs::path> journals;
+    for (const auto& entry : fs::directory_iterator(dir_)) {
+      if (entry.path().filename().string().rfind("journal-", 0) == 0) journals.push_back(entry.path());
+    }
+    return processor::testing::check_journals(journals, produced_);
+  }
+
+  // The output topic, read_committed: results per input record, and keys whose results are not
+  // in input offset order.
+  struct Output {
+    std::size_t records = 0;
+    std::size_t missing = 0;
+    std::size_t duplicates = 0;
+    std::size_t keys_out_of_order = 0;
+    std::size_t keys_wrong_count = 0;
+  };
+  Output check_output() const {
+    Output out;
+    std::map<std::pair<int, std::int64_t>, int> results;
+    std::map<std::string, std::vector<std::int64_t>> offsets_by_key;
+    for (const auto& record : read_topic(bootstrap_, output_, true, std::chrono::seconds(90))) {
+      const std::string& value = *record.value;
+      const auto first = value.find(':');
+      const auto second = value.find(':', first + 1);
+      const int partition = std::stoi(value.substr(0, first));
+      const std::int64_t offset = std::stoll(value.substr(first + 1, second - first - 1));
+      ++results[{partition, offset}];
+      offsets_by_key[record.key].push_back(offset);
+      ++out.records;
+    }
+    std::map<std::string, std::size_t> expected_count;
+    for (int p = 0; p < kPartitions; ++p) {
+      const auto& records = produced_[static_cast<std::size_t>(p)];
+      for (std::size_t o = 0; o < records.size(); ++o) {
+        ++expected_count[records[o].key];
+        const auto it = results.find({p, static_cast<std::int64_t>(o)});
+        if (it == results.end()) ++out.missing; else out.duplicates += static_cast<std::size_t>(it->second - 1);
+      }
+    }
+    for (const auto& [key, count] : expected_count) {
+      const auto& offsets = offsets_by_key[key];
+      if (offsets.size() != count) ++out.keys_wrong_count;
+      if (!std::is_sorted(offsets.begin(), offsets.end())) ++out.keys_out_of_order;
+    }
+    return out;
+  }
+
+  int kills() const { return kills_; }
+  int self_exits() const { return self_exits_; }
+  bool spill_seen() const { return spill_seen_; }
+  std::size_t longest_metadata() const { return longest_metadata_; }
+  double drained_seconds() const { return drained_seconds_; }
+  const std::map<int, int>& exit_codes() const { return exit_codes_; }
+
+ private:
+  static double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
+
+  void start(int slot) {
+    if (workers_.size() <= static_cast<std::size_t>(slot)) workers_.resize(static_cast<std::size_t>(slot) + 1);
+    Worker& worker = workers_[static_cast<std::size_t>(slot)];
+    worker.slot = slot;
+    ++worker.incarnation;
+    const std::string name = std::to_string(slot) + "-" + std::to_string(worker.incarnation);
+    worker.out = dir_ / ("worker-" + name + ".out");
+    const fs::path state_dir = dir_ / ("state-" + std::to_string(slot));  // reused by the slot's next process
+    fs::create_directories(state_dir);
+    worker.pid = spawn_worker({worker_path(), "--bootstrap", bootstrap_, "--group", group_, "--input", input_,
+                               "--output", output_, "--mode", scenario_.mode, "--assignment", scenario_.assignment,
+                               "--journal", (dir_ / ("journal-" + name + ".log")).string(), "--state-dir",
+                               state_dir.string(), "--seed", std::to_string(slot * 1000 + worker.incarnation),
+                               "--metadata-budget", std::to_string(kMetadataBudget), "--slow-partition", "0",
+                               "--slow-offset", std::to_string(kSlowOffset), "--slow-ms", std::to_string(kSlowMs),
+                               "--slow-done", (dir_ / "slow-done").string()},
+                              worker.out);
+  }
+
+  // A worker that exited by itself is started again, as after a crash. Transactional workers
+  // exit 2 (a failed checkpoint transaction) or 3 (partitions lost with a transaction open).
+  void restart_exited() {
+    for (auto& worker : workers_) {
+      if (const auto code = exited_worker(worker.pid)) {
+        ++self_exits_;
+        ++exit_codes_[*code];
+        std::cerr << "worker " << worker.slot << " exited by itself (" << *code << "); see " << worker.out << "\n";
+        worker.pid = -1;
+        start(worker.slot);
+      }
+    }
+  }
+
+  // Until the worker's stats lines show its processed count growing (at most 20 s: a member can
+  // be without partitions for a while, and the slow record stalls a transactional worker).
+  void wait_until_processing(int slot) {
+    const auto deadline = Clock::now() + std::chrono::seconds(20);
+    long long seen = -1;
+    while (Clock::now() < deadline) {
+      restart_exited();
+      std::ifstream log(workers_[static_cast<std::size_t>(slot)].out);
+      long long processed = -1;
+      for (std::string line; std::getline(log, line);) {
+        long long value = 0;
+        if (std::sscanf(line.c_str(), "stats processed %lld", &value) == 1) processed = value;
+      }
+      if (seen >= 0 && processed > seen) return;
+      if (processed >= 0) seen = processed;
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+  }
+
+  // Key k lives on partition k % 12; its values are its sequence numbers 0, 1, 2, ... Idempotent,
+  // so each partition's offsets are the order of sending.
+  void produce() {
+    produced_.assign(kPartitions, {});
+    std::map<int, long long> next_seq;
+    Producer producer(bootstrap_, {{"enable.idempotence", "true"}, {"log_level", "3"}});
+    const auto started = Clock::now();
+    std::mt19937 random(11);
+    for (int i = 0; i < scenario_.records; ++i) {
+      const int key = std::uniform_int_distribution<int>(0, kKeys - 1)(random);
+      const std::string name = "k" + std::to_string(key);
+      const std::string seq = std::to_string(next_seq[key]++);
+      producer.send(input_, key % kPartitions, name, seq);
+      produced_[static_cast<std::size_t>(key % kPartitions)].push_back({name, seq});
+      if (i % 20 == 0) std::this_thread::sleep_until(started + scenario_.produce_for * i / scenario_.records);
+    }
+    producer.flush();
+  }
+
+  // The group's committed metadata of partition 0, where the slow record is.
+  void monitor_spills() {
+    GroupOffsetsReader reader(bootstrap_, group_);
+    while (monitoring_) {
+      if (const auto offsets = reader.read(input_, kPartitions)) {
+        const std::string& metadata = (*offsets)[0].metadata;
+        longest_metadata_ = std::max(longest_metadata_.load(), metadata.size());
+        if (is_spill_reference(metadata) && !spill_seen_) {
+          spill_seen_ = true;
+          std::cerr << "spill reference committed for partition 0 at offset " << (*offsets)[0].offset << ": " << metadata << "\n";
+        }
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    }
+  }
+
+  std::string bootstrap_;
+  Scenario scenario_;
+  std::string group_, input_, output_;
+  fs::path dir_;
+  std::vector<Worker> workers_;
+  ProducedLog produced_;
+  int kills_ = 0;
+  int self_exits_ = 0;
+  std::map<int, int> exit_codes_;
+  double drained_seconds_ = 0;
+  std::thread monitor_;
+  std::atomic<bool> monitoring_{true};
+  std::atomic<bool> spill_seen_{false};
+  std::atomic<std::size_t> longest_metadata_{0};
+};
+
+unsigned seed_of_run() {
+  const char* text = std::getenv("PARALLEL_KILL_SEED");
+  const unsigned seed = text != nullptr ? static_cast<unsigned>(std::stoul(text)) : std::random_device{}() & 0x7fffffff;
+  std::cerr << "PARALLEL_KILL_SEED=" << seed << "\n";
+  return seed;
+}
+
+void report(const char* name, const ParallelKillRun& run, const JournalFindings& found) {
+  std::cerr << name << ": " << run.kills() << " SIGKILLs, " << run.self_exits() << " self-exits, drained at "
+            << run.drained_seconds() << " s; " << found.incarnations << " processes, " << found.tries << " tries, "
+            << found.failures << " transient failures, " << found.replays << " replays, " << found.slow_sleeps
+            << " slow sleeps; missing " << found.missing << ", wrong values " << found.wrong_values << ", overlaps "
+            << found.overlaps << ", overtaken " << found.overtaken << ", backwards " << found.backwards
+            << ", started unassigned " << found.started_unassigned << " (after a loss " << found.started_after_loss << "); spill " << (run.spill_seen() ? "seen" : "NOT seen")
+            << ", longest metadata of partition 0: " << run.longest_metadata() << " bytes\n";
+  for (const auto& example : found.examples) std::cerr << "  " << example << "\n";
+}
+
+class ParallelKill : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    bootstrap_ = real_broker();
+    if (bootstrap_.empty()) GTEST_SKIP() << "KAFKA_BOOTSTRAP is not set: no real broker";
+  }
+  std::string bootstrap_;
+};
+
+TEST_F(ParallelKill, EveryRecordProcessedAtLeastOnceAndPerKeyInOffsetOrder) {
+  ParallelKillRun run(bootstrap_, Scenario{"journal"});
+  run.run(seed_of_run());
+  const JournalFindings found = run.check_journals();
+  report("at-least-once", run, found);
+  EXPECT_EQ(run.kills(), env_int("PARALLEL_KILL_KILLS", Scenario{}.kills));
+  EXPECT_EQ(run.self_exits(), 0);
+  EXPECT_EQ(found.missing, 0u);
+  EXPECT_EQ(found.wrong_values, 0u);
+  EXPECT_EQ(found.order_violations(), 0u);
+  EXPECT_GT(found.failures, 0u) << "no transient failure was injected";
+  EXPECT_GE(found.slow_sleeps, 1u);
+  EXPECT_TRUE(run.spill_seen()) << "no spill reference was committed for partition 0 (longest metadata "
+                                << run.longest_metadata() << " bytes)";
+}
+
+TEST_F(ParallelKill, WithCheckpointTransactionsEveryRecordHasExactlyOneResult) {
+  ParallelKillRun run(bootstrap_, Scenario{"transactional", "range"});
+  run.run(seed_of_run());
+  const JournalFindings found = run.check_journals();
+  report("exactly-once", run, found);
+  const auto output = run.check_output();
+  std::cerr << "exactly-once output: " << output.records << " records, " << output.missing << " missing, "
+            << output.duplicates << " duplicates, " << output.keys_wrong_count << " keys with a wrong count, "
+            << output.keys_out_of_order << " keys out of order\n";
+  for (const auto& [code, times] : run.exit_codes()) EXPECT_TRUE(code == 2 || code == 3) << times << " exits with " << code;
+  EXPECT_EQ(found.missing, 0u);
+  EXPECT_EQ(found.wrong_values, 0u);
+  EXPECT_EQ(found.order_violations(), 0u);
+  EXPECT_EQ(output.missing, 0u);
+  EXPECT_EQ(output.duplicates, 0u);
+  EXPECT_EQ(output.keys_wrong_count, 0u);
+  EXPECT_EQ(output.keys_out_of_order, 0u);
+}
+
+}  // namespace
+}  // namespace processor::testing

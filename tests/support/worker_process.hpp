@@ -1,0 +1,59 @@
+#pragma once
+// Worker processes of the kill-loop and scale-out tests on the real broker: started with
+// fork/exec, their stdout and stderr appended to a log file, stopped with a signal and reaped.
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace processor::testing {
+
+// Starts `args` (args[0]: the executable) with stdout and stderr appended to `log`; returns its
+// pid. argv is built before fork(): the parent has threads (librdkafka's), so the child calls
+// only async-signal-safe functions until exec. Throws std::runtime_error when fork fails.
+inline pid_t spawn_worker(const std::vector<std::string>& args, const std::filesystem::path& log) {
+  std::vector<std::string> owned = args;
+  std::vector<char*> argv;
+  for (auto& arg : owned) argv.push_back(arg.data());
+  argv.push_back(nullptr);
+  const std::string log_path = log.string();
+  const pid_t pid = ::fork();
+  if (pid < 0) throw std::runtime_error("fork failed");
+  if (pid == 0) {
+    const int fd = ::open(log_path.c_str(), O_WRONLY | O_APPEND | O_CREAT, 0644);
+    if (fd >= 0) {
+      ::dup2(fd, STDOUT_FILENO);
+      ::dup2(fd, STDERR_FILENO);
+    }
+    ::execv(argv[0], argv.data());
+    ::_exit(127);
+  }
+  return pid;
+}
+
+// Sends `signal` to the worker and reaps it; returns its exit status, or -1 when a signal ended
+// it. A pid <= 0 (no worker) returns 0.
+inline int stop_worker(pid_t pid, int signal) {
+  if (pid <= 0) return 0;
+  ::kill(pid, signal);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+// The worker's exit status if it has exited by itself (reaping it), -1 when a signal ended it,
+// nullopt while it runs.
+inline std::optional<int> exited_worker(pid_t pid) {
+  int status = 0;
+  if (pid <= 0 || ::waitpid(pid, &status, WNOHANG) != pid) return std::nullopt;
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+}  // namespace processor::testing
