@@ -186,6 +186,9 @@ struct BadOption {
   std::vector<std::string> mentions;  // what the error message names
 };
 
+// ctest lists the case by its name, not by the struct's bytes.
+void PrintTo(const BadOption& option, std::ostream* out) { *out << option.name; }
+
 class BadParallelOption : public ParallelConsumerFailures, public ::testing::WithParamInterface<BadOption> {};
 
 TEST_P(BadParallelOption, IsRefusedWithInvalidArgumentNamingTheValue) {

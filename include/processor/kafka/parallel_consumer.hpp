@@ -67,7 +67,8 @@ struct ParallelConsumerOptions {
   // worker, being retried or processed), counted as the memory they hold: each record's key and
   // value are copied out of librdkafka's fetch buffer, which is released at once. Beyond it
   // every partition pauses until processing frees a quarter of it, so memory is bounded by this
-  // (plus librdkafka's own prefetch, queued.max.messages.kbytes), not by the input rate.
+  // (plus librdkafka's own prefetch, queued.max.messages.kbytes), not by the input rate. It is
+  // checked every 64 records fetched: it may be passed by that many.
   // Default: 64 MiB. Lower it for large records and small hosts.
   std::size_t max_buffered_bytes = std::size_t{64} << 20;
 
