@@ -118,8 +118,10 @@ struct ParallelConsumer::Impl final : internal::RecordSink {
   };
   // Runs the handler once; retries the record, or dead-letters it (on_failure).
   Outcome run_record(RecordWork& work);
-  void acknowledge(RecordWork& work);
-  // finish() of the queue, and the record's partition counts it done.
+  // A record whose run ended (not Retrying): acknowledged if Done (unless its partition left),
+  // then no longer counted by its partition. The queue's finish() comes next.
+  void settle(RecordWork& work, Outcome outcome);
+  // settle(), then the queue's finish().
   void finish(RecordWork& work, Outcome outcome);
   void fail(std::exception_ptr error);
 

@@ -61,14 +61,12 @@ void ParallelConsumer::Impl::on_assigned(const std::vector<internal::AssignedSta
 
 void ParallelConsumer::Impl::on_revoking(const std::vector<TopicPartition>& partitions, bool lost) {
   submit_batch();
-  std::vector<const void*> groups;
   std::vector<PartitionRun*> leaving;
   std::size_t abandoned = 0;
   for (const auto& tp : partitions) {
     const auto it = runs.find(tp);
     if (it == runs.end()) continue;
     PartitionRun& run = *it->second;
-    groups.push_back(&run);
     leaving.push_back(&run);
     // No record of it is retried from here on, and records not started are not processed here:
     // the next owner fetches them again.
@@ -79,6 +77,7 @@ void ParallelConsumer::Impl::on_revoking(const std::vector<TopicPartition>& part
     run.held.clear();
     run.pending_end.reset();
   }
+  const std::vector<const void*> groups(leaving.begin(), leaving.end());
   // The checkpoint that KafkaConsumer takes next holds exactly what is acknowledged: nothing
   // runs while it is taken.
   revoke_barrier = static_cast<bool>(options.consumer.take_checkpoint) && !lost;
@@ -107,11 +106,7 @@ void ParallelConsumer::Impl::on_revoking(const std::vector<TopicPartition>& part
 }
 
 void ParallelConsumer::Impl::on_revoked(const std::vector<TopicPartition>& partitions) {
-  for (const auto& tp : partitions) {
-    const auto it = runs.find(tp);
-    if (it == runs.end()) continue;
-    runs.erase(it);
-  }
+  for (const auto& tp : partitions) runs.erase(tp);
   last_run = nullptr;
   if (std::exchange(revoke_barrier, false)) queue.lower_barrier();
 }

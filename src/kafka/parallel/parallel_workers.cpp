@@ -69,8 +69,7 @@ void ParallelConsumer::Impl::worker_loop() {
       work = queue.take();
       continue;
     }
-    if (outcome == Outcome::Done) acknowledge(record);
-    record.run->queued.fetch_sub(1, std::memory_order_acq_rel);
+    settle(record, outcome);
     internal::WorkQueue::Item finished;  // destroyed once the next record is taken
     work = queue.finish_and_take(work, finished);
   }
@@ -88,12 +87,12 @@ void ParallelConsumer::Impl::pump_executor() {
         pump_executor();
       });
     } catch (...) {
+      // Named before it goes back: from then on another pump may take and finish it.
+      const std::string name = name_of(work->record());
       queue.give_back(work);
       executor_rejections.fetch_add(1, std::memory_order_relaxed);
-      const ConsumedRecord record = work->record();
       fail(std::make_exception_ptr(StateError(
-          ErrorKind::Unavailable, "the executor refused record " + name_of(record) + " (" +
-                                      what_of(std::current_exception()) +
+          ErrorKind::Unavailable, "the executor refused record " + name + " (" + what_of(std::current_exception()) +
                                       "): it stays queued, not committed, and is submitted again by the next poll")));
       break;
     }
@@ -140,17 +139,18 @@ ParallelConsumer::Impl::Outcome ParallelConsumer::Impl::run_record(RecordWork& w
   return queue.retry_later(&work, Clock::now() + options.retry.max_backoff) ? Outcome::Retrying : Outcome::Abandoned;
 }
 
-void ParallelConsumer::Impl::acknowledge(RecordWork& work) {
-  // Before the record leaves the queue: the poller sees queued == 0 only when every record of
-  // the partition is acknowledged (record_partition_ends relies on it).
-  if (work.run->drained.load(std::memory_order_acquire) || !manager.ack(work.ticket)) {
+void ParallelConsumer::Impl::settle(RecordWork& work, Outcome outcome) {
+  if (outcome == Outcome::Done &&
+      (work.run->drained.load(std::memory_order_acquire) || !manager.ack(work.ticket))) {
     late_acks_ignored.fetch_add(1, std::memory_order_relaxed);
   }
+  // After the acknowledgement: the poller sees queued == 0 only when every record of the
+  // partition is acknowledged (record_partition_ends relies on it).
+  work.run->queued.fetch_sub(1, std::memory_order_acq_rel);
 }
 
 void ParallelConsumer::Impl::finish(RecordWork& work, Outcome outcome) {
-  if (outcome == Outcome::Done) acknowledge(work);
-  work.run->queued.fetch_sub(1, std::memory_order_acq_rel);
+  settle(work, outcome);
   queue.finish(&work);
 }
 
