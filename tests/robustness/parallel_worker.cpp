@@ -145,6 +145,9 @@ int run(const Arguments& args) {
   OffsetManagerOptions manager_options;
   manager_options.broker = std::make_shared<KafkaBrokerMetadata>(client);
   manager_options.acks.metadata_budget_bytes = std::stoul(args.get("metadata-budget", "4096"));
+  // Spilled sets stay in this process's state directory: fine for at-least-once (a new owner
+  // processes the records again), wrong for the transactional results, which are committed.
+  manager_options.spill_ack_metadata = !transactional;
   // Transactional mode: offsets reach the group only inside a transaction.
   OffsetManager manager(group, backend, store,
                         transactional ? OffsetCommitStrategy::manual()

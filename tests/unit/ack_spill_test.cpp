@@ -19,6 +19,13 @@ namespace {
 
 namespace fs = std::filesystem;
 using testing::FlakyOffsetStore;
+
+// Spilling is opt-in (OffsetManagerOptions::spill_ack_metadata).
+OffsetManagerOptions spilling() {
+  OffsetManagerOptions options;
+  options.spill_ack_metadata = true;
+  return options;
+}
 using testing::RecordingSink;
 
 constexpr std::size_t kBudget = 4096;  // the broker's offset.metadata.max.bytes default
@@ -79,7 +86,8 @@ class SpillBackends : public ::testing::TestWithParam<std::string> {
     store_ = std::make_shared<StateBackendOffsetStore>(backend_);
   }
   std::unique_ptr<OffsetManager> manager(std::shared_ptr<state::StateBackend> backend) const {
-    return std::make_unique<OffsetManager>("group", std::move(backend), store_, OffsetCommitStrategy::manual());
+    return std::make_unique<OffsetManager>("group", std::move(backend), store_, OffsetCommitStrategy::manual(),
+                                           spilling());
   }
   std::string committed_metadata() const { return store_->get_offset("group", kOrders)->metadata.value_or(""); }
   std::string spill_key() const { return "acks:group:orders:0"; }
@@ -102,6 +110,11 @@ TEST_P(SpillBackends, ASlowRecordBelowMoreThan4KiBOfAcknowledgementsKeepsBeingTr
   const std::int64_t accepted = workload.run(*without_backend);
   EXPECT_LT(accepted, workload.records);  // back-pressure at the metadata budget, as before
   EXPECT_GT(accepted, 1000);
+
+  // A backend alone does not spill: the set would not follow the partition to another host.
+  auto not_spilling = std::make_unique<OffsetManager>("other", backend_, std::make_shared<InMemoryOffsetStore>(),
+                                                      OffsetCommitStrategy::manual());
+  EXPECT_EQ(workload.run(*not_spilling), accepted);
 }
 
 TEST_P(SpillBackends, TheCommitCarriesAReferenceAndARestartGetsTheWholeSetBack) {
@@ -148,11 +161,12 @@ TEST_P(SpillBackends, TheSpilledRecordIsWrittenBeforeTheStoreIsCalled) {
   store->on_commit = [&](const OffsetInfo& info) {
     if (!info.metadata || !info.metadata->starts_with("@")) return;
     ++references;
-    OffsetManager reader("group", backend_, std::make_shared<InMemoryOffsetStore>(), OffsetCommitStrategy::manual());
+    OffsetManager reader("group", backend_, std::make_shared<InMemoryOffsetStore>(), OffsetCommitStrategy::manual(),
+                         spilling());
     reader.adopt_start_position("orders", 0, info.offset, info);
     EXPECT_TRUE(reader.acked_after_restart("orders", 0)) << "the reference names nothing yet";
   };
-  OffsetManager writer("group", backend_, store, OffsetCommitStrategy::manual());
+  OffsetManager writer("group", backend_, store, OffsetCommitStrategy::manual(), spilling());
   ASSERT_EQ(SlowRecordWorkload{}.run(writer), SlowRecordWorkload{}.records);
   writer.commit();
   EXPECT_EQ(references, 1);
@@ -202,7 +216,7 @@ TEST_P(SpillBackends, ACrashBetweenSpillingAndCommittingLeavesAReferenceThatNoLo
   auto store = std::make_shared<FlakyOffsetStore>();
   SlowRecordWorkload workload;
   {
-    OffsetManager writer("group", backend_, store, OffsetCommitStrategy::manual());
+    OffsetManager writer("group", backend_, store, OffsetCommitStrategy::manual(), spilling());
     ASSERT_EQ(workload.run(writer), workload.records);
     writer.commit();
     // A second slow record and more acknowledgements above it; the first slow record finishes.
@@ -218,7 +232,7 @@ TEST_P(SpillBackends, ACrashBetweenSpillingAndCommittingLeavesAReferenceThatNoLo
   }
   RecordingSink sink;
   set_log_sink(sink.sink());
-  OffsetManager restarted("group", backend_, store, OffsetCommitStrategy::manual());
+  OffsetManager restarted("group", backend_, store, OffsetCommitStrategy::manual(), spilling());
   restarted.restore();
   EXPECT_FALSE(restarted.acked_after_restart("orders", 0));
   ASSERT_EQ(sink.records().size(), 1u);

@@ -41,7 +41,9 @@ class CheckpointAcks : public ::testing::Test {
     manager_.reset();
     backend_.reset();
     backend_ = std::make_shared<state::RocksDbStateBackend>(dir_);
-    manager_ = std::make_unique<OffsetManager>("group", backend_, store_, OffsetCommitStrategy::on_checkpoint());
+    OffsetManagerOptions options;
+    options.spill_ack_metadata = true;  // long sets spill at completion
+    manager_ = std::make_unique<OffsetManager>("group", backend_, store_, OffsetCommitStrategy::on_checkpoint(), options);
   }
   // Records [0, count) tracked; every one acknowledged except those `pending` says.
   template <class Pending>

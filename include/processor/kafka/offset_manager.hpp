@@ -55,13 +55,23 @@ struct OffsetManagerOptions {
   // Default: TrustCheckpoint. Use TrustStore where operators reset groups on purpose.
   RestorePolicy restore_policy = RestorePolicy::TrustCheckpoint;
 
-  // Limits of per-record acknowledgement (track()/ack()), per partition. With a state backend
-  // the manager sets acks.unbounded_metadata: metadata longer than acks.metadata_budget_bytes is
-  // spilled to the backend at commit (see ack_spill_prefix), so only max_outstanding and
-  // max_window_offsets limit tracking. Without one, tracking pauses (back-pressure) before the
-  // metadata could exceed the budget.
+  // Limits of per-record acknowledgement (track()/ack()), per partition. Tracking pauses
+  // (back-pressure) before the metadata could exceed acks.metadata_budget_bytes, unless
+  // spill_ack_metadata is set.
   // Default: PartitionAcksOptions{} (10'000 outstanding, 4096 bytes of commit metadata).
   PartitionAcksOptions acks{};
+
+  // With a state backend: metadata longer than acks.metadata_budget_bytes is spilled to the
+  // backend at commit (see ack_spill_prefix) and the manager sets acks.unbounded_metadata, so
+  // only max_outstanding and max_window_offsets limit tracking: one slow record never pauses its
+  // partition for the metadata's sake.
+  // The spilled set lives in THIS backend: a partition that moves to a member with another
+  // state directory (another process or machine) cannot read it, ignores the reference with a
+  // warning and processes every record above the committed offset again. That keeps
+  // at-least-once; it breaks exactly-once through transactions (those records' results are
+  // already committed), so leave it off there.
+  // Default: false. Set it for at-least-once consumers whose partitions stay on their host.
+  bool spill_ack_metadata = false;
 
   // Key prefix of spilled acknowledgement metadata in the state backend:
   // `prefix + group + ":" + topic + ":" + partition`, one record per partition, overwritten by

@@ -38,7 +38,7 @@ struct OffsetManager::Impl {
         store(std::move(offset_store)),
         strategy(commit_strategy),
         options(std::move(manager_options)),
-        tracking_options(tracking_options_of(options, backend != nullptr)),
+        tracking_options(tracking_options_of(options, backend != nullptr && options.spill_ack_metadata)),
         trigger(commit_trigger) {
     stats.commits_by_store.push_back(StoreCommits{std::string(store->kind())});
   }
@@ -197,7 +197,8 @@ struct OffsetManager::Impl {
     if (committed == nullptr) return true;
     // Metadata beyond the budget is committed as a reference to its spilled copy: compare what
     // would be committed, or every commit would spill and write an unchanged set again.
-    if (backend && metadata->size() > options.acks.metadata_budget_bytes && internal::is_ack_reference(*committed)) {
+    if (backend && options.spill_ack_metadata && metadata->size() > options.acks.metadata_budget_bytes &&
+        internal::is_ack_reference(*committed)) {
       return *committed != internal::format_ack_reference(*metadata);
     }
     return *committed != *metadata;

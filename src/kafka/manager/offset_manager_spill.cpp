@@ -17,13 +17,13 @@ void OffsetManager::Impl::spill_long_metadata_locked(std::vector<PartitionOffset
   state::WriteBatch spills;
   for (auto& [tp, info] : batch) {
     if (!info.metadata || info.metadata->size() <= options.acks.metadata_budget_bytes) continue;
-    if (!backend) {
+    if (!backend || !options.spill_ack_metadata) {
       // Only metadata built without tracking's budget gets here (a restored checkpoint's, say):
       // committing it would fail the whole batch at the broker.
       processor::internal::log(LogLevel::Warning, "acks", "committing ", tp, " at ", info.offset,
                                " without its acknowledgement metadata (", info.metadata->size(),
                                " bytes, more than metadata_budget_bytes ", options.acks.metadata_budget_bytes,
-                               ", and no state backend to spill it to): after a restart the records above it are "
+                               ", and no state backend to spill it to, or spill_ack_metadata off): after a restart the records above it are "
                                "processed again");
       info.metadata.reset();
       continue;
