@@ -77,6 +77,9 @@ struct ParallelConsumerOptions {
   // abandoned: not committed (the next owner processes them again) and their late completion
   // changes nothing. Records not yet started are abandoned at once.
   // Default: 10 s. Keep it below max.poll.interval.ms. 0 abandons every running record.
+  // With checkpoints in transactions (exactly-once), keep it above the slowest record: a handler
+  // abandoned here may still write its results into the next transaction, and the next owner
+  // then processes that record again.
   std::chrono::milliseconds drain_timeout{10'000};
 
   // Tries of a record whose handler throws. Retries of a record hold back only the records of

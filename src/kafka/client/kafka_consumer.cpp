@@ -259,7 +259,9 @@ void KafkaConsumer::Impl::assign(rd_kafka_topic_partition_list_t* partitions) {
   if (sink != nullptr) {
     std::vector<internal::AssignedStart> started;
     started.reserve(assigned.size());
-    for (int i = 0; i < partitions->cnt; ++i) started.push_back({assigned[static_cast<std::size_t>(i)], partitions->elems[i].offset});
+    for (int i = 0; i < partitions->cnt; ++i) {
+      started.push_back({assigned[static_cast<std::size_t>(i)], partitions->elems[i].offset});
+    }
     sink->on_assigned(started);
   }
   if (options.on_assigned) options.on_assigned(assigned);
