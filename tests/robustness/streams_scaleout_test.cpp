@@ -11,9 +11,10 @@
 // commits offsets outside the transaction (ProcessingGuarantee::AtLeastOnce): the same checks
 // must then report duplicates.
 //
-// Each kill waits until its victim is processing records (its progress lines show the count
-// growing), then strikes 0-300 ms later: inside an open transaction, not while the group is
-// still rebalancing after the previous kill.
+// Each kill waits until its victim has processed records since its last commit (two consecutive
+// progress lines show the records count growing and the commits count unchanged), then strikes
+// 0-300 ms later: inside an open transaction, not while the group is still rebalancing after the
+// previous kill.
 //
 // Sizes: 12 partitions, 120,000 records over 1,200 keys produced over 110 s, 22 kills per run
 // (STREAMS_KILLS overrides); STREAMS_SEED=<n> replays the kill choices (the seed is printed).
@@ -64,8 +65,7 @@ int env_int(const char* name, int fallback) {
 struct Scenario {
   std::string assignment;               // range | cooperative-sticky
   std::string guarantee = "exactly_once";
-  // Long enough that kills land inside open transactions: with the broken variant at this
-  // interval, they duplicate thousands of results.
+  // Long enough that kills land inside open transactions.
   int commit_interval_ms = 300;
   int records = 120'000;
   int keys = 1'200;
@@ -94,6 +94,7 @@ struct Worker {
   pid_t pid = -1;
   fs::path state_dir;
   fs::path log;
+  std::streamoff log_start = 0;  // where this incarnation's lines begin (restarts append)
 };
 
 class ScaleoutRun {
@@ -168,28 +169,32 @@ class ScaleoutRun {
     return running[std::uniform_int_distribution<std::size_t>(0, running.size() - 1)(random)];
   }
 
-  // Until the worker's progress lines show its records count growing with partitions active
-  // (at most 20 s: a member may be left without partitions for a while, e.g. by the assignor).
+  // Until two consecutive progress lines of the worker show its records count growing with its
+  // commits count unchanged and partitions active: records processed since its last commit, in
+  // an open transaction (at most 20 s: a member may be left without partitions for a while, e.g.
+  // by the assignor).
   void wait_until_processing(const Worker& worker) {
     const auto deadline = Clock::now() + std::chrono::seconds(20);
-    long long seen = -1;
     while (Clock::now() < deadline) {
       std::ifstream log(worker.log);
+      log.seekg(worker.log_start);  // this incarnation's lines only
       std::string line;
-      long long records = -1;
+      long long records = -1, commits = -1, previous_records = -1, previous_commits = -1;
       int active = 0;
       while (std::getline(log, line)) {
-        long long r = 0, commits = 0, aborts = 0;
+        long long r = 0, c = 0, aborts = 0;
         int a = 0, restoring = 0;
-        if (std::sscanf(line.c_str(), "records %lld commits %lld aborts %lld active %d restoring %d", &r, &commits,
+        if (std::sscanf(line.c_str(), "records %lld commits %lld aborts %lld active %d restoring %d", &r, &c,
                         &aborts, &a, &restoring) == 5) {
+          previous_records = records;
+          previous_commits = commits;
           records = r;
+          commits = c;
           active = a;
         }
       }
-      if (seen >= 0 && records > seen && active > 0) return;
-      if (records >= 0) seen = records;
-      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      if (previous_records >= 0 && records > previous_records && commits == previous_commits && active > 0) return;
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
     }
   }
 
@@ -199,6 +204,9 @@ class ScaleoutRun {
     worker.slot = slot;
     worker.state_dir = dir_ / ("state-" + std::to_string(slot));
     worker.log = dir_ / ("worker-" + std::to_string(slot) + ".log");
+    std::error_code missing;
+    const auto size = fs::file_size(worker.log, missing);
+    worker.log_start = missing ? 0 : static_cast<std::streamoff>(size);
     worker.pid = spawn_worker({STREAMS_WORKER_PATH, "--bootstrap", bootstrap_, "--application", application_,
                                "--input", input_, "--output", output_, "--state-dir", worker.state_dir.string(),
                                "--assignment", scenario_.assignment, "--guarantee", scenario_.guarantee,
@@ -206,7 +214,7 @@ class ScaleoutRun {
                               worker.log);
   }
 
-  // Sends `signal` and reaps the worker; returns its exit status (-1 when killed by a signal).
+  // Sends `signal` and reaps the worker; returns its exit status (128 + the signal that ended it).
   int stop(Worker& worker, int signal) {
     const int status = stop_worker(worker.pid, signal);
     worker.pid = -1;
@@ -351,7 +359,9 @@ TEST_F(StreamsScaleout, OffsetsCommittedOutsideTheTransactionAreCaughtDuplicatin
   Scenario scenario;
   scenario.assignment = "range";
   scenario.guarantee = "at_least_once";
-  scenario.commit_interval_ms = 300;
+  // Longer than a kill's wait after its victim's last progress line: the records it processed
+  // since its last commit are still uncommitted when it dies.
+  scenario.commit_interval_ms = 1'000;
   scenario.records = 30'000;
   scenario.kills = 6;
   scenario.scale_up_at = 2;

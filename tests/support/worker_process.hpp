@@ -38,22 +38,22 @@ inline pid_t spawn_worker(const std::vector<std::string>& args, const std::files
   return pid;
 }
 
-// Sends `signal` to the worker and reaps it; returns its exit status, or -1 when a signal ended
-// it. A pid <= 0 (no worker) returns 0.
+// Sends `signal` to the worker and reaps it; returns its exit status, or 128 + the signal that
+// ended it (as a shell reports it). A pid <= 0 (no worker) returns 0.
 inline int stop_worker(pid_t pid, int signal) {
   if (pid <= 0) return 0;
   ::kill(pid, signal);
   int status = 0;
   ::waitpid(pid, &status, 0);
-  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
-// The worker's exit status if it has exited by itself (reaping it), -1 when a signal ended it,
-// nullopt while it runs.
+// The worker's exit status if it has exited by itself (reaping it), 128 + the signal that ended
+// it, nullopt while it runs.
 inline std::optional<int> exited_worker(pid_t pid) {
   int status = 0;
   if (pid <= 0 || ::waitpid(pid, &status, WNOHANG) != pid) return std::nullopt;
-  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
 }  // namespace processor::testing
