@@ -25,6 +25,7 @@ struct Source {
   // Exactly one is set.
   std::shared_ptr<const kafka::OffsetManager> manager;
   std::shared_ptr<const kafka::KafkaConsumer> consumer;
+  std::shared_ptr<const kafka::ParallelConsumer> parallel;
   std::shared_ptr<const streams::StreamProcessor> processor;
 };
 
@@ -38,7 +39,8 @@ struct Sources {
 struct Reading {
   const Source* source = nullptr;
   std::optional<kafka::OffsetStats> manager;
-  std::optional<kafka::ConsumerStats> consumer;
+  std::optional<kafka::ConsumerStats> consumer;  // a ParallelConsumer's too
+  std::optional<kafka::ParallelConsumerStats> parallel;
   std::optional<streams::StreamProcessorStats> processor;
 };
 
@@ -158,7 +160,12 @@ void write_record_families(MetricWriter& writer, const std::vector<Reading>& rea
                   MetricType::Counter);
     for (const Reading& reading : readings) {
       SampleWriter out(writer, *reading.source);
-      if (reading.consumer) out.count({}, reading.consumer->records);
+      // A ParallelConsumer's consumer counts the records fetched; its handlers, those processed.
+      if (reading.parallel) {
+        out.count({}, reading.parallel->processed);
+      } else if (reading.consumer) {
+        out.count({}, reading.consumer->records);
+      }
       if (reading.processor) out.count({}, reading.processor->records);
     }
   }
@@ -181,6 +188,60 @@ void write_record_families(MetricWriter& writer, const std::vector<Reading>& rea
                });
 }
 
+void write_parallel_families(MetricWriter& writer, const std::vector<Reading>& readings) {
+  using kafka::ParallelConsumerStats;
+  using Field = std::size_t ParallelConsumerStats::*;
+  struct Gauge {
+    std::string_view name;
+    std::string_view help;
+    Field field;
+  };
+  static constexpr Gauge kGauges[] = {
+      {"processor_parallel_in_flight_records", "Records whose handler runs now.", &ParallelConsumerStats::in_flight},
+      {"processor_parallel_buffered_records", "Records fetched and not finished, those in flight included.",
+       &ParallelConsumerStats::buffered_records},
+      {"processor_parallel_buffered_bytes", "Bytes of the keys and values of the buffered records.",
+       &ParallelConsumerStats::buffered_bytes},
+      {"processor_parallel_buffered_bytes_peak", "The most bytes buffered at once.",
+       &ParallelConsumerStats::peak_buffered_bytes},
+  };
+  for (const Gauge& gauge : kGauges) {
+    write_family(writer, readings, &Reading::parallel, gauge.name, gauge.help, MetricType::Gauge,
+                 [&](SampleWriter& out, const ParallelConsumerStats& stats) {
+                   out.count({}, static_cast<std::uint64_t>(stats.*gauge.field));
+                 });
+  }
+  struct Counter {
+    std::string_view name;
+    std::string_view help;
+    std::uint64_t ParallelConsumerStats::*field;
+  };
+  static constexpr Counter kCounters[] = {
+      {"processor_parallel_handler_failures_total", "Handler calls that threw (each try counts).",
+       &ParallelConsumerStats::failed_attempts},
+      {"processor_parallel_dead_lettered_total", "Records handed to on_failure after their last try, and accepted.",
+       &ParallelConsumerStats::dead_lettered},
+      {"processor_parallel_skipped_after_restart_total",
+       "Records skipped because a previous owner of their partition acknowledged them.",
+       &ParallelConsumerStats::skipped_after_restart},
+      {"processor_parallel_abandoned_total", "Records dropped by a revoke or a loss, not committed.",
+       &ParallelConsumerStats::abandoned_on_revoke},
+      {"processor_parallel_late_acks_ignored_total", "Completions after their partition was revoked, not committed.",
+       &ParallelConsumerStats::late_acks_ignored},
+      {"processor_parallel_partition_pauses_total", "Partitions paused for back-pressure.",
+       &ParallelConsumerStats::partition_pauses},
+      {"processor_parallel_executor_rejections_total", "Tasks the executor refused.",
+       &ParallelConsumerStats::executor_rejections},
+      {"processor_parallel_metadata_ignored_total",
+       "Restart metadata ignored: written by another tool, or garbage (its records are processed again).",
+       &ParallelConsumerStats::metadata_warnings},
+  };
+  for (const Counter& counter : kCounters) {
+    write_family(writer, readings, &Reading::parallel, counter.name, counter.help, MetricType::Counter,
+                 [&](SampleWriter& out, const ParallelConsumerStats& stats) { out.count({}, stats.*counter.field); });
+  }
+}
+
 void collect(Sources& sources, MetricWriter& writer) {
   std::vector<std::shared_ptr<const Source>> list;
   {
@@ -192,11 +253,16 @@ void collect(Sources& sources, MetricWriter& writer) {
     readings[i].source = list[i].get();
     if (list[i]->manager) readings[i].manager = list[i]->manager->stats();
     if (list[i]->consumer) readings[i].consumer = list[i]->consumer->stats();
+    if (list[i]->parallel) {
+      readings[i].parallel = list[i]->parallel->stats();
+      readings[i].consumer = readings[i].parallel->consumer;
+    }
     if (list[i]->processor) readings[i].processor = list[i]->processor->stats();
   }
   write_manager_families(writer, readings);
   write_restore_family(writer, readings);
   write_record_families(writer, readings);
+  write_parallel_families(writer, readings);
 }
 
 void check_labels(const MetricLabels& labels) {
@@ -258,6 +324,16 @@ AppMetricsId add_kafka_consumer_metrics(MetricsRegistry& registry, std::shared_p
   Source source;
   source.labels = std::move(labels);
   source.consumer = std::move(consumer);
+  return add_source(registry, std::move(source));
+}
+
+AppMetricsId add_parallel_consumer_metrics(MetricsRegistry& registry,
+                                           std::shared_ptr<const kafka::ParallelConsumer> consumer,
+                                           MetricLabels labels) {
+  require(consumer, "ParallelConsumer");
+  Source source;
+  source.labels = std::move(labels);
+  source.parallel = std::move(consumer);
   return add_source(registry, std::move(source));
 }
 

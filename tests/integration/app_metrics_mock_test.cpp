@@ -1,9 +1,13 @@
-// A KafkaConsumer's metrics against librdkafka's mock cluster: records processed and
-// out-of-range resets by cause, in ConsumerStats and as parsed from a scrape.
+// A KafkaConsumer's and a ParallelConsumer's metrics against librdkafka's mock cluster: records
+// processed, out-of-range resets by cause, and the parallel consumer's workers, buffers and
+// failures, in their stats and as parsed from a scrape.
 
 #include <gtest/gtest.h>
 
+#include <stdexcept>
+
 #include "kafka_test_support.hpp"
+#include "parallel_consumer_support.hpp"
 #include "processor/kafka.hpp"
 #include "processor/monitor/app_metrics.hpp"
 #include "prometheus_parser.hpp"
@@ -83,6 +87,48 @@ TEST_F(AppMetricsMock, CommitsToKafkaAreAttributedToTheKafkaStore) {
   EXPECT_EQ(stats.commits_by_store[0].successful, 1u);
   EXPECT_EQ(stats.commit_latency.count(), 1u);
   EXPECT_GE(stats.commit_latency_max_us, 1u);  // a round trip to the (mock) coordinator
+}
+
+TEST_F(AppMetricsMock, AParallelConsumersRunningHandlersFailuresAndDeadLettersAreScraped) {
+  Producer producer(cluster_.bootstrap());
+  producer.produce(topic_, 0, 6);
+  testing::Gate last_record;
+  auto options = testing::parallel_options(topic_);
+  options.ordering = ProcessingOrder::Unordered;
+  options.retry.max_attempts = 2;
+  options.on_failure = [](const FailedRecord&) {};
+  testing::ParallelMember member(cluster_.bootstrap(), group_, options, [&](const ConsumedRecord& record) {
+    if (record.offset == 2) throw std::runtime_error("poison record 2");
+    if (record.offset == 5) last_record.pass();
+  });
+  // Offsets 0-4 done (2 dead-lettered after its two tries), 5 running behind the gate.
+  ASSERT_TRUE(testing::poll_until(member.consumer, [&] {
+    const auto stats = member.consumer.stats();
+    return last_record.arrived() == 1 && stats.processed == 4 && stats.dead_lettered == 1;
+  }));
+
+  monitor::MetricsRegistry registry;
+  monitor::add_parallel_consumer_metrics(
+      registry, std::shared_ptr<const ParallelConsumer>(std::shared_ptr<void>(), &member.consumer), {{"group", group_}});
+  const auto parsed = testing::parse_with_prometheus_client(registry.scrape());
+  last_record.open();
+  const std::string group = "{group=\"" + group_ + "\"}";
+  EXPECT_EQ(parsed.types.at("processor_parallel_in_flight_records"), "gauge");
+  EXPECT_EQ(parsed.samples.at("processor_parallel_in_flight_records" + group), 1);
+  EXPECT_EQ(parsed.samples.at("processor_parallel_buffered_records" + group), 1);
+  EXPECT_GT(parsed.samples.at("processor_parallel_buffered_bytes" + group), 0);
+  EXPECT_GE(parsed.samples.at("processor_parallel_buffered_bytes_peak" + group),
+            parsed.samples.at("processor_parallel_buffered_bytes" + group));
+  EXPECT_EQ(parsed.types.at("processor_parallel_handler_failures"), "counter");
+  EXPECT_EQ(parsed.samples.at("processor_parallel_handler_failures_total" + group), 2);
+  EXPECT_EQ(parsed.samples.at("processor_parallel_dead_lettered_total" + group), 1);
+  EXPECT_EQ(parsed.samples.at("processor_parallel_abandoned_total" + group), 0);
+  EXPECT_EQ(parsed.samples.at("processor_parallel_executor_rejections_total" + group), 0);
+  // Handlers that returned, not records fetched (6): the dead-lettered record's handler never did.
+  EXPECT_EQ(parsed.samples.at("processor_records_processed_total" + group), 4);
+  // The consumer's own families, of the ParallelConsumer's consumer.
+  EXPECT_EQ(parsed.samples.at("processor_offset_resets_total{cause=\"no_offset\"," + group.substr(1)), 4);
+  ASSERT_TRUE(testing::poll_until(member.consumer, [&] { return member.consumer.stats().in_flight == 0; }));
 }
 
 }  // namespace

@@ -124,6 +124,7 @@ TEST(AppMetrics, RefusesBadLabelsAndNullSourcesNamingThem) {
   refused({{"group", "a"}, {"group", "b"}}, "group");
   EXPECT_THROW(add_offset_manager_metrics(registry, nullptr), StateError);
   EXPECT_THROW(add_kafka_consumer_metrics(registry, nullptr), StateError);
+  EXPECT_THROW(add_parallel_consumer_metrics(registry, nullptr), StateError);
   EXPECT_THROW(add_stream_processor_metrics(registry, nullptr), StateError);
   EXPECT_EQ(registry.scrape(), "");  // nothing was added
 }

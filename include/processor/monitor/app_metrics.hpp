@@ -1,7 +1,8 @@
 #pragma once
 // processor::monitor::add_*_metrics: the application's own figures — an OffsetManager's commits,
-// checkpoints and restores, a KafkaConsumer's records and out-of-range resets, a StreamProcessor's
-// records, transactions and restorations — as Prometheus metrics of a MetricsRegistry, read from
+// checkpoints and restores, a KafkaConsumer's records and out-of-range resets, a ParallelConsumer's
+// workers, buffers and failures, a StreamProcessor's records, transactions and restorations — as
+// Prometheus metrics of a MetricsRegistry, read from
 // their stats() at scrape time (nothing is added to their hot paths).
 //
 // Families (every series also carries the labels given when its source was added):
@@ -13,11 +14,26 @@
 //   processor_restore_duration_seconds       histogram {source}   source: checkpoint
 //                                            (restore_from_checkpoint), changelog (a StreamProcessor's
 //                                            (store, partition) restorations)
-//   processor_records_processed_total        counter              KafkaConsumer and StreamProcessor records
+//   processor_records_processed_total        counter              records whose handler returned (KafkaConsumer,
+//                                                                 ParallelConsumer, StreamProcessor)
 //   processor_offset_resets_total            counter {cause}      cause: no_offset, below_log_start,
 //                                                                 above_log_end (OutOfRangePolicy's fields)
 //   processor_records_skipped_total          counter              records jumped over by those resets
 //   processor_transactions_total             counter {result}     StreamProcessor: committed, aborted
+// A ParallelConsumer has the KafkaConsumer's families (of its consumer) and these:
+//   processor_parallel_in_flight_records     gauge                handlers running now
+//   processor_parallel_buffered_records      gauge                fetched and not finished (in flight too)
+//   processor_parallel_buffered_bytes        gauge                their keys and values
+//   processor_parallel_buffered_bytes_peak   gauge                the most buffered at once
+//   processor_parallel_handler_failures_total     counter         handler calls that threw
+//   processor_parallel_dead_lettered_total        counter         records on_failure accepted
+//   processor_parallel_skipped_after_restart_total counter        records a previous owner acknowledged
+//   processor_parallel_abandoned_total            counter         records dropped by a revoke or a loss
+//   processor_parallel_late_acks_ignored_total    counter         completions after their partition left
+//   processor_parallel_partition_pauses_total     counter         partitions paused for back-pressure
+//   processor_parallel_executor_rejections_total  counter         tasks the user's executor refused
+//   processor_parallel_metadata_ignored_total     counter         restart metadata ignored (another tool's,
+//                                                                 or garbage)
 // Histogram buckets are LatencyHistogram::cumulative_buckets(): powers of two microseconds,
 // 1 µs to 2^32 µs, in seconds, exact.
 //
@@ -36,6 +52,7 @@
 
 #include "processor/kafka/kafka_consumer.hpp"
 #include "processor/kafka/offset_manager.hpp"
+#include "processor/kafka/parallel_consumer.hpp"
 #include "processor/monitor/metrics.hpp"
 #include "processor/streams/stream_processor.hpp"
 
@@ -56,6 +73,9 @@ AppMetricsId add_offset_manager_metrics(MetricsRegistry& registry, std::shared_p
                                         MetricLabels labels = {});
 AppMetricsId add_kafka_consumer_metrics(MetricsRegistry& registry, std::shared_ptr<const kafka::KafkaConsumer> consumer,
                                         MetricLabels labels = {});
+AppMetricsId add_parallel_consumer_metrics(MetricsRegistry& registry,
+                                           std::shared_ptr<const kafka::ParallelConsumer> consumer,
+                                           MetricLabels labels = {});
 AppMetricsId add_stream_processor_metrics(MetricsRegistry& registry,
                                           std::shared_ptr<const streams::StreamProcessor> processor,
                                           MetricLabels labels = {});
