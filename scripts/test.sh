@@ -6,13 +6,17 @@
 #
 # Usage: bash scripts/test.sh [extra cmake args...]
 #   BUILD_DIR   Default: build
-#   JOBS        parallel build and test jobs. Default: 2
+#   JOBS        parallel build jobs. Default: 2
+#   TEST_JOBS   ctest's parallel slots. Default: twice JOBS. Most tests wait on the broker or a
+#               group join; those that keep the cores busy take 2 slots (PROCESSORS in
+#               tests/CMakeLists.txt).
 # Exits non-zero when any step fails.
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build_dir="${BUILD_DIR:-build}"
 jobs="${JOBS:-2}"
+test_jobs="${TEST_JOBS:-$((2 * jobs))}"
 cd "${root}"
 
 # ---- Services hook -------------------------------------------------------------------------
@@ -38,6 +42,6 @@ JOBS="${jobs}" bash scripts/build.sh "${build_dir}" -DPROCESSOR_BUILD_TESTS=ON "
 trap stop_services EXIT
 start_services
 
-ctest --test-dir "${build_dir}" --output-on-failure --no-tests=error -j "${jobs}"
+ctest --test-dir "${build_dir}" --output-on-failure --no-tests=error -j "${test_jobs}"
 
 BUILD_DIR="${build_dir}" bash scripts/check_install.sh
