@@ -302,49 +302,39 @@ AppMetricsId add_source(MetricsRegistry& registry, Source source) {
   return id;
 }
 
-template <class Pointer>
-void require(const Pointer& pointer, const char* what) {
-  if (!pointer) throw StateError(ErrorKind::InvalidArgument, std::string("cannot add metrics of a null ") + what);
+// Adds `object` as the source's member `slot`; refuses a null one, naming its type.
+template <class T>
+AppMetricsId add_object(MetricsRegistry& registry, std::shared_ptr<const T> Source::*slot,
+                        std::shared_ptr<const T> object, MetricLabels labels, const char* what) {
+  if (!object) throw StateError(ErrorKind::InvalidArgument, std::string("cannot add metrics of a null ") + what);
+  Source source;
+  source.labels = std::move(labels);
+  source.*slot = std::move(object);
+  return add_source(registry, std::move(source));
 }
 
 }  // namespace
 
 AppMetricsId add_offset_manager_metrics(MetricsRegistry& registry, std::shared_ptr<const kafka::OffsetManager> manager,
                                         MetricLabels labels) {
-  require(manager, "OffsetManager");
-  Source source;
-  source.labels = std::move(labels);
-  source.manager = std::move(manager);
-  return add_source(registry, std::move(source));
+  return add_object(registry, &Source::manager, std::move(manager), std::move(labels), "OffsetManager");
 }
 
 AppMetricsId add_kafka_consumer_metrics(MetricsRegistry& registry, std::shared_ptr<const kafka::KafkaConsumer> consumer,
                                         MetricLabels labels) {
-  require(consumer, "KafkaConsumer");
-  Source source;
-  source.labels = std::move(labels);
-  source.consumer = std::move(consumer);
-  return add_source(registry, std::move(source));
+  return add_object(registry, &Source::consumer, std::move(consumer), std::move(labels), "KafkaConsumer");
 }
 
 AppMetricsId add_parallel_consumer_metrics(MetricsRegistry& registry,
                                            std::shared_ptr<const kafka::ParallelConsumer> consumer,
                                            MetricLabels labels) {
-  require(consumer, "ParallelConsumer");
-  Source source;
-  source.labels = std::move(labels);
-  source.parallel = std::move(consumer);
-  return add_source(registry, std::move(source));
+  return add_object(registry, &Source::parallel, std::move(consumer), std::move(labels), "ParallelConsumer");
 }
 
 AppMetricsId add_stream_processor_metrics(MetricsRegistry& registry,
                                           std::shared_ptr<const streams::StreamProcessor> processor,
                                           MetricLabels labels) {
-  require(processor, "StreamProcessor");
-  Source source;
-  source.labels = std::move(labels);
-  source.processor = std::move(processor);
-  return add_source(registry, std::move(source));
+  return add_object(registry, &Source::processor, std::move(processor), std::move(labels), "StreamProcessor");
 }
 
 void remove_app_metrics(MetricsRegistry& registry, AppMetricsId id) {
