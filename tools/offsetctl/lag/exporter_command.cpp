@@ -10,11 +10,9 @@
 
 #include "command.hpp"
 #include "lag/stop_signal.hpp"
+#include "lag/watch_args.hpp"
 #include "processor/error.hpp"
-#include "processor/kafka/group_admin.hpp"
-#include "processor/monitor/group_admin_lag_source.hpp"
 #include "processor/monitor/lag_metrics.hpp"
-#include "processor/monitor/lag_monitor.hpp"
 #include "processor/monitor/metrics_server.hpp"
 
 namespace processor::offsetctl {
@@ -22,11 +20,8 @@ namespace processor::offsetctl {
 namespace {
 
 struct ExporterArgs {
-  std::string bootstrap_server;
+  WatchArgs watch;
   std::string listen;
-  std::vector<std::string> groups;
-  bool all_groups = false;
-  double interval_seconds = 5.0;
   std::size_t history = 60;
   std::string cluster_name = "default";
 };
@@ -55,12 +50,8 @@ ListenAddress parse_listen(const std::string& listen) {
 
 int run_exporter(const ExporterArgs& args, const ListenAddress& address) {
   const StopSignalScope signals;
-  std::shared_ptr<kafka::GroupAdmin> admin = kafka::GroupAdmin::create({{"bootstrap.servers", args.bootstrap_server}});
-  monitor::LagMonitorOptions monitor_options;
-  monitor_options.groups = args.groups;
-  monitor_options.interval = std::chrono::milliseconds(static_cast<std::int64_t>(args.interval_seconds * 1000));
-  monitor_options.history_capacity = args.history;
-  monitor::LagMonitor lag_monitor(std::make_shared<monitor::GroupAdminLagSource>(admin), monitor_options);
+  const std::unique_ptr<monitor::LagMonitor> monitor = make_lag_monitor(args.watch, args.history);
+  monitor::LagMonitor& lag_monitor = *monitor;
 
   monitor::MetricsRegistry registry;
   monitor::LagMetricsOptions metrics_options;
@@ -77,7 +68,7 @@ int run_exporter(const ExporterArgs& args, const ListenAddress& address) {
   monitor::MetricsServerOptions server_options;
   server_options.host = address.host;
   server_options.port = address.port;
-  server_options.page_refresh_seconds = std::max(1, static_cast<int>(args.interval_seconds + 0.5));
+  server_options.page_refresh_seconds = std::max(1, static_cast<int>(args.watch.interval_seconds + 0.5));
   monitor::MetricsServer server(registry, server_options, [&lag_monitor] { return lag_monitor.history(); });
   server.start();
   lag_monitor.start();
@@ -98,15 +89,9 @@ void add_exporter_commands(CLI::App& app, Invocation& invocation) {
       "exporter",
       "serve the lag of consumer groups as Prometheus metrics (kafka-lag-exporter's names) at /metrics, and a "
       "page with the lag chart at /, until SIGINT or SIGTERM");
-  exporter->add_option("--bootstrap-server", args->bootstrap_server, "the cluster, host:port[,host:port...]")
-      ->required();
+  add_watch_options(*exporter, args->watch, "seconds between polls of the cluster (default 5)");
   exporter->add_option("--listen", args->listen, "HOST:PORT to serve on, e.g. 127.0.0.1:8000 (port 0: any free one)")
       ->required();
-  auto* group = exporter->add_option("--group", args->groups, "a group to watch (repeatable)");
-  auto* all = exporter->add_flag("--all-groups", args->all_groups, "watch every group of the cluster");
-  group->excludes(all);
-  exporter->add_option("--interval", args->interval_seconds, "seconds between polls of the cluster (default 5)")
-      ->check(CLI::Range(0.05, 86400.0));
   exporter->add_option("--history", args->history,
                        "polls the chart at / keeps (default 60); each holds every partition watched, so lower it "
                        "for clusters of 10^5 partitions")
@@ -114,9 +99,7 @@ void add_exporter_commands(CLI::App& app, Invocation& invocation) {
   exporter->add_option("--cluster-name", args->cluster_name,
                        "the cluster_name label of every lag metric (default \"default\")");
   exporter->callback([args, &invocation] {
-    if (args->groups.empty() && !args->all_groups) {
-      throw CLI::ValidationError("exporter", "needs --group GROUP (repeatable) or --all-groups");
-    }
+    check_watch_args(args->watch, "exporter");
     const ListenAddress address = parse_listen(args->listen);
     invocation.run = [args, address] { return run_exporter(*args, address); };
   });

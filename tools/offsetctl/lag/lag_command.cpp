@@ -15,21 +15,16 @@
 #include "command.hpp"
 #include "lag/lag_output.hpp"
 #include "lag/stop_signal.hpp"
+#include "lag/watch_args.hpp"
 #include "processor/error.hpp"
-#include "processor/kafka/group_admin.hpp"
-#include "processor/monitor/group_admin_lag_source.hpp"
 #include "processor/monitor/lag_chart.hpp"
-#include "processor/monitor/lag_monitor.hpp"
 
 namespace processor::offsetctl {
 
 namespace {
 
 struct LagArgs {
-  std::string bootstrap_server;
-  std::vector<std::string> groups;
-  bool all_groups = false;
-  double interval_seconds = 5.0;
+  WatchArgs cluster;
   bool watch = false;
   std::string output = "table";
   std::string plot_file;
@@ -69,19 +64,16 @@ int run_lag(const LagArgs& args) {
     plot.open(args.plot_file, std::ios::trunc);
     if (!plot) throw StateError(ErrorKind::InvalidArgument, "--plot " + args.plot_file + ": cannot open it for writing");
   }
-  std::shared_ptr<kafka::GroupAdmin> admin = kafka::GroupAdmin::create({{"bootstrap.servers", args.bootstrap_server}});
-  monitor::LagMonitorOptions options;
-  options.groups = args.groups;
-  options.interval = std::chrono::milliseconds(static_cast<std::int64_t>(args.interval_seconds * 1000));
-  options.history_capacity = plot.is_open() ? static_cast<std::size_t>(args.samples) : 0;
-  monitor::LagMonitor monitor(std::make_shared<monitor::GroupAdminLagSource>(admin), options);
+  const std::unique_ptr<monitor::LagMonitor> lag_monitor =
+      make_lag_monitor(args.cluster, plot.is_open() ? static_cast<std::size_t>(args.samples) : 0);
+  monitor::LagMonitor& monitor = *lag_monitor;
 
   const StopSignalScope signals;
   const bool tty = isatty(STDOUT_FILENO) != 0;
   const bool progress_tty = isatty(STDERR_FILENO) != 0;
   const int polls = plot.is_open() ? args.samples : (args.watch ? -1 : 1);
   for (int poll = 0; polls < 0 || poll < polls; ++poll) {
-    const auto next = std::chrono::steady_clock::now() + options.interval;
+    const auto next = std::chrono::steady_clock::now() + args.cluster.interval();
     const monitor::LagSnapshot snapshot = monitor.poll_once();
     if (plot.is_open()) {
       // In a terminal the progress line rewrites itself; in a log it is one line per sample.
@@ -114,12 +106,7 @@ void add_lag_commands(CLI::App& app, Invocation& invocation) {
       "lag of consumer groups in offsets and seconds, with a status per partition (OK, WARN, STALL, STOP, "
       "REWIND, ERR over the last polls); LAG-SECONDS needs the log end's progress, so it shows with --watch "
       "or --plot, from the second poll on");
-  lag->add_option("--bootstrap-server", args->bootstrap_server, "the cluster, host:port[,host:port...]")->required();
-  auto* group = lag->add_option("--group", args->groups, "a group to watch (repeatable)");
-  auto* all = lag->add_flag("--all-groups", args->all_groups, "watch every group of the cluster");
-  group->excludes(all);
-  lag->add_option("--interval", args->interval_seconds, "seconds between polls (default 5)")
-      ->check(CLI::Range(0.05, 86400.0));
+  add_watch_options(*lag, args->cluster, "seconds between polls (default 5)");
   auto* watch = lag->add_flag("--watch", args->watch, "poll every --interval until Ctrl-C, redrawing the table");
   lag->add_option("--output", args->output, "table (default) or json (one document per poll)")
       ->check(CLI::IsMember({"table", "json"}));
@@ -130,9 +117,7 @@ void add_lag_commands(CLI::App& app, Invocation& invocation) {
   samples->needs(plot);
   plot->excludes(watch);
   lag->callback([args, &invocation] {
-    if (args->groups.empty() && !args->all_groups) {
-      throw CLI::ValidationError("lag", "needs --group GROUP (repeatable) or --all-groups");
-    }
+    check_watch_args(args->cluster, "lag");
     invocation.run = [args] { return run_lag(*args); };
   });
 }
