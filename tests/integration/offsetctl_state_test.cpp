@@ -145,9 +145,9 @@ TEST_F(OffsetctlState, ResetIsADryRunWithAWarningUnlessExecuted) {
   const auto dry = run({"reset", "--group", "orders-app", "--topic", "orders", "--to-offset", "3"});
   EXPECT_EQ(dry.exit_code, 0) << dry.err;
   EXPECT_EQ(dry.out,
-            "GROUP                          TOPIC                          PARTITION  NEW-OFFSET\n"
-            "orders-app                     orders                         2          3\n"
-            "orders-app                     orders                         10         3\n");
+            "\nGROUP           TOPIC           PARTITION  NEW-OFFSET\n"
+            "orders-app      orders          2          3\n"
+            "orders-app      orders          10         3\n");
   EXPECT_NE(dry.err.find("WARN: No action will be performed as the --execute option is missing"), std::string::npos);
   EXPECT_EQ(stored("orders-app"), "orders:2=42 orders:10=7 payments:0=100");
 

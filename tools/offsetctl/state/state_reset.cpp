@@ -13,8 +13,8 @@
 #include "command.hpp"
 #include "offsets_csv.hpp"
 #include "processor/error.hpp"
+#include "reset/reset_plan.hpp"
 #include "state/state_broker.hpp"
-#include "state/state_table.hpp"
 #include "state/state_verbs.hpp"
 
 namespace processor::offsetctl {
@@ -170,15 +170,15 @@ int apply_plan(StateDirectory& directory, const std::string& group, const Plan& 
            "offsets to '"
         << directory.path().string() << "', or --dry-run to keep this behaviour without the warning.\n";
   }
-  // kafka-consumer-groups --reset-offsets' widths: group and topic 30, partition 10.
-  TextTable table({{"GROUP", 30}, {"TOPIC", 30}, {"PARTITION", 10}, {"NEW-OFFSET", 0}});
+  // The table of offsetctl groups reset, which is kafka-consumer-groups --reset-offsets' own.
+  GroupPlan rows{group, {}};
   std::vector<kafka::PartitionOffset> offsets;
   for (const auto& [tp, offset] : plan) {
-    table.add_row({group, tp.first, std::to_string(tp.second), std::to_string(offset)});
+    rows.offsets.push_back({kafka::TopicPartition(tp.first, tp.second), offset});
     offsets.emplace_back(kafka::TopicPartition(tp.first, tp.second), kafka::OffsetInfo(offset));
   }
   if (mode == WriteMode::Execute) directory.store_offsets(group, offsets);
-  table.print(out);
+  out << format_reset_table({rows});
   return kExitOk;
 }
 
