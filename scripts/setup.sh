@@ -2,7 +2,8 @@
 # Installs everything needed to build, test and run processor on Debian 12 (bookworm).
 #
 # Idempotent: packages that are already installed are detected with dpkg-query, and apt-get
-# runs only when something is missing, so a second run takes well under a second.
+# runs only when something is missing; librdkafka is built once into ~/.cache/processor
+# (scripts/librdkafka.sh), so a second run takes well under a second.
 #
 # Usage: bash scripts/setup.sh
 set -euo pipefail
@@ -15,8 +16,12 @@ packages=(
   ninja-build
   pkg-config
   git
-  librdkafka-dev
   librocksdb-dev
+  # librdkafka 2.12 or newer, built by scripts/librdkafka.sh from Debian's source package (Debian
+  # 12's own librdkafka-dev is 2.0.2): its compression and TLS libraries.
+  libssl-dev
+  zlib1g-dev
+  libzstd-dev
   # The tests (GoogleTest) and the benchmarks (Google Benchmark).
   libgtest-dev
   googletest
@@ -70,7 +75,13 @@ if ! python3 -c 'import prometheus_client' >/dev/null 2>&1; then
     python3 -m pip install --quiet --user --break-system-packages prometheus_client
 fi
 
+# librdkafka, once the packages it builds with are there.
+ensure_librdkafka() {
+  bash "$(dirname "${BASH_SOURCE[0]}")/librdkafka.sh" >/dev/null
+}
+
 if ((${#missing[@]} == 0)); then
+  ensure_librdkafka
   echo "setup: all ${#packages[@]} dependencies are installed"
   exit 0
 fi
@@ -89,3 +100,4 @@ echo "setup: installing ${missing[*]}"
 "${as_root[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update
 "${as_root[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${missing[@]}"
 echo "setup: installed ${missing[*]}"
+ensure_librdkafka

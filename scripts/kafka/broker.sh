@@ -222,6 +222,13 @@ group.initial.rebalance.delay.ms=0
 offsets.topic.num.partitions=1
 transaction.state.log.num.partitions=1
 group.min.session.timeout.ms=1000
+# Kafka 4's consumer group protocol (KIP-848, group.protocol=consumer): the session timeout and the
+# heartbeat interval are the broker's, not the client's. Short, so that a killed member's
+# partitions move within seconds in the kill tests (Kafka's defaults: 45 s and 5 s).
+group.consumer.min.session.timeout.ms=1000
+group.consumer.session.timeout.ms=6000
+group.consumer.min.heartbeat.interval.ms=500
+group.consumer.heartbeat.interval.ms=1000
 
 # Quick restarts after a crash (broker.sh kill, then restart): the restarted controller keeps
 # the killed incarnation's registration until its broker session expires, and refuses the new

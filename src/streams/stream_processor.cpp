@@ -1,10 +1,10 @@
 #include "processor/streams/stream_processor.hpp"
 
-#include <cstring>
 #include <random>
 #include <set>
 
 #include "common/log_internal.hpp"
+#include "kafka/group/rebalance.hpp"
 #include "kafka/rdkafka/client_factory.hpp"
 #include "kafka/rdkafka/errors.hpp"
 #include "kafka/rdkafka/partition_list.hpp"
@@ -79,12 +79,6 @@ std::string instance_id_of(state::StateBackend& db) {
   return text;
 }
 
-// NULL (a client already failed or closing) counts as eager.
-bool cooperative(rd_kafka_t* rk) noexcept {
-  const char* protocol = rd_kafka_rebalance_protocol(rk);
-  return protocol != nullptr && std::strcmp(protocol, "COOPERATIVE") == 0;
-}
-
 // librdkafka calls this from inside rd_kafka_consumer_poll(): no exception may cross it. The
 // assignment is applied whatever happens, so that librdkafka's state stays consistent.
 void rebalance_callback(rd_kafka_t* rk, rd_kafka_resp_err_t event, rd_kafka_topic_partition_list_t* partitions,
@@ -97,15 +91,7 @@ void rebalance_callback(rd_kafka_t* rk, rd_kafka_resp_err_t event, rd_kafka_topi
   } catch (...) {
     if (!impl->callback_error) impl->callback_error = std::current_exception();
   }
-  if (impl->rebalance_applied) return;
-  const bool incremental = cooperative(rk);
-  if (event == RD_KAFKA_RESP_ERR__ASSIGN_PARTITIONS) {
-    if (incremental) RdPtr<rd_kafka_error_t>(rd_kafka_incremental_assign(rk, partitions));
-    else rd_kafka_assign(rk, partitions);
-  } else {
-    if (incremental) RdPtr<rd_kafka_error_t>(rd_kafka_incremental_unassign(rk, partitions));
-    else rd_kafka_assign(rk, nullptr);
-  }
+  if (!impl->rebalance_applied) kafka::internal::apply_rebalance_noexcept(rk, event, partitions);
 }
 
 }  // namespace
@@ -179,15 +165,9 @@ void StreamProcessor::Impl::open() {
 
 void StreamProcessor::Impl::on_rebalance(rd_kafka_resp_err_t event, rd_kafka_topic_partition_list_t* list) {
   rd_kafka_t* rk = consumer.get();
-  const bool incremental = cooperative(rk);
   const auto assigned = kafka::internal::from_partition_list(list);
   if (event == RD_KAFKA_RESP_ERR__ASSIGN_PARTITIONS) {
-    if (incremental) {
-      kafka::internal::throw_if_error(RdPtr<rd_kafka_error_t>(rd_kafka_incremental_assign(rk, list)),
-                                      "assigning partitions");
-    } else if (const auto error = rd_kafka_assign(rk, list); error != RD_KAFKA_RESP_ERR_NO_ERROR) {
-      throw kafka::internal::kafka_error(error, "assigning partitions");
-    }
+    kafka::internal::apply_rebalance(rk, event, list);
     rebalance_applied = true;
     // Nothing is fetched for processing until its stores are restored and it is positioned.
     rd_kafka_pause_partitions(rk, list);
@@ -213,20 +193,14 @@ void StreamProcessor::Impl::on_rebalance(rd_kafka_resp_err_t event, rd_kafka_top
     }
   } catch (...) {
     for (const auto& tp : assigned) remove_task(tp.partition);
-    if (incremental) RdPtr<rd_kafka_error_t>(rd_kafka_incremental_unassign(rk, list));
-    else rd_kafka_assign(rk, nullptr);
+    kafka::internal::apply_rebalance_noexcept(rk, event, list);
     rebalance_applied = true;
     throw;
   }
   for (const auto& tp : assigned) remove_task(tp.partition);
   count([&](StreamProcessorStats& stats) { (lost ? stats.lost : stats.revocations) += assigned.size(); });
   rebalance_applied = true;
-  if (incremental) {
-    kafka::internal::throw_if_error(RdPtr<rd_kafka_error_t>(rd_kafka_incremental_unassign(rk, list)),
-                                    "revoking partitions");
-  } else {
-    rd_kafka_assign(rk, nullptr);
-  }
+  kafka::internal::apply_rebalance(rk, event, list);
 }
 
 void StreamProcessor::Impl::add_task(std::int32_t partition) {
@@ -424,10 +398,16 @@ std::size_t StreamProcessor::Impl::poll() {
       process(*message);
     } catch (...) {
       current = nullptr;
-      processor::internal::log(LogLevel::Warning, "streams", "the record function failed at ", options.input_topic,
-                               ":", message->partition, "@", message->offset, ": aborting");
-      abort("the record function failed");
+      // The transaction failed under the record function (its output was refused): abort it and
+      // process its records again. Anything else is the function's own failure, for the caller.
+      const bool transaction_failure = transaction_failed;
+      processor::internal::log(LogLevel::Warning, "streams",
+                               transaction_failure ? "the transaction failed while processing "
+                                                   : "the record function failed at ",
+                               options.input_topic, ":", message->partition, "@", message->offset, ": aborting");
+      abort(transaction_failure ? "producing into the transaction failed" : "the record function failed");
       rewind();
+      if (transaction_failure) continue;
       throw;
     }
     ++processed;

@@ -35,11 +35,17 @@ void transactional(Call&& call, const std::string& what, std::chrono::millisecon
 
 }  // namespace
 
+bool StreamProcessor::Impl::producer_failed_for_good() const noexcept {
+  char reason[256];
+  return rd_kafka_fatal_error(producer.get(), reason, sizeof reason) != RD_KAFKA_RESP_ERR_NO_ERROR;
+}
+
 void StreamProcessor::Impl::begin() {
   if (exactly_once()) {
     kafka::internal::throw_if_error(RdPtr<rd_kafka_error_t>(rd_kafka_begin_transaction(producer.get())),
                                     "beginning a transaction");
   }
+  transaction_failed = false;
   transaction_open = true;
   transaction_started = Clock::now();
   transaction_records = 0;
@@ -78,7 +84,12 @@ void StreamProcessor::Impl::produce(const std::string& topic, std::int32_t parti
       rd_kafka_poll(producer.get(), 10);  // let deliveries drain the queue
       continue;
     }
-    if (error != RD_KAFKA_RESP_ERR_NO_ERROR) throw kafka::internal::kafka_error(error, "producing to " + topic);
+    if (error != RD_KAFKA_RESP_ERR_NO_ERROR) {
+      // In a transaction, a refusal without a fatal error means the transaction is in its
+      // abortable state: aborting clears it.
+      if (exactly_once() && !producer_failed_for_good()) transaction_failed = true;
+      throw kafka::internal::kafka_error(error, "producing to " + topic);
+    }
     return;
   }
 }
@@ -154,7 +165,12 @@ bool StreamProcessor::Impl::commit() {
     processor::internal::log(LogLevel::Warning, "streams", failure.error.what(), ": aborting the transaction");
     abort(failure.error.what());
     return false;
-  } catch (const StateError&) {
+  } catch (const StateError& error) {
+    if (transaction_failed) {  // a changelog record refused: the transaction's failure, not the processor's
+      processor::internal::log(LogLevel::Warning, "streams", error.what(), ": aborting the transaction");
+      abort(error.what());
+      return false;
+    }
     broken = std::current_exception();
     throw;
   }
@@ -215,6 +231,7 @@ void StreamProcessor::Impl::abort(const std::string& reason) {
   for (auto& positions : delivered) std::fill(positions.begin(), positions.end(), -1);
   delivery_error = RD_KAFKA_RESP_ERR_NO_ERROR;
   transaction_open = false;
+  transaction_failed = false;
   transaction_records = 0;
   rewind_pending = true;
   count([](StreamProcessorStats& stats) { ++stats.aborts; });

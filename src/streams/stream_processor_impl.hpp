@@ -70,6 +70,11 @@ struct StreamProcessor::Impl final : RecordContext, OutputSink {
 
   // Set by an abort: every active partition must seek back before another record is processed.
   bool rewind_pending = false;
+  // Set when producing into the open transaction failed with an error that an abort clears (the
+  // producer is in its abortable-error state: e.g. OUT_OF_ORDER_SEQUENCE_NUMBER, which needs the
+  // epoch bump an abort makes): the record function's failure is then the transaction's, and
+  // poll() aborts, rewinds and goes on instead of rethrowing.
+  bool transaction_failed = false;
   std::exception_ptr callback_error;  // from the rebalance callback, rethrown by poll()
   bool rebalance_applied = false;     // on_rebalance() has (un)assigned: no fallback
   std::exception_ptr broken;          // the processor cannot go on (fenced, local write failed)
@@ -119,6 +124,8 @@ struct StreamProcessor::Impl final : RecordContext, OutputSink {
   // cannot go on (see `broken`).
   bool commit();
   void abort(const std::string& reason);
+  // Whether `producer` has failed for good (fenced, or an error only a new producer clears).
+  bool producer_failed_for_good() const noexcept;
   void produce(const std::string& topic, std::int32_t partition, std::string_view key, const char* value,
                std::size_t value_size, void* opaque);
   static void on_delivery(rd_kafka_t*, const rd_kafka_message_t* message, void* opaque);

@@ -97,10 +97,8 @@ TEST_P(RealRebalance, HandsPartitionsOverWithoutDuplicatesOrGaps) {
   EXPECT_GT(run.b.assignments, 0u);
 }
 
-INSTANTIATE_TEST_SUITE_P(EagerAndCooperative, RealRebalance, ::testing::Values("range", "cooperative-sticky"),
-                         [](const auto& param_info) {
-                           return param_info.param == "range" ? std::string("Eager") : std::string("Cooperative");
-                         });
+INSTANTIATE_TEST_SUITE_P(EveryProtocol, RealRebalance, ::testing::ValuesIn(testing::group_protocols()),
+                         [](const auto& param_info) { return testing::group_protocol_name(param_info.param); });
 
 // Transaction markers occupy offsets that no record reports: a consumer that commits
 // "last record + 1" stays one behind the log end forever. Ours ends at the log end.

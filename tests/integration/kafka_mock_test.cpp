@@ -264,10 +264,8 @@ TEST_P(RebalanceProtocol, HandsPartitionsOverWithoutGaps) {
   EXPECT_GT(run.b.assignments, 0u);
 }
 
-INSTANTIATE_TEST_SUITE_P(EagerAndCooperative, RebalanceProtocol, ::testing::Values("range", "cooperative-sticky"),
-                         [](const auto& param_info) {
-                           return param_info.param == "range" ? std::string("Eager") : std::string("Cooperative");
-                         });
+INSTANTIATE_TEST_SUITE_P(EveryProtocol, RebalanceProtocol, ::testing::ValuesIn(testing::group_protocols()),
+                         [](const auto& param_info) { return testing::group_protocol_name(param_info.param); });
 
 TEST_F(KafkaMock, MemberRefusesToCommitAPartitionItDoesNotOwn) {
   Producer producer(cluster_.bootstrap());

@@ -13,6 +13,7 @@
 namespace processor::testing {
 
 // Kafka protocol API keys (librdkafka does not install rdkafka_protocol.h).
+constexpr std::int16_t kProduceApiKey = 0;
 constexpr std::int16_t kListOffsetsApiKey = 2;
 constexpr std::int16_t kOffsetCommitApiKey = 8;
 constexpr std::int16_t kOffsetFetchApiKey = 9;
@@ -61,6 +62,7 @@ inline int times_injected(const Fault& fault) {
 
 inline const char* api_name(std::int16_t api_key) {
   switch (api_key) {
+    case kProduceApiKey: return "Produce";
     case kListOffsetsApiKey: return "ListOffsets";
     case kOffsetCommitApiKey: return "OffsetCommit";
     case kOffsetFetchApiKey: return "OffsetFetch";
@@ -323,6 +325,12 @@ inline std::vector<Fault> stream_processor_faults() {
       {kEndTxnApiKey, RD_KAFKA_RESP_ERR_PRODUCER_FENCED, false, Fatal, kFencedLocal, RD_KAFKA_RESP_ERR__FENCED},
       {kEndTxnApiKey, RD_KAFKA_RESP_ERR_INVALID_TXN_STATE, false, Fatal, ""},
       {kEndTxnApiKey, RD_KAFKA_RESP_ERR_TRANSACTIONAL_ID_AUTHORIZATION_FAILED, false, Fatal, ""},
+
+      // A send into the transaction refused: the producer enters its abortable state, and every
+      // later send of the transaction is refused too (_STATE) until it is aborted.
+      {kProduceApiKey, RD_KAFKA_RESP_ERR_OUT_OF_ORDER_SEQUENCE_NUMBER, false, Surfaced,
+       "abortable: the abort bumps the producer's epoch (KIP-360); the record function's refused send no longer "
+       "escapes poll()"},
   };
 }
 

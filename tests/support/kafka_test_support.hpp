@@ -15,6 +15,7 @@
 #include <string>
 #include <thread>
 #include <utility>
+#include <vector>
 
 #include "processor/kafka.hpp"
 
@@ -180,9 +181,19 @@ class MockCluster {
   std::string bootstrap_;
 };
 
-// Properties of a consumer-group client for tests: fast joins and short timeouts.
+// Properties of a consumer-group client for tests: fast joins and short timeouts. `assignment`
+// names a classic group's assignor ("range": eager, "cooperative-sticky": cooperative), or is
+// "consumer" for Kafka 4's consumer group protocol (KIP-848), whose assignor, session timeout and
+// heartbeat interval are the broker's.
 inline kafka::KafkaProperties group_properties(const std::string& bootstrap, const std::string& group,
                                                const std::string& assignment = "cooperative-sticky") {
+  if (assignment == "consumer") {
+    return {{"bootstrap.servers", bootstrap},
+            {"group.id", group},
+            {"group.protocol", "consumer"},
+            {"topic.metadata.refresh.interval.ms", "1000"},
+            {"log_level", "3"}};
+  }
   return {{"bootstrap.servers", bootstrap},
           {"group.id", group},
           {"partition.assignment.strategy", assignment},
@@ -298,6 +309,18 @@ inline std::shared_ptr<kafka::KafkaClient> GroupMember::make_client(const std::s
   auto properties = group_properties(bootstrap, group, assignment);
   for (const auto& [name, value] : extra) properties[name] = value;
   return kafka::KafkaClient::create(properties);
+}
+
+// The three ways a group rebalances, as `assignment` values of group_properties(), and their
+// names for parameterized tests.
+inline const std::vector<std::string>& group_protocols() {
+  static const std::vector<std::string> protocols{"range", "cooperative-sticky", "consumer"};
+  return protocols;
+}
+inline std::string group_protocol_name(const std::string& assignment) {
+  if (assignment == "range") return "Eager";
+  if (assignment == "cooperative-sticky") return "Cooperative";
+  return "ConsumerProtocol";
 }
 
 // The real broker's bootstrap address, or empty when none was started.

@@ -49,7 +49,7 @@ class KafkaClient {
   const std::string& group_id() const noexcept;
   const KafkaProperties& properties() const noexcept;
 
-  // The partitions currently assigned to this member (empty before it joins).
+  // The partitions currently assigned to this member (empty before it joins and once closed).
   std::vector<TopicPartition> assignment() const;
 
   // Serves queued callbacks (asynchronous commit results) when no KafkaConsumer is polling.

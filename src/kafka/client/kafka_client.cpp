@@ -2,11 +2,10 @@
 
 #include "common/log_internal.hpp"
 #include "kafka/client/kafka_client_impl.hpp"
+#include "kafka/group/rebalance.hpp"
 #include "kafka/rdkafka/client_factory.hpp"
 
 namespace processor::kafka {
-
-using internal::RdPtr;
 
 KafkaFeatures kafka_features() {
   return KafkaFeatures{rd_kafka_version_str(), PROCESSOR_RDKAFKA_HAS_LEADER_EPOCH};
@@ -35,28 +34,12 @@ void rebalance_callback(rd_kafka_t* rk, rd_kafka_resp_err_t event, rd_kafka_topi
   } catch (...) {
     processor::internal::log(LogLevel::Error, "consumer", "rebalance handler failed");
   }
-  if (!handled) KafkaClient::Impl::apply_default_rebalance(rk, event, partitions);
+  if (!handled) internal::apply_rebalance_noexcept(rk, event, partitions);
   impl->ownership_stale.store(true);
   impl->rebalances_running.fetch_sub(1);
 }
 
 }  // namespace
-
-void KafkaClient::Impl::apply_default_rebalance(rd_kafka_t* rk, rd_kafka_resp_err_t event,
-                                                rd_kafka_topic_partition_list_t* partitions) {
-  const bool cooperative = KafkaClient::Impl::cooperative(rk);
-  if (event == RD_KAFKA_RESP_ERR__ASSIGN_PARTITIONS) {
-    if (cooperative) {
-      RdPtr<rd_kafka_error_t>(rd_kafka_incremental_assign(rk, partitions));
-    } else {
-      rd_kafka_assign(rk, partitions);
-    }
-  } else if (cooperative) {
-    RdPtr<rd_kafka_error_t>(rd_kafka_incremental_unassign(rk, partitions));
-  } else {
-    rd_kafka_assign(rk, nullptr);
-  }
-}
 
 KafkaClient::KafkaClient(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 
@@ -98,6 +81,7 @@ const std::string& KafkaClient::group_id() const noexcept { return impl_->group;
 const KafkaProperties& KafkaClient::properties() const noexcept { return impl_->properties; }
 
 std::vector<TopicPartition> KafkaClient::assignment() const {
+  if (impl_->closed) return {};  // left the group: librdkafka's handle answers _DESTROY
   rd_kafka_topic_partition_list_t* raw = nullptr;
   const rd_kafka_resp_err_t error = rd_kafka_assignment(impl_->rk(), &raw);
   internal::PartitionListPtr list(raw);

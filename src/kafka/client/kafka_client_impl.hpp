@@ -1,7 +1,6 @@
 #pragma once
 
 #include <atomic>
-#include <cstring>
 #include <functional>
 #include <string>
 #include <vector>
@@ -37,16 +36,6 @@ struct KafkaClient::Impl {
   std::vector<TopicPartition> owned PROCESSOR_GUARDED_BY(ownership_mutex);  // sorted by (topic, partition)
 
   rd_kafka_t* rk() const noexcept { return handle.get(); }
-
-  // Whether the group rebalances incrementally (cooperative-sticky): partitions are then assigned
-  // and revoked with rd_kafka_incremental_(un)assign instead of replacing the whole assignment.
-  static bool cooperative(rd_kafka_t* rk) noexcept {
-    return std::strcmp(rd_kafka_rebalance_protocol(rk), "COOPERATIVE") == 0;
-  }
-
-  // Assigns or revokes `partitions` as librdkafka expects for the group's protocol.
-  static void apply_default_rebalance(rd_kafka_t* rk, rd_kafka_resp_err_t event,
-                                      rd_kafka_topic_partition_list_t* partitions);
 };
 
 }  // namespace processor::kafka

@@ -10,6 +10,8 @@
 #include "kafka/client/kafka_client_impl.hpp"
 #include "kafka/client/out_of_range_policy.hpp"
 #include "kafka/client/record_sink.hpp"
+#include "kafka/group/rebalance.hpp"
+#include "kafka/group/start_offsets.hpp"
 #include "kafka/wrap_errors.hpp"
 
 namespace processor::kafka {
@@ -55,6 +57,9 @@ struct KafkaConsumer::Impl {
   // They belong to other members; our checkpoints must not carry their stale positions, nor
   // our completions try to commit them (the offset store refuses a partition not owned).
   void forget_unowned();
+  // Retried while the cluster's errors are retriable (internal::start_retry_policy). Throws
+  // StateError when they last past the retries, or when the policy is Error and the position is
+  // out of range.
   Start start_position(const TopicPartition& tp, const std::optional<std::int64_t>& committed);
   void on_partition_end(const rd_kafka_message_t& message);
   void on_consume_error(const rd_kafka_message_t& message);
@@ -180,8 +185,10 @@ void KafkaConsumer::Impl::on_rebalance(rd_kafka_resp_err_t event, rd_kafka_topic
     }
   } catch (...) {
     if (!callback_error) callback_error = std::current_exception();
-    // librdkafka must still see the rebalance applied, or the member stalls.
-    if (event != RD_KAFKA_RESP_ERR__ASSIGN_PARTITIONS) KafkaClient::Impl::apply_default_rebalance(rk(), event, partitions);
+    // librdkafka must still see a revocation applied, or the member stalls. A failed assignment
+    // (the policy refused a start, or a user callback threw) is left unapplied: nothing must be
+    // consumed from an undecided position, and the error reaches poll().
+    if (event != RD_KAFKA_RESP_ERR__ASSIGN_PARTITIONS) internal::apply_rebalance_noexcept(rk(), event, partitions);
   }
 }
 
@@ -196,12 +203,8 @@ KafkaConsumer::Impl::Start KafkaConsumer::Impl::start_position(const TopicPartit
   if (!position && start.stored) position = start.stored->offset;
   if (!position) position = committed;
 
-  std::int64_t low = 0;
-  std::int64_t high = 0;
-  const rd_kafka_resp_err_t error =
-      rd_kafka_query_watermark_offsets(rk(), tp.topic.c_str(), tp.partition, &low, &high,
-                                       internal::to_timeout_ms(options.request_timeout));
-  if (error != RD_KAFKA_RESP_ERR_NO_ERROR) throw internal::kafka_error(error, "reading the log range of " + tp.to_key());
+  const auto [low, high] =
+      internal::query_log_range(rk(), tp, options.request_timeout, internal::start_retry_policy(options.request_timeout));
   manager.update_high_watermark(tp.topic, tp.partition, high);
 
   const internal::StartDecision decision = internal::decide_start(position, low, high, options.out_of_range);
@@ -228,29 +231,45 @@ KafkaConsumer::Impl::Start KafkaConsumer::Impl::start_position(const TopicPartit
 
 void KafkaConsumer::Impl::assign(rd_kafka_topic_partition_list_t* partitions) {
   const auto assigned = internal::from_partition_list(partitions);
-  // One OffsetFetch for the whole assignment.
+  // One OffsetFetch for the whole assignment; it and each log range query are retried inside the
+  // rebalance while their errors are retriable (a topic seconds old, a leader moving, a
+  // coordinator loading). Should such an error outlast the retries, the partition is still
+  // assigned, from the group's committed offset (librdkafka then asks for it itself, and a
+  // position out of range comes back as a consume error that the out-of-range policy decides):
+  // a member never holds an assignment it did not apply, which would stall the whole group.
   auto committed = internal::to_partition_list(assigned);
-  const rd_kafka_resp_err_t fetch_error = rd_kafka_committed(rk(), committed.get(), internal::to_timeout_ms(options.request_timeout));
-  if (fetch_error != RD_KAFKA_RESP_ERR_NO_ERROR) throw internal::kafka_error(fetch_error, "reading committed offsets");
-
+  std::optional<StateError> unknown_starts;
+  try {
+    internal::read_committed(rk(), committed.get(), options.request_timeout,
+                             internal::start_retry_policy(options.request_timeout));
+  } catch (const StateError& error) {
+    if (!error.retriable()) throw;
+    unknown_starts = error;
+  }
   for (int i = 0; i < partitions->cnt; ++i) {
     const TopicPartition tp(partitions->elems[i].topic, partitions->elems[i].partition);
-    std::optional<std::int64_t> broker_committed;
-    if (committed->elems[i].err == RD_KAFKA_RESP_ERR_NO_ERROR && committed->elems[i].offset >= 0) {
-      broker_committed = committed->elems[i].offset;
+    std::optional<Start> start;
+    if (!unknown_starts) {
+      const std::optional<std::int64_t> broker_committed =
+          committed->elems[i].offset >= 0 ? std::optional(committed->elems[i].offset) : std::nullopt;
+      try {
+        start = start_position(tp, broker_committed);
+      } catch (const StateError& error) {
+        if (!error.retriable()) throw;
+        unknown_starts = error;
+      }
     }
-    const Start start = start_position(tp, broker_committed);
-    manager.adopt_start_position(tp.topic, tp.partition, start.position, start.stored);
-    partitions->elems[i].offset = start.position;
-    starts.insert_or_assign(tp, start);
+    if (!start) {
+      processor::internal::log(LogLevel::Warning, "consumer", tp.to_key(),
+                               " starts from the group's committed offset, unchecked: ", unknown_starts->what());
+      partitions->elems[i].offset = RD_KAFKA_OFFSET_INVALID;
+      continue;
+    }
+    manager.adopt_start_position(tp.topic, tp.partition, start->position, start->stored);
+    partitions->elems[i].offset = start->position;
+    starts.insert_or_assign(tp, *start);
   }
-  if (KafkaClient::Impl::cooperative(rk())) {
-    internal::throw_if_error(RdPtr<rd_kafka_error_t>(rd_kafka_incremental_assign(rk(), partitions)),
-                             "incremental assign");
-  } else {
-    const rd_kafka_resp_err_t error = rd_kafka_assign(rk(), partitions);
-    if (error != RD_KAFKA_RESP_ERR_NO_ERROR) throw internal::kafka_error(error, "assign");
-  }
+  internal::apply_rebalance(rk(), RD_KAFKA_RESP_ERR__ASSIGN_PARTITIONS, partitions);
   forget_unowned();
   {
     processor::detail::MutexLock lock(stats_mutex);
@@ -334,7 +353,7 @@ void KafkaConsumer::Impl::revoke(rd_kafka_topic_partition_list_t* partitions) {
   manager.forget_partitions(revoked);
   for (const auto& tp : revoked) starts.erase(tp);
   if (sink != nullptr) sink->on_revoked(revoked);
-  KafkaClient::Impl::apply_default_rebalance(rk(), RD_KAFKA_RESP_ERR__REVOKE_PARTITIONS, partitions);
+  internal::apply_rebalance_noexcept(rk(), RD_KAFKA_RESP_ERR__REVOKE_PARTITIONS, partitions);
   {
     processor::detail::MutexLock lock(stats_mutex);
     (lost ? stats.lost : stats.revocations) += revoked.size();
@@ -408,9 +427,7 @@ void KafkaConsumer::Impl::restart_at(rd_kafka_topic_partition_list_t* positions,
                                  restarts[i].stored);
     starts.insert_or_assign(TopicPartition(positions->elems[i].topic, positions->elems[i].partition), restarts[i]);
   }
-  internal::throw_if_error(
-      RdPtr<rd_kafka_error_t>(rd_kafka_seek_partitions(rk(), positions, internal::to_timeout_ms(options.request_timeout))),
-      what);
+  internal::move_partitions(rk(), positions, internal::to_timeout_ms(options.request_timeout), what);
 }
 
 void KafkaConsumer::Impl::refresh_high_watermarks() {

@@ -1,0 +1,141 @@
+#!/usr/bin/env bash
+# Builds a current librdkafka from Debian's source package into a per-user cache, once, when the
+# system's librdkafka is older than processor needs (Debian 12 ships 2.0.2; processor needs 2.12
+# or newer: Kafka 4's consumer group protocol, KIP-848, is generally available from 2.12).
+#
+# Where it comes from: Debian's newer suites carry the current librdkafka as a source package.
+# `apt-get source` fetches it by package name through a sources list of this script's own (in the
+# cache, not in /etc/apt), whose deb-src entry takes the mirror from the machine's own apt sources
+# and changes only the suite. Nothing is installed system-wide, and no host is written here.
+#
+# Where it goes: ${PROCESSOR_CACHE:-~/.cache/processor}/librdkafka-<version>, with include/, lib/
+# and lib/pkgconfig/rdkafka.pc. CMake looks there (CMakeLists.txt, PROCESSOR_RDKAFKA_ROOT), and the
+# installed processorConfig.cmake and processor.pc point consumers at the same one. The .pc file's
+# Libs carry an rpath, so that a program linked through pkg-config runs against this librdkafka and
+# not an older system one.
+#
+# How it is built: without C11 threads, so that librdkafka's threads go through pthread_create,
+# which ThreadSanitizer intercepts (glibc's thrd_create calls it past the interceptor); with zlib,
+# zstd, lz4 (built in) and OpenSSL; without libcurl and SASL/GSSAPI, which processor does not use.
+#
+# Usage: bash scripts/librdkafka.sh        prints the prefix of the librdkafka to build against
+#   PROCESSOR_RDKAFKA_SUITES   the Debian suites to try, in order. Default: testing unstable
+#   PROCESSOR_RDKAFKA_VERSION  the upstream version to prefer when a suite has it. Default: 2.14.2
+#   JOBS                       parallel build jobs. Default: 2
+# Progress goes to stderr; the prefix alone to stdout.
+set -euo pipefail
+
+minimum="2.12.0"
+preferred="${PROCESSOR_RDKAFKA_VERSION:-2.14.2}"
+suites="${PROCESSOR_RDKAFKA_SUITES:-testing unstable}"
+cache="${PROCESSOR_CACHE:-${XDG_CACHE_HOME:-${HOME}/.cache}/processor}"
+
+say() { echo "librdkafka: $*" >&2; }
+
+# version_at_least A B: A >= B, as dpkg compares versions.
+version_at_least() { dpkg --compare-versions "$1" ge "$2"; }
+
+# A cached build, the preferred version first, else the newest that is recent enough.
+cached_prefix() {
+  local dir version best="" best_version=""
+  if [[ -f "${cache}/librdkafka-${preferred}/lib/pkgconfig/rdkafka.pc" ]]; then
+    echo "${cache}/librdkafka-${preferred}"
+    return 0
+  fi
+  for dir in "${cache}"/librdkafka-*/; do
+    [[ -f "${dir}lib/pkgconfig/rdkafka.pc" ]] || continue
+    version="$(basename "${dir}")"
+    version="${version#librdkafka-}"
+    if version_at_least "${version}" "${minimum}" &&
+      { [[ -z "${best_version}" ]] || version_at_least "${version}" "${best_version}"; }; then
+      best="${dir%/}"
+      best_version="${version}"
+    fi
+  done
+  [[ -n "${best}" ]] && echo "${best}"
+}
+
+if prefix="$(cached_prefix)"; then
+  echo "${prefix}"
+  exit 0
+fi
+
+# The mirror of the machine's own Debian sources: the first archive URI (not the security one),
+# from deb822 .sources files or one-line .list entries.
+mirror="$(
+  {
+    cat /etc/apt/sources.list.d/*.sources 2>/dev/null | sed -n 's/^URIs:[[:space:]]*//p' | tr ' ' '\n'
+    cat /etc/apt/sources.list /etc/apt/sources.list.d/*.list 2>/dev/null |
+      sed -n 's/^deb\(-src\)\{0,1\}[[:space:]]\{1,\}\(\[[^]]*\][[:space:]]\{1,\}\)\{0,1\}\([^[:space:]]*\).*/\3/p'
+  } | grep -E '/debian/?$' | grep -v security | head -n 1 || true
+)"
+if [[ -z "${mirror}" ]]; then
+  say "no Debian archive found in the machine's apt sources (/etc/apt); cannot fetch the source package"
+  exit 1
+fi
+
+work="$(mktemp -d "${TMPDIR:-/tmp}/processor-librdkafka.XXXXXX")"
+trap 'rm -rf "${work}"' EXIT
+apt_options=(
+  -o "Dir::Etc::SourceList=${work}/sources.list"
+  -o "Dir::Etc::SourceParts=/dev/null"
+  -o "Dir::State::Lists=${work}/lists"
+  -o "Dir::Cache=${work}/cache"
+  -o "APT::Sandbox::User=root"
+)
+mkdir -p "${work}/lists/partial" "${work}/cache/archives/partial" "${work}/src"
+
+fetched=""
+for suite in ${suites}; do
+  echo "deb-src ${mirror} ${suite} main" >"${work}/sources.list"
+  say "fetching Debian's source package librdkafka from the ${suite} suite"
+  if ! apt-get "${apt_options[@]}" update >"${work}/update.log" 2>&1; then
+    say "could not read the ${suite} suite's sources:"
+    tail -n 5 "${work}/update.log" >&2
+    continue
+  fi
+  # The preferred version when the suite still has it, else the suite's own.
+  available="$(apt-cache "${apt_options[@]}" showsrc librdkafka 2>/dev/null | sed -n 's/^Version: //p' | sort -V | tail -n 1)"
+  if [[ -z "${available}" ]]; then
+    say "the ${suite} suite has no source package librdkafka"
+    continue
+  fi
+  upstream="${available%-*}"
+  upstream="${upstream#*:}"
+  if ! version_at_least "${upstream}" "${minimum}"; then
+    say "the ${suite} suite has librdkafka ${upstream}, older than ${minimum}"
+    continue
+  fi
+  (cd "${work}/src" && apt-get "${apt_options[@]}" source --download-only "librdkafka=${available}" \
+    >"${work}/source.log" 2>&1) || { tail -n 5 "${work}/source.log" >&2; continue; }
+  fetched="${upstream}"
+  break
+done
+if [[ -z "${fetched}" ]]; then
+  say "no suite of ${suites} offered librdkafka ${minimum} or newer"
+  exit 1
+fi
+
+prefix="${cache}/librdkafka-${fetched}"
+say "building librdkafka ${fetched} into ${prefix} (about a minute on 2 cores)"
+tar -xzf "${work}"/src/librdkafka_"${fetched}".orig.tar.* -C "${work}/src"
+source_dir="$(find "${work}/src" -mindepth 1 -maxdepth 1 -type d | head -n 1)"
+staging="${prefix}.partial"
+rm -rf "${staging}"
+(
+  cd "${source_dir}"
+  ./configure --prefix="${prefix}" --no-download --disable-c11threads --disable-curl --disable-gssapi \
+    --disable-lz4-ext --enable-zstd --enable-zlib --enable-ssl >"${work}/configure.log" 2>&1 ||
+    { tail -n 20 "${work}/configure.log" >&2; exit 1; }
+  make -j "${JOBS:-2}" -C src >"${work}/make.log" 2>&1 || { tail -n 30 "${work}/make.log" >&2; exit 1; }
+  make -C src install DESTDIR="${staging}" >>"${work}/make.log" 2>&1 || { tail -n 30 "${work}/make.log" >&2; exit 1; }
+)
+# Moved into place whole, so that an interrupted build never looks like a cached one.
+rm -rf "${prefix}"
+mv "${staging}${prefix}" "${prefix}"
+rm -rf "${staging}"
+# Static archives are not used (libprocessor links librdkafka.so) and take 50 MB.
+rm -f "${prefix}"/lib/librdkafka*.a "${prefix}"/lib/pkgconfig/rdkafka-static.pc
+sed -i 's|^Libs: -L${libdir} -lrdkafka$|Libs: -L${libdir} -Wl,-rpath,${libdir} -lrdkafka|' "${prefix}/lib/pkgconfig/rdkafka.pc"
+say "librdkafka ${fetched} is in ${prefix}"
+echo "${prefix}"

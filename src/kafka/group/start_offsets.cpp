@@ -1,0 +1,56 @@
+#include "kafka/group/start_offsets.hpp"
+
+#include "common/log_internal.hpp"
+#include "kafka/rdkafka/errors.hpp"
+#include "kafka/rdkafka/partition_list.hpp"
+
+namespace processor::kafka::internal {
+namespace {
+
+// Runs one try of a start request under the policy; retried failures are logged, so that a
+// start that takes long says why.
+template <class Attempt>
+void retry_start(const RetryPolicy& policy, Attempt&& attempt) {
+  int tries = 0;
+  with_retries(policy, [&]() -> std::optional<StateError> {
+    std::optional<StateError> failure = attempt();
+    if (failure && failure->retriable()) {
+      ++tries;
+      processor::internal::log(tries == 1 ? LogLevel::Info : LogLevel::Warning, "consumer", failure->what(),
+                               ": trying again (try ", tries, ")");
+    }
+    return failure;
+  });
+}
+
+}  // namespace
+
+RetryPolicy start_retry_policy(std::chrono::milliseconds request_timeout) {
+  return RetryPolicy{6 * request_timeout, std::chrono::milliseconds(100), std::chrono::milliseconds(1'000)};
+}
+
+void read_committed(rd_kafka_t* rk, rd_kafka_topic_partition_list_t* partitions, std::chrono::milliseconds request_timeout,
+                    const RetryPolicy& policy) {
+  retry_start(policy, [&]() -> std::optional<StateError> {
+    for (int i = 0; i < partitions->cnt; ++i) {
+      partitions->elems[i].offset = RD_KAFKA_OFFSET_INVALID;
+      partitions->elems[i].err = RD_KAFKA_RESP_ERR_NO_ERROR;
+    }
+    const rd_kafka_resp_err_t error = rd_kafka_committed(rk, partitions, to_timeout_ms(request_timeout));
+    std::string partition;
+    return failure_of(first_error(error, partitions, &partition), "reading committed offsets", partition);
+  });
+}
+
+LogRange query_log_range(rd_kafka_t* rk, const TopicPartition& tp, std::chrono::milliseconds request_timeout,
+                         const RetryPolicy& policy) {
+  LogRange range;
+  retry_start(policy, [&]() -> std::optional<StateError> {
+    const rd_kafka_resp_err_t error = rd_kafka_query_watermark_offsets(rk, tp.topic.c_str(), tp.partition, &range.low,
+                                                                       &range.high, to_timeout_ms(request_timeout));
+    return failure_of(error, "reading the log range of " + tp.to_key());
+  });
+  return range;
+}
+
+}  // namespace processor::kafka::internal
