@@ -49,7 +49,7 @@ class GroupProtocol : public ::testing::TestWithParam<std::string> {
 // Each round: a new topic, two members on their own threads at once, records produced meanwhile;
 // both members must handle every record once between them and commit each partition's end.
 TEST_P(GroupProtocol, TwoMembersStartedRightAfterCreateTopicsHandleAndCommitEverything) {
-  constexpr int kRounds = 7;  // 21 rounds over the three protocols
+  constexpr int kRounds = 20;
   constexpr int kPartitions = 6;
   constexpr int kRecords = 40;
   for (int round = 0; round < kRounds; ++round) {

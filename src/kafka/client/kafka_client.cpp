@@ -81,10 +81,10 @@ const std::string& KafkaClient::group_id() const noexcept { return impl_->group;
 const KafkaProperties& KafkaClient::properties() const noexcept { return impl_->properties; }
 
 std::vector<TopicPartition> KafkaClient::assignment() const {
-  if (impl_->closed) return {};  // left the group: librdkafka's handle answers _DESTROY
   rd_kafka_topic_partition_list_t* raw = nullptr;
   const rd_kafka_resp_err_t error = rd_kafka_assignment(impl_->rk(), &raw);
   internal::PartitionListPtr list(raw);
+  if (error == RD_KAFKA_RESP_ERR__DESTROY) return {};  // closed: it left the group
   if (error != RD_KAFKA_RESP_ERR_NO_ERROR) throw internal::kafka_error(error, "reading the assignment");
   return internal::from_partition_list(list.get());
 }
