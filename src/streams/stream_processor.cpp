@@ -123,24 +123,14 @@ void StreamProcessor::Impl::open() {
                                                  options.changelog_replication_factor, options.request_timeout);
   delivered.assign(options.stores.size(), std::vector<std::int64_t>(static_cast<std::size_t>(partitions), -1));
 
-  kafka::KafkaProperties producer_config = options.properties;
+  producer_config = options.properties;
   producer_config["enable.idempotence"] = "true";
   if (exactly_once()) {
     transactional_id = options.application_id + "-" + instance;
     producer_config["transactional.id"] = transactional_id;
     producer_config["transaction.timeout.ms"] = std::to_string(options.transaction_timeout.count());
   }
-  kafka::internal::ClientCallbacks producer_callbacks;
-  producer_callbacks.opaque = this;
-  producer_callbacks.delivery = on_delivery;
-  producer = kafka::internal::create_client(RD_KAFKA_PRODUCER, producer_config, producer_callbacks,
-                                           "the stream processor's producer");
-  if (exactly_once()) {
-    // Fences an older incarnation with this transactional.id and aborts its open transaction.
-    kafka::internal::with_error_object_retries(
-        [&] { return rd_kafka_init_transactions(producer.get(), kafka::internal::to_timeout_ms(options.request_timeout)); },
-        "initialising transactions as '" + transactional_id + "'", options.request_timeout);
-  }
+  start_producer();
 
   kafka::KafkaProperties restore_config = options.properties;
   restore_config["group.id"] = options.application_id;
@@ -400,7 +390,7 @@ std::size_t StreamProcessor::Impl::poll() {
       current = nullptr;
       // The transaction failed under the record function (its output was refused): abort it and
       // process its records again. Anything else is the function's own failure, for the caller.
-      const bool transaction_failure = transaction_failed;
+      const bool transaction_failure = transaction_failed || (exactly_once() && producer_failed_for_good());
       processor::internal::log(LogLevel::Warning, "streams",
                                transaction_failure ? "the transaction failed while processing "
                                                    : "the record function failed at ",

@@ -3,6 +3,7 @@
 #include <thread>
 
 #include "common/log_internal.hpp"
+#include "kafka/rdkafka/client_factory.hpp"
 #include "kafka/rdkafka/errors.hpp"
 #include "kafka/rdkafka/partition_list.hpp"
 #include "kafka/rdkafka/retry.hpp"
@@ -34,6 +35,52 @@ void transactional(Call&& call, const std::string& what, std::chrono::millisecon
 }
 
 }  // namespace
+
+void StreamProcessor::Impl::start_producer() {
+  kafka::internal::ClientCallbacks callbacks;
+  callbacks.opaque = this;
+  callbacks.delivery = on_delivery;
+  producer = kafka::internal::create_client(RD_KAFKA_PRODUCER, producer_config, callbacks,
+                                           "the stream processor's producer");
+  if (exactly_once()) {
+    // Fences an older incarnation with this transactional.id and aborts its open transaction.
+    kafka::internal::with_error_object_retries(
+        [&] { return rd_kafka_init_transactions(producer.get(), kafka::internal::to_timeout_ms(options.request_timeout)); },
+        "initialising transactions as '" + transactional_id + "'", options.request_timeout);
+  }
+}
+
+bool StreamProcessor::Impl::replace_failed_producer() {
+  char reason[512];
+  const rd_kafka_resp_err_t code = rd_kafka_fatal_error(producer.get(), reason, sizeof reason);
+  // Only what a new producer clears: a sequence out of step with the broker, a producer id the
+  // broker forgot, a transaction whose end timed out (librdkafka #5423). Fencing by a newer
+  // instance of this transactional.id, and authorization, are not.
+  const bool replaceable = code == RD_KAFKA_RESP_ERR_OUT_OF_ORDER_SEQUENCE_NUMBER ||
+                           code == RD_KAFKA_RESP_ERR_UNKNOWN_PRODUCER_ID ||
+                           code == RD_KAFKA_RESP_ERR_DUPLICATE_SEQUENCE_NUMBER ||
+                           code == RD_KAFKA_RESP_ERR__TIMED_OUT || code == RD_KAFKA_RESP_ERR__INCONSISTENT;
+  if (!exactly_once() || !replaceable) return false;
+  processor::internal::log(LogLevel::Warning, "streams", "the producer failed for good (", rd_kafka_err2name(code),
+                           ": ", reason, "): replacing it as '", transactional_id,
+                           "' and processing the open transaction's records again");
+  producer.reset();  // its transaction dies with it; the new one's initialisation aborts it
+  start_producer();
+  for (auto& [partition, task] : tasks) {
+    for (auto& store : task.stores) store->discard();
+  }
+  for (auto& positions : delivered) std::fill(positions.begin(), positions.end(), -1);
+  delivery_error = RD_KAFKA_RESP_ERR_NO_ERROR;
+  transaction_open = false;
+  transaction_failed = false;
+  transaction_records = 0;
+  rewind_pending = true;
+  count([](StreamProcessorStats& stats) {
+    ++stats.aborts;
+    ++stats.producers_replaced;
+  });
+  return true;
+}
 
 bool StreamProcessor::Impl::producer_failed_for_good() const noexcept {
   char reason[256];
@@ -171,6 +218,7 @@ bool StreamProcessor::Impl::commit() {
       abort(error.what());
       return false;
     }
+    if (replace_failed_producer()) return false;
     broken = std::current_exception();
     throw;
   }
@@ -220,6 +268,7 @@ void StreamProcessor::Impl::abort(const std::string& reason) {
           [&] { return rd_kafka_abort_transaction(producer.get(), kafka::internal::to_timeout_ms(options.request_timeout)); },
           "aborting the transaction", options.request_timeout);
     } catch (const StateError&) {
+      if (replace_failed_producer()) return;
       broken = std::current_exception();
       throw;
     }

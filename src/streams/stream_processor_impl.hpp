@@ -50,6 +50,7 @@ struct StreamProcessor::Impl final : RecordContext, OutputSink {
   std::vector<std::string> changelogs;  // per store
   std::int32_t partitions = 0;          // of the input topic, and of every changelog
   std::string transactional_id;
+  kafka::KafkaProperties producer_config;  // kept to replace a producer that failed for good
   bool exactly_once() const noexcept { return options.guarantee == ProcessingGuarantee::ExactlyOnce; }
 
   // Destroyed in reverse order: the clients before the database their callbacks write to.
@@ -126,6 +127,13 @@ struct StreamProcessor::Impl final : RecordContext, OutputSink {
   void abort(const std::string& reason);
   // Whether `producer` has failed for good (fenced, or an error only a new producer clears).
   bool producer_failed_for_good() const noexcept;
+  // Creates `producer` from producer_config and, exactly-once, initialises its transactions
+  // (which fences an older producer of the same transactional.id and aborts its transaction).
+  void start_producer();
+  // When the producer failed with an error that only a new producer clears, replaces it under the
+  // same transactional.id, drops the open transaction's local state and asks for a rewind: true.
+  // False (nothing changed) when it is fenced by a newer instance, unauthorized, or not failed.
+  bool replace_failed_producer();
   void produce(const std::string& topic, std::int32_t partition, std::string_view key, const char* value,
                std::size_t value_size, void* opaque);
   static void on_delivery(rd_kafka_t*, const rd_kafka_message_t* message, void* opaque);

@@ -326,11 +326,12 @@ inline std::vector<Fault> stream_processor_faults() {
       {kEndTxnApiKey, RD_KAFKA_RESP_ERR_INVALID_TXN_STATE, false, Fatal, ""},
       {kEndTxnApiKey, RD_KAFKA_RESP_ERR_TRANSACTIONAL_ID_AUTHORIZATION_FAILED, false, Fatal, ""},
 
-      // A send into the transaction refused: the producer enters its abortable state, and every
-      // later send of the transaction is refused too (_STATE) until it is aborted.
+      // A send into the transaction refused for a sequence out of step with the broker: fatal to
+      // librdkafka 2.14's producer (2.0.2 made it abortable). The processor replaces the producer
+      // under the same transactional.id and processes the transaction's records again.
       {kProduceApiKey, RD_KAFKA_RESP_ERR_OUT_OF_ORDER_SEQUENCE_NUMBER, false, Surfaced,
-       "abortable: the abort bumps the producer's epoch (KIP-360); the record function's refused send no longer "
-       "escapes poll()"},
+       "fatal to the producer: StreamProcessor replaces it under the same transactional.id "
+       "(stats().producers_replaced); before, poll() threw"},
   };
 }
 
