@@ -36,6 +36,18 @@ void transactional(Call&& call, const std::string& what, std::chrono::millisecon
 
 }  // namespace
 
+void StreamProcessor::Impl::drop_open_transaction() {
+  for (auto& [partition, task] : tasks) {
+    for (auto& store : task.stores) store->discard();
+  }
+  for (auto& positions : delivered) std::fill(positions.begin(), positions.end(), -1);
+  delivery_error = RD_KAFKA_RESP_ERR_NO_ERROR;
+  transaction_open = false;
+  transaction_failed = false;
+  transaction_records = 0;
+  rewind_pending = true;
+}
+
 void StreamProcessor::Impl::start_producer() {
   kafka::internal::ClientCallbacks callbacks;
   callbacks.opaque = this;
@@ -66,15 +78,7 @@ bool StreamProcessor::Impl::replace_failed_producer() {
                            "' and processing the open transaction's records again");
   producer.reset();  // its transaction dies with it; the new one's initialisation aborts it
   start_producer();
-  for (auto& [partition, task] : tasks) {
-    for (auto& store : task.stores) store->discard();
-  }
-  for (auto& positions : delivered) std::fill(positions.begin(), positions.end(), -1);
-  delivery_error = RD_KAFKA_RESP_ERR_NO_ERROR;
-  transaction_open = false;
-  transaction_failed = false;
-  transaction_records = 0;
-  rewind_pending = true;
+  drop_open_transaction();
   count([](StreamProcessorStats& stats) {
     ++stats.aborts;
     ++stats.producers_replaced;
@@ -274,15 +278,7 @@ void StreamProcessor::Impl::abort(const std::string& reason) {
     }
   }
   rd_kafka_poll(producer.get(), 0);
-  for (auto& [partition, task] : tasks) {
-    for (auto& store : task.stores) store->discard();
-  }
-  for (auto& positions : delivered) std::fill(positions.begin(), positions.end(), -1);
-  delivery_error = RD_KAFKA_RESP_ERR_NO_ERROR;
-  transaction_open = false;
-  transaction_failed = false;
-  transaction_records = 0;
-  rewind_pending = true;
+  drop_open_transaction();
   count([](StreamProcessorStats& stats) { ++stats.aborts; });
   processor::internal::log(LogLevel::Warning, "streams", "transaction aborted (", reason,
                            "): its records are processed again");

@@ -125,6 +125,9 @@ struct StreamProcessor::Impl final : RecordContext, OutputSink {
   // cannot go on (see `broken`).
   bool commit();
   void abort(const std::string& reason);
+  // The local side of an abort: the stores drop the open transaction's writes, and every active
+  // partition must rewind before another record is processed.
+  void drop_open_transaction();
   // Whether `producer` has failed for good (fenced, or an error only a new producer clears).
   bool producer_failed_for_good() const noexcept;
   // Creates `producer` from producer_config and, exactly-once, initialises its transactions

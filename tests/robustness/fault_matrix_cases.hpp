@@ -1,7 +1,7 @@
 #pragma once
 // The fault matrix's table: every error code that Kafka's protocol lists as a possible response
 // of the APIs the library drives, with what Kafka says about it and what a user of processor on
-// librdkafka 2.0.2 observes. tests/robustness/README.md is the same table in prose.
+// librdkafka observes. tests/robustness/README.md is the same table in prose.
 
 #include <librdkafka/rdkafka.h>
 
@@ -35,7 +35,7 @@ enum class Outcome {
               // abortable, and abort + retry commits)
   Fatal,      // the client is dead: StateError naming the code and "fatal"; a new client
               // (producer / consumer) is needed
-  SurfacedOrRetried,  // librdkafka 2.0.2 does either, depending on timing: Surfaced, or (on a
+  SurfacedOrRetried,  // librdkafka does either, depending on timing: Surfaced, or (on a
                       // loaded machine) retried to success; both are checked as such
 };
 
@@ -43,7 +43,7 @@ struct Fault {
   std::int16_t api_key;
   rd_kafka_resp_err_t code;
   bool kafka_retriable;  // Kafka classes it retriable (RetriableException, or answered by a rejoin)
-  Outcome outcome;       // asserted: what librdkafka 2.0.2 and processor really do
+  Outcome outcome;       // asserted: what librdkafka and processor really do
   const char* note;      // why, where that is not what kafka_retriable suggests
   // The code the StateError carries when it is not the broker's (librdkafka maps some).
   rd_kafka_resp_err_t reported = RD_KAFKA_RESP_ERR_NO_ERROR;
@@ -140,7 +140,7 @@ inline std::vector<Fault> list_offsets_faults() {
       {kListOffsetsApiKey, RD_KAFKA_RESP_ERR_TOPIC_AUTHORIZATION_FAILED, false, SurfacedOrRetried, kNoListRetry},
       {kListOffsetsApiKey, RD_KAFKA_RESP_ERR_UNSUPPORTED_FOR_MESSAGE_FORMAT, false, SurfacedOrRetried, kNoListRetry},
       {kListOffsetsApiKey, RD_KAFKA_RESP_ERR_INVALID_REQUEST, false, SurfacedOrRetried,
-       "librdkafka 2.0.2 retries it once, unlike Kafka's client; the second in a row mostly surfaces",
+       "librdkafka retries it once, unlike Kafka's client; the second in a row mostly surfaces",
        RD_KAFKA_RESP_ERR_NO_ERROR, 2},
       {kListOffsetsApiKey, RD_KAFKA_RESP_ERR_UNKNOWN, false, SurfacedOrRetried, kNoListRetry},
   };
@@ -149,7 +149,7 @@ inline std::vector<Fault> list_offsets_faults() {
 // FindCoordinator (10): FindCoordinatorResponse's possible errors, for the group coordinator
 // that every commit and fetch needs.
 inline constexpr const char* kCoordinatorRequery =
-    "librdkafka 2.0.2 re-queries the coordinator whatever the error; the commit waits for it "
+    "librdkafka re-queries the coordinator whatever the error; the commit waits for it "
     "(a lasting refusal would surface as the commit's time-out)";
 inline std::vector<Fault> find_coordinator_faults() {
   return {
@@ -165,7 +165,7 @@ inline std::vector<Fault> find_coordinator_faults() {
 
 // JoinGroup (11), SyncGroup (14), Heartbeat (12): the group membership a KafkaConsumer keeps.
 inline constexpr const char* kSilentRejoin =
-    "librdkafka 2.0.2 rejoins without raising a consumer error, so the application is not told; "
+    "librdkafka rejoins without raising a consumer error, so the application is not told; "
     "a lasting refusal would leave the consumer without partitions and without an error";
 // Each injected once: every join costs seconds on the mock (it holds a first JoinGroup 3 s).
 inline std::vector<Fault> group_membership_faults() {
@@ -210,7 +210,7 @@ inline std::vector<Fault> group_membership_faults() {
 inline constexpr const char* kFencedLocal =
     "librdkafka reports its local _FENCED code, not the broker's; the message says fenced";
 inline constexpr const char* kFencedAbortable =
-    "librdkafka 2.0.2 reports _FENCED but as abortable, not fatal, outside EndTxn; "
+    "librdkafka reports _FENCED but as abortable, not fatal, outside EndTxn; "
     "abort and retry on the same producer succeed";
 // Kafka's TransactionManager: coordinator errors are retried; authorization, group and
 // metadata errors abort the transaction (abortable); a fenced or stale producer epoch, a
@@ -224,7 +224,7 @@ inline std::vector<Fault> transaction_faults() {
       {kAddOffsetsToTxnApiKey, RD_KAFKA_RESP_ERR_GROUP_AUTHORIZATION_FAILED, false, Surfaced, ""},
       {kAddOffsetsToTxnApiKey, RD_KAFKA_RESP_ERR_INVALID_TXN_STATE, false, Fatal, ""},
       {kAddOffsetsToTxnApiKey, RD_KAFKA_RESP_ERR_INVALID_PRODUCER_ID_MAPPING, false, Surfaced,
-       "abortable in librdkafka 2.0.2 (the epoch is bumped on abort)"},
+       "abortable in librdkafka (the epoch is bumped on abort)"},
       {kAddOffsetsToTxnApiKey, RD_KAFKA_RESP_ERR_INVALID_PRODUCER_EPOCH, false, Fatal, kFencedLocal,
        RD_KAFKA_RESP_ERR__FENCED},
       {kAddOffsetsToTxnApiKey, RD_KAFKA_RESP_ERR_PRODUCER_FENCED, false, Surfaced, kFencedAbortable,
@@ -256,7 +256,7 @@ inline std::vector<Fault> transaction_faults() {
       {kEndTxnApiKey, RD_KAFKA_RESP_ERR_CONCURRENT_TRANSACTIONS, true, Retried, ""},
       {kEndTxnApiKey, RD_KAFKA_RESP_ERR_INVALID_TXN_STATE, false, Fatal, ""},
       {kEndTxnApiKey, RD_KAFKA_RESP_ERR_INVALID_PRODUCER_ID_MAPPING, false, Surfaced,
-       "abortable in librdkafka 2.0.2 (the epoch is bumped on abort)"},
+       "abortable in librdkafka (the epoch is bumped on abort)"},
       {kEndTxnApiKey, RD_KAFKA_RESP_ERR_INVALID_PRODUCER_EPOCH, false, Fatal, kFencedLocal, RD_KAFKA_RESP_ERR__FENCED},
       {kEndTxnApiKey, RD_KAFKA_RESP_ERR_PRODUCER_FENCED, false, Fatal, kFencedLocal, RD_KAFKA_RESP_ERR__FENCED},
       {kEndTxnApiKey, RD_KAFKA_RESP_ERR_TRANSACTIONAL_ID_AUTHORIZATION_FAILED, false, Fatal, ""},
@@ -270,7 +270,7 @@ inline std::vector<Fault> transaction_faults() {
 // its records processed again (poll() goes on); Fatal = StateError from poll() (for
 // InitProducerId: from the constructor), and the processor stays broken.
 inline constexpr const char* kStreamsFencedAbortable =
-    "librdkafka 2.0.2 makes it abortable, not fatal, outside EndTxn: the processor aborts and "
+    "librdkafka makes it abortable, not fatal, outside EndTxn: the processor aborts and "
     "goes on with the same producer";
 inline std::vector<Fault> stream_processor_faults() {
   return {
@@ -289,7 +289,7 @@ inline std::vector<Fault> stream_processor_faults() {
       {kAddPartitionsToTxnApiKey, RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART, true, Retried, ""},
       {kAddPartitionsToTxnApiKey, RD_KAFKA_RESP_ERR_TOPIC_AUTHORIZATION_FAILED, false, Surfaced, ""},
       {kAddPartitionsToTxnApiKey, RD_KAFKA_RESP_ERR_INVALID_PRODUCER_ID_MAPPING, false, Surfaced,
-       "abortable in librdkafka 2.0.2 (the epoch is bumped on abort)"},
+       "abortable in librdkafka (the epoch is bumped on abort)"},
       {kAddPartitionsToTxnApiKey, RD_KAFKA_RESP_ERR_INVALID_PRODUCER_EPOCH, false, Fatal, kFencedLocal,
        RD_KAFKA_RESP_ERR__FENCED},
       {kAddPartitionsToTxnApiKey, RD_KAFKA_RESP_ERR_PRODUCER_FENCED, false, Fatal, kFencedLocal,
