@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "common/log_internal.hpp"
+#include "kafka/group/start_offsets.hpp"
 #include "kafka/rdkafka/client_factory.hpp"
 #include "kafka/rdkafka/errors.hpp"
 #include "kafka/rdkafka/partition_list.hpp"
@@ -55,15 +56,9 @@ ChangelogRestorer::ChangelogRestorer(const kafka::KafkaProperties& properties,
 }
 
 std::pair<std::int64_t, std::int64_t> ChangelogRestorer::offsets_of(const std::string& topic, std::int32_t partition) {
-  std::int64_t low = 0;
-  std::int64_t high = 0;
   // A changelog topic just created has no leader everywhere yet: retried, as other retriable errors.
-  kafka::internal::with_retries(kafka::internal::RetryPolicy{request_timeout_}, [&] {
-    return kafka::internal::failure_of(
-        rd_kafka_query_watermark_offsets(watermarks_.get(), topic.c_str(), partition, &low, &high,
-                                         kafka::internal::to_timeout_ms(request_timeout_)),
-        "reading the offsets of changelog " + topic + ":" + std::to_string(partition));
-  });
+  const auto [low, high] = kafka::internal::query_log_range(watermarks_.get(), kafka::TopicPartition(topic, partition),
+                                                            request_timeout_, kafka::internal::RetryPolicy{request_timeout_});
   return {low, high};
 }
 

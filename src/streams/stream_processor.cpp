@@ -5,6 +5,7 @@
 
 #include "common/log_internal.hpp"
 #include "kafka/group/rebalance.hpp"
+#include "kafka/group/start_offsets.hpp"
 #include "kafka/rdkafka/client_factory.hpp"
 #include "kafka/rdkafka/errors.hpp"
 #include "kafka/rdkafka/partition_list.hpp"
@@ -240,15 +241,8 @@ bool StreamProcessor::Impl::activate(Task& task) {
   // offset is the one that matches the restored state.
   auto list = kafka::internal::make_partition_list(1);
   rd_kafka_topic_partition_list_add(list.get(), options.input_topic.c_str(), task.partition);
-  kafka::internal::with_retries(kafka::internal::RetryPolicy{options.request_timeout},
-                                [&]() -> std::optional<StateError> {
-                                  const auto error = rd_kafka_committed(
-                                      consumer.get(), list.get(), kafka::internal::to_timeout_ms(options.request_timeout));
-                                  return kafka::internal::failure_of(
-                                      kafka::internal::first_error(error, list.get(), nullptr),
-                                      "reading the committed offset of " + options.input_topic + ":" +
-                                          std::to_string(task.partition));
-                                });
+  kafka::internal::read_committed(consumer.get(), list.get(), options.request_timeout,
+                                  kafka::internal::RetryPolicy{options.request_timeout});
   std::int64_t start = list->elems[0].offset;
   if (start < 0) {
     if (options.no_offset == kafka::OutOfRangeAction::Error) {
