@@ -125,8 +125,11 @@ class OffsetctlReset : public ::testing::Test {
     if (bootstrap_.empty()) return;
     topic_a_ = unique_name("reset-a");
     topic_b_ = unique_name("reset-b");
-    testing::create_topic(bootstrap_, topic_a_, 6);
-    testing::create_topic(bootstrap_, topic_b_, 3);
+    // The records are stamped in 2024: without retention.ms=-1 the broker's retention check
+    // (every 5 minutes) deletes them during the run, and the log start offsets move under the test.
+    const std::vector<std::pair<std::string, std::string>> keep_forever{{"retention.ms", "-1"}};
+    testing::create_topic(bootstrap_, topic_a_, 6, keep_forever);
+    testing::create_topic(bootstrap_, topic_b_, 3, keep_forever);
     testing::Producer producer(bootstrap_);
     for (int p = 0; p < 6; ++p) produce_stamped(producer, topic_a_, p, 4 + 3 * p);  // 4, 7, ..., 19 records
     produce_stamped(producer, topic_b_, 0, 5);

@@ -90,11 +90,20 @@ class Producer {
 };
 
 // Creates `topic` with `partitions` partitions on a real broker (Admin API) and waits for it.
-inline void create_topic(const std::string& bootstrap, const std::string& topic, int partitions) {
+// `configs` are topic configs, e.g. {{"retention.ms", "-1"}} for records stamped long ago (the
+// broker's retention check would delete them while a test runs).
+inline void create_topic(const std::string& bootstrap, const std::string& topic, int partitions,
+                         const std::vector<std::pair<std::string, std::string>>& configs = {}) {
   Producer admin(bootstrap);
   char error[512];
   rd_kafka_NewTopic_t* request = rd_kafka_NewTopic_new(topic.c_str(), partitions, 1, error, sizeof error);
   if (request == nullptr) throw std::runtime_error(error);
+  for (const auto& [name, value] : configs) {
+    if (rd_kafka_NewTopic_set_config(request, name.c_str(), value.c_str()) != RD_KAFKA_RESP_ERR_NO_ERROR) {
+      rd_kafka_NewTopic_destroy(request);
+      throw std::runtime_error("cannot set topic config " + name);
+    }
+  }
   rd_kafka_queue_t* queue = rd_kafka_queue_new(admin.handle());
   rd_kafka_CreateTopics(admin.handle(), &request, 1, nullptr, queue);
   rd_kafka_event_t* event = rd_kafka_queue_poll(queue, 30'000);
