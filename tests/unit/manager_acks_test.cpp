@@ -92,6 +92,34 @@ TEST(ManagerAcks, AcknowledgementsThatGrowAboveAHeldOffsetAreCommittedAgain) {
   EXPECT_EQ(acked->acked, (std::vector<AckedSet::Range>{{1, 1}, {3, 3}}));
 }
 
+// Regression (the parallel exactly-once kill test: 2 results twice in one run): a partition end
+// had recorded the position (update_offset(end)); the next record failed its first try while the
+// ones after it finished. The commit then carried the held offset without the acknowledgements
+// above it, because the acknowledged position equalled the recorded one, and the records above
+// it were processed again after a rebalance although their results were committed.
+TEST(ManagerAcks, AcknowledgementsAboveAHeldRecordAtTheRecordedPositionAreCommitted) {
+  auto backend = std::make_shared<state::MemoryStateBackend>();
+  auto store = std::make_shared<StateBackendOffsetStore>(backend);
+  {
+    auto manager = make_manager(store);
+    manager.update_offset("t", 0, 10);  // the partition's end, all done
+    EXPECT_EQ(manager.commit(), 1u);
+    for (std::int64_t offset = 10; offset < 13; ++offset) ASSERT_TRUE(manager.track("t", 0, offset));
+    manager.ack("t", 0, 11);
+    manager.ack("t", 0, 12);  // record 10 failed its first try: it holds the commit
+    const auto offsets = manager.committable_offsets();
+    ASSERT_EQ(offsets.size(), 1u) << "the acknowledgements of 11 and 12 are not offered for the transaction";
+    EXPECT_EQ(offsets[0].second.offset, 10);
+    EXPECT_TRUE(offsets[0].second.metadata) << "the held offset goes without the records done above it";
+    EXPECT_EQ(manager.commit(), 1u);
+  }  // the process dies here; record 10 never finished
+  auto manager = make_manager(store);
+  EXPECT_EQ(manager.get_offset("t", 0), 10);
+  const auto acked = manager.acked_after_restart("t", 0);
+  ASSERT_TRUE(acked);
+  EXPECT_EQ(acked->acked, (std::vector<AckedSet::Range>{{11, 12}}));
+}
+
 TEST(ManagerAcks, BackPressureWhenTooManyRecordsAreOutstanding) {
   PartitionAcksOptions limits;
   limits.max_outstanding = 3;

@@ -96,6 +96,7 @@ class PartitionAcks {
   struct Snapshot {
     std::int64_t committable = 0;
     std::string metadata;
+    bool acked_above = false;  // some offset above committable is acknowledged (metadata says which)
   };
 
   // Starts at the committed offset `base` (the next offset to consume), nothing tracked.

@@ -488,6 +488,7 @@ PartitionAcks::Snapshot PartitionAcks::snapshot() const {
   {
     MutexLock lock(state_->mutex);
     snapshot.committable = state_->committable;
+    snapshot.acked_above = state_->find_acked(state_->committable, state_->end_offset(), true) <= state_->end_offset();
     state_->encode_binary(&binary);
   }
   snapshot.metadata = base64_encode(binary);

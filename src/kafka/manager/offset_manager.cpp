@@ -189,7 +189,9 @@ void OffsetManager::Impl::snapshot_committable_locked(std::vector<PartitionOffse
           acked.metadata.clear();
         }
       }
-      if (acked_target > target) {
+      // Also at the recorded position (a partition end recorded it, and the record there is
+      // still running or retried): the records acknowledged above it travel in the metadata.
+      if (acked_target > target || (acked_target == target && acked.acked_above)) {
         target = acked_target;
         if (!acked.metadata.empty()) metadata = std::move(acked.metadata);
       }
