@@ -16,6 +16,7 @@ std::string_view to_string(LogLevel level) noexcept;
 
 // Receives one log record. `component` says which part of the library wrote it:
 //   "consumer"      KafkaConsumer and its client: close, rebalances, automatic and revoke commits
+//   "offset_manager" OffsetManager: automatic commits sent asynchronously that failed
 //   "offset_store"  KafkaOffsetStore: asynchronous commit callbacks
 //   "producer"      TransactionalProducer
 //   "acks"          per-record acknowledgement metadata (OffsetManager::acked_after_restart)

@@ -22,6 +22,7 @@ using testing::unique_name;
 
 // Kafka protocol API keys (librdkafka does not install rdkafka_protocol.h).
 constexpr std::int16_t kListOffsetsApiKey = 2;
+constexpr std::int16_t kOffsetCommitApiKey = 8;
 constexpr std::int16_t kOffsetFetchApiKey = 9;
 
 class RebalanceFault : public ::testing::Test {
@@ -148,6 +149,77 @@ TEST_F(RebalanceFault, ACooperativeConsumerClosedBeforeItsFirstAssignmentCloses)
     GroupMember member(cluster_.bootstrap(), group_, GroupMember::options_for(topic_), assignment);
     EXPECT_NO_THROW(member.consumer.close()) << assignment;
     EXPECT_TRUE(member.consumer.assignment().empty()) << "a closed consumer owns nothing";
+  }
+}
+
+// Issue 22, defect 2: a periodic commit held the polling thread until the coordinator answered
+// (a survivor sat in it while the group waited for a killed member). Automatic commits are sent
+// and answered on a later poll, so the loop goes on while the coordinator takes 3 s per commit.
+TEST_F(RebalanceFault, APeriodicCommitDoesNotHoldThePollingThread) {
+  constexpr std::int32_t kCoordinator = 1;
+  rd_kafka_mock_coordinator_set(cluster_.get(), "group", group_.c_str(), kCoordinator);
+  const int slow = 4;
+  for (int i = 0; i < slow; ++i) {
+    rd_kafka_mock_broker_push_request_error_rtts(cluster_.get(), kCoordinator, kOffsetCommitApiKey, 1,
+                                                 RD_KAFKA_RESP_ERR_NO_ERROR, 3'000);
+  }
+  GroupMember member(cluster_.bootstrap(), group_, GroupMember::options_for(topic_), "cooperative-sticky",
+                     OffsetCommitStrategy::periodic(std::chrono::milliseconds(100)));
+  std::map<std::pair<int, std::int64_t>, int> seen;
+  std::chrono::steady_clock::duration longest_poll{};
+  const auto all_committed = [&] {
+    const auto committed = member.manager.get_all_committed();
+    for (int p = 0; p < kPartitions; ++p) {
+      const auto found = committed.find(TopicPartition(topic_, p));
+      if (found == committed.end() || found->second.offset != kRecords) return false;
+    }
+    return true;
+  };
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (!all_committed() && std::chrono::steady_clock::now() < deadline) {
+    const auto started = std::chrono::steady_clock::now();
+    member.consumer.poll([&](const ConsumedRecord& record) { ++seen[{record.partition, record.offset}]; });
+    longest_poll = std::max(longest_poll, std::chrono::steady_clock::now() - started);
+  }
+  ASSERT_TRUE(all_committed()) << "the periodic commits did not reach every partition's end";
+  EXPECT_EQ(seen.size(), static_cast<std::size_t>(kPartitions * kRecords));
+  // The first polls include the join; a commit held in poll() would take its 3 s.
+  EXPECT_LT(std::chrono::duration_cast<std::chrono::milliseconds>(longest_poll).count(), 1'000)
+      << "a poll() waited for a commit";
+  EXPECT_GE(member.manager.stats().successful_commits, 1u);
+  for (int p = 0; p < kPartitions; ++p) {
+    EXPECT_EQ(member.store->get_offset(group_, {topic_, p})->offset, kRecords) << "partition " << p;
+  }
+}
+
+// Issue 22, defect 6: a commit the strategy triggered that the coordinator refuses for the
+// member's generation (or membership) escaped poll(), also from a partition's end. It is
+// counted, logged and sent again with the generation the member has then: poll() never throws,
+// and every record ends up committed.
+TEST_F(RebalanceFault, ACommitRefusedForTheGenerationNeverEscapesPoll) {
+  for (const rd_kafka_resp_err_t refusal : {RD_KAFKA_RESP_ERR_ILLEGAL_GENERATION, RD_KAFKA_RESP_ERR_UNKNOWN_MEMBER_ID,
+                                            RD_KAFKA_RESP_ERR_REBALANCE_IN_PROGRESS}) {
+    SCOPED_TRACE(rd_kafka_err2name(refusal));
+    const std::string group = unique_name("refused");
+    push_errors(kOffsetCommitApiKey, 2, refusal);  // each of the first two refused: a rejoin takes seconds
+    KafkaConsumerOptions options = GroupMember::options_for(topic_);
+    std::size_t ends = 0;
+    options.on_partition_end = [&](const TopicPartition&, std::int64_t) { ++ends; };
+    GroupMember member(cluster_.bootstrap(), group, options, "cooperative-sticky",
+                       OffsetCommitStrategy::periodic(std::chrono::milliseconds(50)));
+    std::set<std::pair<int, std::int64_t>> seen;
+    bool committed = false;
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    while ((!committed || ends < kPartitions) && std::chrono::steady_clock::now() < deadline) {
+      ASSERT_NO_THROW(member.consumer.poll([&](const ConsumedRecord& r) { seen.insert({r.partition, r.offset}); }));
+      const auto offsets = member.manager.get_all_committed();
+      committed = offsets.size() == static_cast<std::size_t>(kPartitions);
+      for (const auto& [tp, info] : offsets) committed = committed && info.offset == kRecords;
+    }
+    EXPECT_TRUE(committed) << "not every partition's end was committed";
+    EXPECT_EQ(seen.size(), static_cast<std::size_t>(kPartitions * kRecords)) << "records lost";
+    EXPECT_GE(member.manager.stats().failed_commits, 1u) << "no commit was refused: the fault did not happen";
+    EXPECT_GE(ends, static_cast<std::size_t>(kPartitions)) << "the partition ends were not all reached";
   }
 }
 

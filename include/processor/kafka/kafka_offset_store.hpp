@@ -63,6 +63,13 @@ class KafkaOffsetStore : public OffsetStore {
   void store_offsets(std::string_view group, std::span<const PartitionOffset> offsets) override;
   std::string_view kind() const noexcept override { return "kafka"; }
 
+  // Sends one OffsetCommit and returns at once; the PendingStore waits for its answer (at most
+  // request_timeout). Not retried: the OffsetManager's next automatic commit supersedes a failed
+  // one, as the Java consumer's commitAsync() is. Refuses what store_offsets() refuses before
+  // sending anything.
+  std::unique_ptr<PendingStore> begin_store_offsets(std::string_view group,
+                                                    std::span<const PartitionOffset> offsets) override;
+
   // Sends the commit and returns at once; `done` gets the result. Not retried: a failed async
   // commit is superseded by the next one, as in the Java consumer.
   void store_offsets_async(std::string_view group, std::span<const PartitionOffset> offsets, CommitCallback done);

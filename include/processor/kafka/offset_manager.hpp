@@ -172,6 +172,13 @@ class AckTicket {
 // OffsetStore::store_offsets() call. A failed commit keeps its offsets pending: nothing is
 // lost, and the next commit retries them.
 //
+// Automatic commits (those the strategy triggers from an update or poll()) go through
+// OffsetStore::begin_store_offsets(): with a store that answers later (KafkaOffsetStore) the
+// caller does not wait, at most one such commit is in flight, and its answer is taken by the
+// next update that triggers a commit, poll() or commit(). Until then its offsets are pending;
+// a failed one is counted in stats(), logged, and retried by the next trigger. commit() and
+// every other call that writes the store wait as before.
+//
 // Every partition has a floor: an update below it is refused with StateError(InvalidArgument).
 // The floor is the offset of the latest reset_offset(), raised by every offset accepted,
 // committed or restored since; clear() removes floors.
@@ -218,7 +225,8 @@ class OffsetManager {
   std::optional<std::int64_t> get_offset(std::string_view topic, std::int32_t partition);
   std::optional<OffsetInfo> get_offset_info(std::string_view topic, std::int32_t partition);
 
-  // Commits every committable pending offset; returns how many partitions were written (0 when
+  // Commits every committable pending offset, after waiting for an automatic commit under way
+  // (within the store's own timeout); returns how many partitions were written (0 when
   // nothing was pending: then nothing is counted). Throws StateError(CommitFailed), or the
   // store's StateError, when the store fails: the offsets stay pending and the failure counts in
   // stats().
@@ -264,8 +272,10 @@ class OffsetManager {
   bool notify_watermark(Watermark watermark);
 
   // Drives time-based strategies: under periodic() commits when the interval has passed since
-  // the last successful commit. Returns how many partitions were committed. Call it from the
-  // consumer loop, so that trailing offsets are committed after traffic stops.
+  // the last successful commit. Returns how many partitions were committed (or sent, with a
+  // store that answers later). Under every strategy, takes the answer of an automatic commit
+  // under way. Call it from the consumer loop, so that trailing offsets are committed after
+  // traffic stops.
   std::size_t poll();
 
   OffsetStats stats() const;

@@ -1,7 +1,9 @@
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -17,6 +19,18 @@ namespace processor::kafka {
 
 // One partition's offset in a multi-partition store.
 using PartitionOffset = std::pair<TopicPartition, OffsetInfo>;
+
+// A store_offsets() under way: what OffsetStore::begin_store_offsets() returns.
+class PendingStore {
+ public:
+  virtual ~PendingStore() = default;
+  // Waits up to `timeout` for the outcome (zero: only looks); true once it is known. A store
+  // bounds the wait by its own request timeout, after which the outcome is a timeout error.
+  virtual bool wait(std::chrono::milliseconds timeout) = 0;
+  // Once wait() returned true: returns if every offset was stored, else throws what
+  // store_offsets() would have thrown (nothing stored).
+  virtual void get() = 0;
+};
 
 // OffsetStore persists committed offsets per consumer group. The OffsetManager calls it on
 // commit, reset, restore and clear.
@@ -37,6 +51,14 @@ class OffsetStore {
   // it returns or throws, either all entries are stored or none. The default calls
   // store_offset() per entry and is NOT atomic.
   virtual void store_offsets(std::string_view group, std::span<const PartitionOffset> offsets);
+
+  // Starts store_offsets() without waiting for it, where the store can: the OffsetManager's
+  // automatic (strategy-triggered) commits use it, at most one at a time, so that the thread
+  // that polls the consumer never waits on a commit. Throws, storing nothing, for what the store
+  // refuses before sending anything. The default stores synchronously and returns a finished
+  // PendingStore; KafkaOffsetStore sends an OffsetCommit and returns at once.
+  virtual std::unique_ptr<PendingStore> begin_store_offsets(std::string_view group,
+                                                            std::span<const PartitionOffset> offsets);
 
   // What for_each_offset() calls per offset; `topic` is valid during that call only.
   using OffsetVisitor = std::function<void(std::string_view topic, std::int32_t partition, const OffsetInfo& info)>;

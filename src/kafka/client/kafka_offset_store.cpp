@@ -130,6 +130,64 @@ void KafkaOffsetStore::store_offsets(std::string_view group, std::span<const Par
   });
 }
 
+namespace {
+
+// One OffsetCommit under way, answered on a queue of its own.
+class PendingKafkaCommit final : public PendingStore {
+ public:
+  PendingKafkaCommit(std::shared_ptr<KafkaClient> client, rd_kafka_t* rk, std::string what,
+                     std::chrono::milliseconds request_timeout)
+      : client_(std::move(client)),
+        queue_(rd_kafka_queue_new(rk)),
+        what_(std::move(what)),
+        deadline_(std::chrono::steady_clock::now() + request_timeout) {}
+
+  rd_kafka_queue_t* queue() const noexcept { return queue_.get(); }
+
+  bool wait(std::chrono::milliseconds timeout) override {
+    if (event_ || timed_out_) return true;
+    const auto left = std::max(std::chrono::milliseconds::zero(), std::chrono::duration_cast<std::chrono::milliseconds>(
+                                                                      deadline_ - std::chrono::steady_clock::now()));
+    event_.reset(rd_kafka_queue_poll(queue_.get(), internal::to_timeout_ms(std::min(std::max(timeout, {}), left))));
+    timed_out_ = !event_ && std::chrono::steady_clock::now() >= deadline_;
+    return event_ || timed_out_;
+  }
+
+  void get() override {
+    if (!event_) throw internal::kafka_error(RD_KAFKA_RESP_ERR__TIMED_OUT, what_);
+    std::string partition;
+    const rd_kafka_resp_err_t error = internal::first_error(
+        rd_kafka_event_error(event_.get()), rd_kafka_event_topic_partition_list(event_.get()), &partition);
+    if (auto failure = internal::failure_of(error, what_, partition)) throw *failure;
+  }
+
+ private:
+  std::shared_ptr<KafkaClient> client_;  // outlives the queue
+  RdPtr<rd_kafka_queue_t> queue_;
+  RdPtr<rd_kafka_event_t> event_;
+  bool timed_out_ = false;
+  std::string what_;
+  std::chrono::steady_clock::time_point deadline_;
+};
+
+}  // namespace
+
+std::unique_ptr<PendingStore> KafkaOffsetStore::begin_store_offsets(std::string_view group,
+                                                                    std::span<const PartitionOffset> offsets) {
+  require_group(*client_, group);
+  for (const auto& [tp, info] : offsets) validate_offset_entry(tp, info);
+  KafkaClient::Impl& impl = client_->impl();
+  if (offsets.empty()) return OffsetStore::begin_store_offsets(group, offsets);
+  require_ownership(*client_, impl, offsets);
+  auto pending = std::make_unique<PendingKafkaCommit>(
+      client_, impl.rk(), "committing " + std::to_string(offsets.size()) + " offsets of group '" + impl.group + "'",
+      options_.request_timeout);
+  auto list = internal::to_partition_list(offsets);
+  const rd_kafka_resp_err_t sent = rd_kafka_commit_queue(impl.rk(), list.get(), pending->queue(), nullptr, nullptr);
+  if (sent != RD_KAFKA_RESP_ERR_NO_ERROR) throw internal::kafka_error(sent, "sending an offset commit");
+  return pending;
+}
+
 void KafkaOffsetStore::store_offsets_async(std::string_view group, std::span<const PartitionOffset> offsets,
                                            CommitCallback done) {
   require_group(*client_, group);

@@ -2,6 +2,7 @@
 
 #include <vector>
 
+#include "common/log_internal.hpp"
 #include "kafka/manager/commit_timer.hpp"
 #include "kafka/manager/offset_manager_impl.hpp"
 #include "kafka/types/high_watermark_check.hpp"
@@ -164,6 +165,9 @@ void OffsetManager::auto_commit() {
 
 std::size_t OffsetManager::commit() {
   MutexLock lock(impl_->commit_mutex);
+  // An automatic commit under way is answered first (within the store's own timeout): a commit
+  // that returned leaves none behind.
+  impl_->settle_in_flight_locked(std::chrono::milliseconds::max());
   return impl_->commit_locked(/*automatic=*/false);
 }
 
@@ -207,34 +211,96 @@ void OffsetManager::Impl::snapshot_committable_locked(std::vector<PartitionOffse
 }
 
 std::size_t OffsetManager::Impl::commit_locked(bool automatic) {
+  // One automatic commit at a time: the next trigger after its answer takes what came since.
+  if (automatic && !settle_in_flight_locked(std::chrono::milliseconds::zero())) return 0;
   const std::int64_t events_seen = trigger.events.load(std::memory_order_relaxed);
   std::vector<PartitionOffset> batch;
   std::vector<PartitionSlot*> slots;
   snapshot_committable_locked(batch, slots);
   if (batch.empty()) return 0;
   spill_long_metadata_locked(batch);
-  store_and_apply_locked(batch, slots, events_seen, automatic);
-  forget_unreferenced_spills_locked(batch);
-  return batch.size();
+  const std::size_t count = batch.size();
+  if (automatic) {
+    send_and_settle_locked(std::move(batch), std::move(slots), events_seen);
+  } else {
+    store_and_apply_locked(batch, slots, events_seen);
+    forget_unreferenced_spills_locked(batch);
+  }
+  return count;
+}
+
+void OffsetManager::Impl::count_failed_commit_locked(bool automatic) {
+  if (automatic) auto_retry_not_before = SteadyClock::now() + options.auto_commit_retry_backoff;
+  MutexLock stats_lock(stats_mutex);
+  ++stats.total_commits;
+  ++stats.failed_commits;
+  ++stats.commits_by_store.front().failed;
+}
+
+std::string OffsetManager::Impl::commit_description(std::size_t count) const {
+  return "committing " + std::to_string(count) + " offsets of group '" + group + "'";
 }
 
 void OffsetManager::Impl::store_and_apply_locked(const std::vector<PartitionOffset>& batch,
-                                                 const std::vector<PartitionSlot*>& slots, std::int64_t events_seen,
-                                                 bool automatic) {
+                                                 const std::vector<PartitionSlot*>& slots, std::int64_t events_seen) {
   const auto started = SteadyClock::now();
   try {
-    internal::call_wrapped(ErrorKind::CommitFailed, "committing " + std::to_string(batch.size()) +
-                                                        " offsets of group '" + group + "'",
+    internal::call_wrapped(ErrorKind::CommitFailed, commit_description(batch.size()),
                            [&] { store->store_offsets(group, batch); });
   } catch (...) {
-    if (automatic) auto_retry_not_before = SteadyClock::now() + options.auto_commit_retry_backoff;
-    MutexLock stats_lock(stats_mutex);
-    ++stats.total_commits;
-    ++stats.failed_commits;
-    ++stats.commits_by_store.front().failed;
+    count_failed_commit_locked(/*automatic=*/false);
     throw;
   }
   apply_committed_locked(batch, slots, events_seen, started, /*in_transaction=*/false);
+}
+
+void OffsetManager::Impl::send_and_settle_locked(std::vector<PartitionOffset> batch, std::vector<PartitionSlot*> slots,
+                                                 std::int64_t events_seen) {
+  InFlightCommit commit;
+  commit.started = SteadyClock::now();
+  commit.view_changes = view_changes.load(std::memory_order_relaxed);
+  try {
+    // What the store refuses before sending fails here, as a synchronous commit would.
+    internal::call_wrapped(ErrorKind::CommitFailed, commit_description(batch.size()),
+                           [&] { commit.pending = store->begin_store_offsets(group, batch); });
+  } catch (...) {
+    count_failed_commit_locked(/*automatic=*/true);
+    throw;
+  }
+  commit.batch = std::move(batch);
+  commit.slots = std::move(slots);
+  commit.events_seen = events_seen;
+  in_flight = std::move(commit);
+  settle_in_flight_locked(std::chrono::milliseconds::zero());  // a synchronous store has answered already
+}
+
+bool OffsetManager::Impl::settle_in_flight_locked(std::chrono::milliseconds timeout) {
+  if (!in_flight) return true;
+  if (!in_flight->pending->wait(timeout)) return false;
+  InFlightCommit done = std::move(*in_flight);
+  in_flight.reset();
+  try {
+    internal::call_wrapped(ErrorKind::CommitFailed, commit_description(done.batch.size()),
+                           [&] { done.pending->get(); });
+  } catch (const StateError& error) {
+    // Nothing reached the store: the offsets stay pending and the next commit sends them with
+    // the group's current generation (a commit refused during a rebalance succeeds once this
+    // member holds its partitions in the next one).
+    count_failed_commit_locked(/*automatic=*/true);
+    if (++failed_in_flight <= 10 || failed_in_flight % 1000 == 0) {
+      processor::internal::log(LogLevel::Warning, "offset_manager", "automatic commit failed (", failed_in_flight,
+                               " so far), its offsets stay pending: ", error.what());
+    }
+    return true;
+  }
+  if (done.view_changes != view_changes.load(std::memory_order_relaxed)) {
+    // A reset, restore or commit changed the committed view meanwhile and wins; the batch's
+    // offsets that are still ahead of it stay pending.
+    return true;
+  }
+  apply_committed_locked(done.batch, done.slots, done.events_seen, done.started, /*in_transaction=*/false);
+  forget_unreferenced_spills_locked(done.batch);
+  return true;
 }
 
 StoreCommits& OffsetManager::Impl::commits_of_locked(std::string_view store_kind) {
@@ -312,6 +378,7 @@ void OffsetManager::mark_committed(const std::vector<PartitionOffset>& offsets) 
 }
 
 void OffsetManager::Impl::set_committed_locked(PartitionSlot& slot, const OffsetInfo& info) {
+  view_changes.fetch_add(1, std::memory_order_relaxed);
   slot.committed.store(info.offset, std::memory_order_release);
   slot.cold->rewound.store(false, std::memory_order_relaxed);
   raise_to(slot.floor, info.offset);
@@ -327,6 +394,7 @@ void OffsetManager::Impl::set_committed_locked(PartitionSlot& slot, const Offset
 }
 
 void OffsetManager::Impl::clear_committed_locked(PartitionSlot& slot) {
+  view_changes.fetch_add(1, std::memory_order_relaxed);
   slot.committed.store(kNoOffset, std::memory_order_release);
   slot.cold->rewound.store(false, std::memory_order_relaxed);
   detail::SlotCold& cold = *slot.cold;
@@ -351,6 +419,7 @@ void OffsetManager::Impl::start_at_locked(PartitionSlot& slot, std::int64_t posi
 }
 
 void OffsetManager::Impl::reset_slot_locked(PartitionSlot& slot) {
+  view_changes.fetch_add(1, std::memory_order_relaxed);
   slot.latest.store(kNoOffset, std::memory_order_relaxed);
   slot.high_watermark.store(kNoOffset, std::memory_order_relaxed);
   slot.floor.store(kNoOffset, std::memory_order_relaxed);
@@ -381,8 +450,16 @@ OffsetInfo OffsetManager::Impl::committed_info_locked(const PartitionSlot& slot)
 }
 
 std::size_t OffsetManager::poll() {
-  if (impl_->strategy.kind() != OffsetCommitStrategy::Kind::Periodic) return 0;
+  if (impl_->strategy.kind() != OffsetCommitStrategy::Kind::Periodic) {
+    // Only the answer of an automatic commit under way, if a commit is not running right now.
+    if (impl_->commit_mutex.try_lock()) {
+      MutexLock lock(impl_->commit_mutex, std::adopt_lock);
+      impl_->settle_in_flight_locked(std::chrono::milliseconds::zero());
+    }
+    return 0;
+  }
   MutexLock lock(impl_->commit_mutex);
+  impl_->settle_in_flight_locked(std::chrono::milliseconds::zero());
   const auto now = Impl::SteadyClock::now();
   if (now - impl_->last_success < impl_->strategy.interval() || now < impl_->auto_retry_not_before) return 0;
   return impl_->commit_locked(/*automatic=*/true);

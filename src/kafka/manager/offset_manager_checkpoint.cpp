@@ -117,7 +117,7 @@ std::size_t OffsetManager::notify_checkpoint_complete(std::uint64_t checkpoint_i
   }
   if (!batch.empty()) {
     impl_->spill_long_metadata_locked(batch);
-    impl_->store_and_apply_locked(batch, slots, trigger_.events.load(std::memory_order_relaxed), false);
+    impl_->store_and_apply_locked(batch, slots, trigger_.events.load(std::memory_order_relaxed));
     impl_->forget_unreferenced_spills_locked(batch);
   }
   // This checkpoint subsumes every earlier one.

@@ -90,6 +90,23 @@ struct OffsetManager::Impl {
   // metadata: a later commit with inline metadata deletes their spilled record.
   std::unordered_set<TopicPartition> spilled PROCESSOR_GUARDED_BY(commit_mutex);
 
+  // The automatic commit under way (OffsetStore::begin_store_offsets), with what it applies to
+  // the committed view once stored. At most one; every other commit, reset or restore settles it
+  // first, and the next automatic commit looks whether it is done.
+  struct InFlightCommit {
+    std::unique_ptr<PendingStore> pending;
+    std::vector<PartitionOffset> batch;
+    std::vector<detail::PartitionSlot*> slots;
+    std::int64_t events_seen = 0;
+    SteadyClock::time_point started;
+    std::uint64_t view_changes = 0;  // view_changes when sent
+  };
+  std::optional<InFlightCommit> in_flight PROCESSOR_GUARDED_BY(commit_mutex);
+  std::uint64_t failed_in_flight PROCESSOR_GUARDED_BY(commit_mutex) = 0;  // in-flight commits that failed
+  // Counts changes of any slot's committed view: an in-flight commit applies its batch only if
+  // none happened since it was sent (a reset or restore meanwhile wins; the batch's offsets stay
+  // pending and the next commit stores them again).
+  std::atomic<std::uint64_t> view_changes{0};
   OffsetStats stats PROCESSOR_GUARDED_BY(stats_mutex);
   std::uint64_t total_commit_micros PROCESSOR_GUARDED_BY(stats_mutex) = 0;
 
@@ -97,6 +114,12 @@ struct OffsetManager::Impl {
   StoreCommits& commits_of_locked(std::string_view store) PROCESSOR_REQUIRES(stats_mutex);
 
   std::size_t commit_locked(bool automatic) PROCESSOR_REQUIRES(commit_mutex);
+  // Waits up to `timeout` for the in-flight commit and applies its outcome: its batch becomes
+  // committed, or its failure is counted and logged (the offsets stay pending). True when no
+  // commit is in flight any more.
+  bool settle_in_flight_locked(std::chrono::milliseconds timeout) PROCESSOR_REQUIRES(commit_mutex);
+  // Counts a failed commit; an automatic one pauses automatic commits for the retry backoff.
+  void count_failed_commit_locked(bool automatic) PROCESSOR_REQUIRES(commit_mutex);
 
   static PartitionAcksOptions tracking_options_of(const OffsetManagerOptions& options, bool can_spill) {
     PartitionAcksOptions acks = options.acks;
@@ -138,8 +161,15 @@ struct OffsetManager::Impl {
   // failure counts it and rethrows. `events_seen` updates were counted before the snapshot.
   // REQUIRES: `slots` parallel to `batch`.
   void store_and_apply_locked(const std::vector<PartitionOffset>& batch,
-                              const std::vector<detail::PartitionSlot*>& slots, std::int64_t events_seen,
-                              bool automatic) PROCESSOR_REQUIRES(commit_mutex);
+                              const std::vector<detail::PartitionSlot*>& slots, std::int64_t events_seen)
+      PROCESSOR_REQUIRES(commit_mutex);
+  // An automatic commit: starts storing `batch` (begin_store_offsets) and keeps it in flight,
+  // applied once the store answers. What the store refuses at once is counted and rethrown.
+  // REQUIRES: no commit in flight; `slots` parallel to `batch`.
+  void send_and_settle_locked(std::vector<PartitionOffset> batch, std::vector<detail::PartitionSlot*> slots,
+                              std::int64_t events_seen) PROCESSOR_REQUIRES(commit_mutex);
+  // "committing <count> offsets of group '<group>'"
+  std::string commit_description(std::size_t count) const;
 
   // The committed view of a slot.
   OffsetInfo committed_info_locked(const detail::PartitionSlot& slot) const

@@ -24,6 +24,23 @@ void OffsetStore::store_offsets(std::string_view group, std::span<const Partitio
   for (const auto& [tp, info] : offsets) store_offset(group, tp, info);
 }
 
+namespace {
+
+// The outcome of a store_offsets() that already returned.
+class StoredAlready final : public PendingStore {
+ public:
+  bool wait(std::chrono::milliseconds) override { return true; }
+  void get() override {}
+};
+
+}  // namespace
+
+std::unique_ptr<PendingStore> OffsetStore::begin_store_offsets(std::string_view group,
+                                                               std::span<const PartitionOffset> offsets) {
+  store_offsets(group, offsets);
+  return std::make_unique<StoredAlready>();
+}
+
 void OffsetStore::for_each_offset(std::string_view group, const OffsetVisitor& visit) {
   for (const auto& [tp, info] : get_all_offsets(group)) visit(tp.topic, tp.partition, info);
 }
