@@ -92,6 +92,11 @@ TEST_F(ParallelConsumerRevoke, CloseAbandonsARecordStillRunningAfterTheDrainTime
   member.notifying_store->on_commit([&] { slow.open(); });
   member.consumer.close();
   EXPECT_TRUE(slow.is_open()) << "close() committed nothing";
+  // close() does not join the workers: record 3's late completion comes when it comes.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (member.consumer.stats().late_acks_ignored == 0 && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
   const auto stats = member.consumer.stats();
   EXPECT_EQ(stats.abandoned_on_revoke, 1u);
   EXPECT_EQ(stats.late_acks_ignored, 1u);
@@ -100,6 +105,39 @@ TEST_F(ParallelConsumerRevoke, CloseAbandonsARecordStillRunningAfterTheDrainTime
   EXPECT_EQ(committed->offset, 3) << "an abandoned record was committed";
   EXPECT_EQ(acked_offsets(PartitionAcks::decode_metadata(committed->metadata.value_or(""))),
             (std::vector<std::int64_t>{4}));
+}
+
+// Issue 22, defect 6: close() waited for a handler that ran 6 s although drain_timeout was 1 s.
+// It returns after the drain and the commit; the handler is abandoned (not committed) and the
+// consumer's destructor joins it.
+TEST_F(ParallelConsumerRevoke, CloseReturnsAfterTheDrainTimeoutWhileAHandlerRunsOn) {
+  cluster_.create_topic(topic_, 1);
+  Producer producer(cluster_.bootstrap());
+  producer.produce(topic_, 0, 5);
+  Gate slow;
+  auto options = parallel_options(topic_);
+  options.ordering = ProcessingOrder::Unordered;
+  options.drain_timeout = std::chrono::seconds(1);
+  {
+    ParallelMember member(cluster_.bootstrap(), group_, options, [&](const ConsumedRecord& r) {
+      if (r.offset == 3) slow.pass(std::chrono::seconds(60));
+    });
+    ASSERT_TRUE(poll_until(member.consumer, [&] {
+      const auto acks = pending_acks(member.manager, topic_, 0);
+      return slow.arrived() == 1 && acks && acks->committable == 3 && acks->size() == 1;
+    }));
+    const auto started = std::chrono::steady_clock::now();
+    member.consumer.close();
+    const auto took = std::chrono::steady_clock::now() - started;
+    EXPECT_LT(std::chrono::duration_cast<std::chrono::seconds>(took).count(), 20)
+        << "close() waited for the handler (it runs until the gate opens, 60 s)";
+    EXPECT_FALSE(slow.is_open());
+    EXPECT_EQ(member.consumer.stats().abandoned_on_revoke, 1u);
+    const auto committed = testing::committed_offset(cluster_.bootstrap(), group_, topic_, 0);
+    ASSERT_TRUE(committed);
+    EXPECT_EQ(committed->offset, 3) << "the abandoned record was committed";
+    slow.open();  // the destructor joins the handler
+  }
 }
 
 // Regression: a record abandoned after drain_timeout that finished before the revoke's commit

@@ -150,7 +150,7 @@ class ParallelConsumer {
   // max_buffered_bytes 0, an empty handler, and for KafkaConsumer's own errors.
   ParallelConsumer(std::shared_ptr<KafkaClient> client, OffsetManager& manager, ParallelConsumerOptions options,
                    RecordHandler handler);
-  // Closes (see close()) and logs, never throws.
+  // Closes (see close()) and logs, never throws; then waits for handlers still running.
   ~ParallelConsumer();
 
   ParallelConsumer(const ParallelConsumer&) = delete;
@@ -173,7 +173,9 @@ class ParallelConsumer {
   void request_checkpoint();
 
   // Stops dispatching, lets running records finish within drain_timeout, commits, leaves the
-  // group and stops the workers. Idempotent.
+  // group and stops the workers taking records; returns within drain_timeout plus the commit's
+  // and the leave's own timeouts. A handler still running then is abandoned (not committed)
+  // and joined by the destructor. Idempotent.
   void close();
 
   std::vector<TopicPartition> assignment() const;

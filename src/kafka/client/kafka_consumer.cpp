@@ -378,7 +378,7 @@ void KafkaConsumer::Impl::on_partition_end(const rd_kafka_message_t& message) {
     return;
   }
   try {
-    manager.update_offset(topic, message.partition, message.offset);
+    automatic_commit([&] { manager.update_offset(topic, message.partition, message.offset); });
   } catch (const StateError& error) {
     // A position below the floor means a reset moved the partition meanwhile: keep the reset.
     if (error.kind() != ErrorKind::InvalidArgument) throw;
@@ -619,6 +619,10 @@ bool poll_into_sink(KafkaConsumer::Impl& impl, int timeout_ms) {
     impl.sink->on_record(std::move(message));
   }
   return arrived;
+}
+
+void update_at_partition_end(KafkaConsumer::Impl& consumer, const TopicPartition& tp, std::int64_t end) {
+  consumer.automatic_commit([&] { consumer.manager.update_offset(tp.topic, tp.partition, end); });
 }
 
 void finish_poll(KafkaConsumer::Impl& consumer, std::size_t records) {

@@ -251,7 +251,7 @@ void ParallelConsumer::Impl::record_partition_ends() {
     // Every record before the end is done: the position steps over transaction markers and
     // compacted offsets that no record reports, as KafkaConsumer does.
     try {
-      manager.update_offset(partition.topic, partition.partition, end);
+      internal::update_at_partition_end(*consumer_impl, partition, end);
     } catch (const StateError& error) {
       // Below the floor: a reset moved the partition meanwhile; keep the reset.
       if (error.kind() != ErrorKind::InvalidArgument) throw;
@@ -345,7 +345,14 @@ void ParallelConsumer::close() {
   } catch (...) {
     error = std::current_exception();
   }
-  impl.stop_workers();
+  // Workers take no more records. A handler still running after drain_timeout is not waited
+  // for here (its record is not committed, and this member has left the group): the destructor
+  // joins it.
+  impl.queue.close();
+  if (const std::size_t running = impl.queue.gauges().running; running > 0) {
+    processor::internal::log(LogLevel::Warning, "parallel", running,
+                             " handlers still run after close(); the ParallelConsumer's destructor waits for them");
+  }
   if (error) std::rethrow_exception(error);
 }
 
