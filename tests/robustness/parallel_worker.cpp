@@ -4,7 +4,7 @@
 // even of a SIGKILLed process, which records were processed, when, and in which order.
 //
 //   parallel_worker --bootstrap B --group G --input T --journal FILE --state-dir DIR
-//                   [--mode journal|transactional] [--output O] [--assignment cooperative-sticky|range]
+//                   [--mode journal|transactional] [--output O] [--assignment cooperative-sticky|range|consumer]
 //                   [--seed N] [--max-latency-ms 20] [--fail-permille 10] [--metadata-budget 4096]
 //                   [--slow-partition P --slow-offset O --slow-ms MS --slow-done FILE]
 //
@@ -27,9 +27,11 @@
 //   A p1 p2 ..           partitions assigned          V p1 ..   revoked    L p1 ..   lost
 //   S p o key seq n      try n of a record started
 //   F p o key seq n      that try threw (transient failure)
-//   D p o key seq n      that try returned: the record is done
+//   D p o key seq n t    that try returned at t (ms since the epoch): the record is done
 //   W p o key seq        the slow record's long sleep starts (Z when it ends)
-// Stdout, every 200 ms: "stats processed P failed F skipped S abandoned A in_flight I".
+// Stdout, every 200 ms: "stats processed P failed F skipped S abandoned A in_flight I
+// metadata_warnings M poll_errors E longest_poll_ms L" (E: poll() calls that threw; L: the
+// longest poll(), rebalance callbacks included).
 // SIGTERM: close (journal mode; a final commit) and exit 0. Exit 2: a checkpoint's transaction
 // failed; 3: partitions were lost with a transaction open (transactional mode). The test
 // restarts such a worker as if it had crashed. Errors at start: exit 1.
@@ -37,6 +39,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <csignal>
@@ -104,6 +107,12 @@ std::string record_line(char kind, const ConsumedRecord& record, int attempt) {
   line += " ";
   line.append(record.value);
   if (attempt > 0) line += " " + std::to_string(attempt);
+  if (kind == 'D') {
+    // When it was done, to order one record's D lines across processes.
+    line += " " + std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                     std::chrono::system_clock::now().time_since_epoch())
+                                     .count());
+  }
   return line + "\n";
 }
 
@@ -136,7 +145,7 @@ int run(const Arguments& args) {
 
   auto properties = processor::testing::group_properties(args.required("bootstrap"), group,
                                                          args.get("assignment", "cooperative-sticky"));
-  properties["session.timeout.ms"] = "3000";
+  if (properties.count("partition.assignment.strategy") != 0) properties["session.timeout.ms"] = "3000";  // classic
   auto client = KafkaClient::create(properties);
   KafkaOffsetStoreOptions store_options = processor::testing::fast_retries();
   store_options.retry_deadline = std::chrono::seconds(30);  // rides out offsets left unstable by a killed transaction
@@ -231,10 +240,14 @@ int run(const Arguments& args) {
   std::cout << "started" << std::endl;
   auto last_report = std::chrono::steady_clock::now();
   auto last_checkpoint = last_report;
+  long long poll_errors = 0;
+  std::chrono::steady_clock::duration longest_poll{};
   while (g_stop == 0) {
+    const auto poll_started = std::chrono::steady_clock::now();
     try {
       consumer.poll();
     } catch (const processor::StateError& error) {
+      ++poll_errors;
       if (transactional && error.kind() != processor::ErrorKind::InvalidArgument) {
         // A failed commit of the transaction (or the consumer failing under it): as a crash.
         std::cerr << "parallel_worker: " << error.what() << ": exiting" << std::endl;
@@ -243,9 +256,11 @@ int run(const Arguments& args) {
       std::cerr << "parallel_worker: poll: " << error.what() << std::endl;
     } catch (const std::exception& error) {
       // A record that failed every try (never expected: see max_attempts); it is tried again.
+      ++poll_errors;
       std::cerr << "parallel_worker: poll: " << error.what() << std::endl;
     }
     const auto now = std::chrono::steady_clock::now();
+    longest_poll = std::max(longest_poll, now - poll_started);
     if (transactional && now - last_checkpoint >= std::chrono::milliseconds(200)) {
       consumer.request_checkpoint();
       last_checkpoint = now;
@@ -255,7 +270,9 @@ int run(const Arguments& args) {
       const auto stats = consumer.stats();
       std::cout << "stats processed " << stats.processed << " failed " << stats.failed_attempts << " skipped "
                 << stats.skipped_after_restart << " abandoned " << stats.abandoned_on_revoke << " in_flight "
-                << stats.in_flight << " metadata_warnings " << stats.metadata_warnings << std::endl;
+                << stats.in_flight << " metadata_warnings " << stats.metadata_warnings << " poll_errors " << poll_errors
+                << " longest_poll_ms "
+                << std::chrono::duration_cast<std::chrono::milliseconds>(longest_poll).count() << std::endl;
     }
   }
   if (transactional) {
