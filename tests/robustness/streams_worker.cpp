@@ -3,7 +3,7 @@
 // "<input partition>:<input offset>:<new count>" under the same key.
 //
 //   streams_worker --bootstrap B --application A --input T --output O --state-dir DIR
-//                  [--assignment range|cooperative-sticky] [--guarantee exactly_once|at_least_once]
+//                  [--assignment range|cooperative-sticky|consumer] [--guarantee exactly_once|at_least_once]
 //                  [--commit-interval-ms N] [--instance-id ID]
 //
 // SIGTERM stops the loop; the worker then commits, leaves the group and exits 0 (a clean
@@ -64,11 +64,19 @@ int main(int argc, char** argv) {
     options.commit_interval = std::chrono::milliseconds(std::stoll(value("commit-interval-ms", "100")));
     options.poll_timeout = std::chrono::milliseconds(50);
     options.transaction_timeout = std::chrono::seconds(10);
-    options.properties = {{"bootstrap.servers", args.at("bootstrap")},
-                          {"partition.assignment.strategy", value("assignment", "range")},
-                          {"session.timeout.ms", "3000"},
-                          {"heartbeat.interval.ms", "500"},
-                          {"log_level", "3"}};
+    const std::string assignment = value("assignment", "range");
+    if (assignment == "consumer") {
+      // Kafka 4's consumer group protocol: sessions and assignors are the broker's.
+      options.properties = {{"bootstrap.servers", args.at("bootstrap")},
+                            {"group.protocol", "consumer"},
+                            {"log_level", "3"}};
+    } else {
+      options.properties = {{"bootstrap.servers", args.at("bootstrap")},
+                            {"partition.assignment.strategy", assignment},
+                            {"session.timeout.ms", "3000"},
+                            {"heartbeat.interval.ms", "500"},
+                            {"log_level", "3"}};
+    }
     StreamProcessor processor(options, processor::testing::count_per_key(args.at("output")));
     std::cout << "started " << processor.transactional_id() << std::endl;
     auto last_report = std::chrono::steady_clock::now();
