@@ -223,5 +223,19 @@ TEST_F(RebalanceFault, ACommitRefusedForTheGenerationNeverEscapesPoll) {
   }
 }
 
+// Under Kafka 4's consumer group protocol a commit carries the member epoch, and one sent while a
+// heartbeat moves the epoch on (a rebalance, the commit on revoke) is refused STALE_MEMBER_EPOCH.
+// librdkafka retries that only for its own automatic commits; Kafka's Java consumer retries a
+// synchronous commit with the new epoch. A commit() (and so the commit on revoke) must too: the
+// member still owns the partitions, and the next owner would otherwise process them again.
+TEST_F(RebalanceFault, ACommitWithAStaleMemberEpochIsSentAgainWithTheNewOne) {
+  GroupMember member(cluster_.bootstrap(), group_, GroupMember::options_for(topic_), "consumer");
+  const auto seen = consume_all(member);
+  ASSERT_EQ(seen.size(), static_cast<std::size_t>(kPartitions * kRecords));
+  push_errors(kOffsetCommitApiKey, 2, RD_KAFKA_RESP_ERR_STALE_MEMBER_EPOCH);
+  ASSERT_NO_THROW(member.store->store_offset(group_, {topic_, 1}, OffsetInfo(kRecords - 5)));
+  EXPECT_EQ(member.store->get_offset(group_, {topic_, 1})->offset, kRecords - 5);
+}
+
 }  // namespace
 }  // namespace processor::kafka

@@ -409,11 +409,13 @@ void KafkaConsumer::Impl::on_consume_error(const rd_kafka_message_t& message) {
   // A broker's refusal that Kafka does not class as retriable (a JoinGroup refused for group
   // authorization, an inconsistent protocol, an invalid session timeout) cannot heal by itself:
   // librdkafka keeps trying, and only the user can fix the cause, so it is surfaced with its
-  // code. The membership errors are answered by rejoining, and anything else is transient (a
-  // broker connection, a leader move): librdkafka retries those quietly.
+  // code. The membership errors (of classic groups and of Kafka 4's consumer groups) are
+  // answered by rejoining, and anything else is transient (a broker connection, a leader move):
+  // librdkafka retries those quietly.
   const rd_kafka_resp_err_t code = message.err;
   const bool rejoins = code == RD_KAFKA_RESP_ERR_UNKNOWN_MEMBER_ID || code == RD_KAFKA_RESP_ERR_ILLEGAL_GENERATION ||
-                       code == RD_KAFKA_RESP_ERR_REBALANCE_IN_PROGRESS || code == RD_KAFKA_RESP_ERR_MEMBER_ID_REQUIRED;
+                       code == RD_KAFKA_RESP_ERR_REBALANCE_IN_PROGRESS || code == RD_KAFKA_RESP_ERR_MEMBER_ID_REQUIRED ||
+                       code == RD_KAFKA_RESP_ERR_FENCED_MEMBER_EPOCH || code == RD_KAFKA_RESP_ERR_STALE_MEMBER_EPOCH;
   if (code > RD_KAFKA_RESP_ERR_NO_ERROR && !rejoins && !internal::kafka_code_is_retriable(code)) {
     throw internal::kafka_error(code, std::string("consumer error (") + rd_kafka_message_errstr(&message) + ")");
   }

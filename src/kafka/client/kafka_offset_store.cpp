@@ -126,6 +126,15 @@ void KafkaOffsetStore::store_offsets(std::string_view group, std::span<const Par
     std::string partition;
     const rd_kafka_resp_err_t error = internal::first_error(
         rd_kafka_event_error(event.get()), rd_kafka_event_topic_partition_list(event.get()), &partition);
+    if (error == RD_KAFKA_RESP_ERR_STALE_MEMBER_EPOCH) {
+      // Kafka 4's consumer group protocol: a heartbeat moved the member epoch on under the commit
+      // (a rebalance; the commit on revoke). librdkafka has asked for the next heartbeat but
+      // retries only its own automatic commits; as Kafka's Java consumer does, the commit goes
+      // again with the new epoch while this member still owns the partitions.
+      require_ownership(*client_, impl, offsets);
+      const StateError stale = *internal::failure_of(error, what, partition);
+      return StateError(stale.kind(), stale.what(), error, true);
+    }
     return internal::failure_of(error, what, partition);
   });
 }
