@@ -150,6 +150,26 @@ TEST_F(KafkaBroker, ReadCommittedLogEndIsTheLastStableOffset) {
   expect_ok(rd_kafka_abort_transaction(transactional.handle(), 30'000));
 }
 
+// KIP-320: a commit carries the leader epoch of the records it follows, which Kafka stores with
+// the offset and hands to the next owner, whose consumer validates its start with it (a log
+// truncated by an unclean leader change). A topic's first leader has epoch 0.
+TEST_F(KafkaBroker, CommitsCarryTheLeaderEpochOfTheirRecords) {
+  create_topic(bootstrap_, topic_, 2);
+  Producer(bootstrap_).produce(topic_, 0, 5);
+  Producer(bootstrap_).produce(topic_, 1, 3);
+  Member member(bootstrap_, group_, topic_, "cooperative-sticky");
+  int handled = 0;
+  ASSERT_TRUE(poll_until(member.consumer, [&](const ConsumedRecord&) { ++handled; }, [&] { return handled == 8; }));
+  member.manager.commit();
+  const auto committed =
+      KafkaOffsetStore(standalone()).committed({TopicPartition(topic_, 0), TopicPartition(topic_, 1)});
+  ASSERT_EQ(committed.size(), 2u);
+  EXPECT_EQ(committed.at(TopicPartition(topic_, 0)).offset, 5);
+  EXPECT_EQ(committed.at(TopicPartition(topic_, 0)).leader_epoch, std::optional<std::int32_t>(0));
+  EXPECT_EQ(committed.at(TopicPartition(topic_, 1)).leader_epoch, std::optional<std::int32_t>(0));
+  EXPECT_EQ(member.manager.get_offset_info(topic_, 1)->leader_epoch, std::optional<std::int32_t>(0));
+}
+
 TEST_F(KafkaBroker, PositionBelowTheLogStartMovesToTheStartAndCountsTheLostRecords) {
   create_topic(bootstrap_, topic_, 1);
   Producer(bootstrap_).produce(topic_, 0, 100);

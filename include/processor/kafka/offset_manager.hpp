@@ -130,6 +130,11 @@ class PartitionHandle {
   void update(std::int64_t offset);
   // Also records the partition's high watermark (REQUIRES: high_watermark >= 0).
   void update(std::int64_t offset, std::int64_t high_watermark);
+  // The leader epoch (KIP-320) of the latest record recorded through the handle; the next
+  // commits of the partition carry it, so that a consumer starting from them can tell a
+  // truncated log (offset validation). KafkaConsumer sets it when a record's epoch changes.
+  // Negative: unknown. A reset or a new start forgets it.
+  void set_leader_epoch(std::int32_t epoch) noexcept;
 
   const std::string& topic() const noexcept { return *slot_->topic; }
   std::int32_t partition() const noexcept { return slot_->partition; }

@@ -90,17 +90,26 @@ struct KafkaConsumer::Impl {
   // so the last one is remembered: the by-name lookup runs once per run, not once per record.
   // Each run's partition is noted for record_fetched_high_watermarks() (poll() forgets the
   // last handle when it starts, so every poll notes its first run too).
+  // The record's leader epoch goes to the manager when it differs from the run's last one, for
+  // the commits (KIP-320).
   PartitionHandle& handle_for(const rd_kafka_message_t& message, std::string_view topic) {
     if (!last_handle || last_topic != message.rkt || last_handle->partition() != message.partition ||
         last_handle->topic() != topic) {
       last_handle.emplace(manager.partition(topic, message.partition));
       last_topic = message.rkt;
+      last_epoch = -1;
       note_fetched(*last_handle);
+    }
+    const std::int32_t epoch = rd_kafka_message_leader_epoch(&message);
+    if (epoch != last_epoch) [[unlikely]] {
+      last_epoch = epoch;
+      if (epoch >= 0) last_handle->set_leader_epoch(epoch);
     }
     return *last_handle;
   }
   std::optional<PartitionHandle> last_handle;
   const rd_kafka_topic_t* last_topic = nullptr;
+  std::int32_t last_epoch = -1;
   // The partitions records came from in the current poll, in runs.
   std::vector<PartitionHandle> fetched;
   void note_fetched(const PartitionHandle& partition) {

@@ -106,6 +106,10 @@ void OffsetManager::update_offset(std::string_view topic, std::int32_t partition
   record_update(slot_for(topic, partition), offset);
 }
 
+void PartitionHandle::set_leader_epoch(std::int32_t epoch) noexcept {
+  slot_->cold->position_leader_epoch.store(std::max(epoch, -1), std::memory_order_relaxed);
+}
+
 void PartitionHandle::update(std::int64_t offset, std::int64_t high_watermark) {
   owner_->record_update(*slot_, offset, high_watermark);
 }
@@ -412,6 +416,10 @@ void OffsetManager::Impl::start_at_locked(PartitionSlot& slot, std::int64_t posi
   }
   slot.floor.store(position, std::memory_order_relaxed);  // also below a store that is ahead
   slot.latest.store(position, std::memory_order_release);
+  // The stored epoch is the start's only at the stored offset; elsewhere the next record tells.
+  slot.cold->position_leader_epoch.store(
+      stored != nullptr && position == stored->offset ? stored->leader_epoch.value_or(-1) : -1,
+      std::memory_order_relaxed);
   // Below what the store holds: the next commit writes the start, as Kafka's consumer commits
   // the position it reset to. Until then the store's offset stays the committed view.
   slot.cold->rewound.store(stored != nullptr && position < stored->offset, std::memory_order_relaxed);

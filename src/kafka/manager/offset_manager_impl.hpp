@@ -179,13 +179,16 @@ struct OffsetManager::Impl {
   // new assignment starts tracking afresh.
   void drop_tracking_locked(detail::PartitionSlot& slot) PROCESSOR_REQUIRES(gate_mutex);
 
-  // The OffsetInfo that a slot's `offset` is committed with: its last recorded high watermark.
+  // The OffsetInfo that a slot's `offset` is committed with: its last recorded high watermark
+  // and leader epoch.
   static OffsetInfo info_at(const detail::PartitionSlot& slot, std::int64_t offset,
                             std::chrono::system_clock::time_point now) {
     OffsetInfo info;
     info.offset = offset;
     const std::int64_t high_watermark = slot.high_watermark.load(std::memory_order_relaxed);
     if (high_watermark != detail::kNoOffset) info.high_watermark = high_watermark;
+    const std::int32_t epoch = slot.cold->position_leader_epoch.load(std::memory_order_relaxed);
+    if (epoch >= 0) info.leader_epoch = epoch;
     info.last_updated = now;
     return info;
   }

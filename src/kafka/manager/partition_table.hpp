@@ -42,6 +42,12 @@ struct SlotCold {
   std::int64_t committed_high_watermark = kNoOffset;
   std::chrono::system_clock::time_point committed_at{};
   std::int32_t committed_leader_epoch = -1;
+  // The leader epoch (KIP-320) of the latest record recorded for the partition, or -1: commits
+  // carry it. Written by the consumer when a record's epoch differs (PartitionHandle::
+  // set_leader_epoch), read by commits, hence atomic. The commit's offset may be below that
+  // record (acknowledged records, a watermark): an epoch at or above the committed record's only
+  // lets a truncation below it go unseen by the validation, never reports one that did not happen.
+  std::atomic<std::int32_t> position_leader_epoch{-1};
   // GUARDED_BY(the manager's gate mutex). Set by the first track() and kept by reset_locked(), so
   // that an ack by name tells "revoked since" (false) from "never tracked here" (an error).
   bool ever_tracked = false;
@@ -82,10 +88,11 @@ struct SlotCold {
     committed_high_watermark = kNoOffset;
     committed_at = {};
     committed_leader_epoch = -1;
+    position_leader_epoch.store(-1, std::memory_order_relaxed);
     delete extras.exchange(nullptr, std::memory_order_acq_rel);
   }
 };
-static_assert(sizeof(SlotCold) == 32, "the committed view of a partition stays small");
+static_assert(sizeof(SlotCold) == 40, "the committed view of a partition stays small");
 
 }  // namespace processor::kafka::detail
 
