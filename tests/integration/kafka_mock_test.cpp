@@ -7,6 +7,7 @@
 #include <set>
 #include <stdexcept>
 
+#include "kafka_api_keys.hpp"
 #include "kafka_test_support.hpp"
 #include "processor/kafka.hpp"
 #include "processor/state.hpp"
@@ -20,9 +21,8 @@ using testing::group_properties;
 using testing::poll_until;
 using testing::unique_name;
 
-// Kafka protocol API keys (librdkafka does not install rdkafka_protocol.h).
-constexpr std::int16_t kOffsetCommitApiKey = 8;
-constexpr std::int16_t kHeartbeatApiKey = 12;
+using testing::kOffsetCommitApiKey;
+using testing::kHeartbeatApiKey;
 
 using testing::fast_retries;
 

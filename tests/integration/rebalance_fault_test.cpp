@@ -7,6 +7,7 @@
 #include <map>
 #include <set>
 
+#include "kafka_api_keys.hpp"
 #include "kafka_test_support.hpp"
 #include "processor/kafka.hpp"
 #include "processor/log.hpp"
@@ -20,10 +21,9 @@ using testing::MockCluster;
 using testing::Producer;
 using testing::unique_name;
 
-// Kafka protocol API keys (librdkafka does not install rdkafka_protocol.h).
-constexpr std::int16_t kListOffsetsApiKey = 2;
-constexpr std::int16_t kOffsetCommitApiKey = 8;
-constexpr std::int16_t kOffsetFetchApiKey = 9;
+using testing::kListOffsetsApiKey;
+using testing::kOffsetCommitApiKey;
+using testing::kOffsetFetchApiKey;
 
 class RebalanceFault : public ::testing::Test {
  protected:

@@ -164,7 +164,7 @@ class ParallelKillRun {
     for (auto& worker : workers_) {
       // A worker started again after the last kill may still be starting: before its "started"
       // line its SIGTERM handler may not be installed, and SIGTERM would end it uncleanly.
-      wait_until_started(worker);
+      wait_until_started(worker.out);
       EXPECT_EQ(stop_worker(worker.pid, SIGTERM), 0) << "worker " << worker.slot << " did not exit cleanly; see " << worker.out;
       worker.pid = -1;
     }
@@ -302,18 +302,6 @@ class ParallelKillRun {
         worker.pid = -1;
         start(worker.slot);
       }
-    }
-  }
-
-  // Until the worker printed "started" (at most 60 s).
-  static void wait_until_started(const Worker& worker) {
-    const auto deadline = Clock::now() + std::chrono::seconds(60);
-    while (Clock::now() < deadline) {
-      std::ifstream out(worker.out);
-      for (std::string line; std::getline(out, line);) {
-        if (line == "started") return;
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(50));
     }
   }
 

@@ -159,7 +159,7 @@ class ScaleoutRun {
       if (worker.pid > 0) {
         // One started again after the last kill may still be starting, its SIGTERM handler not
         // yet installed: wait for its "started" line.
-        wait_until_started(worker);
+        wait_until_started(worker.log, worker.log_start);
         EXPECT_EQ(stop(worker, SIGTERM), 0) << "worker " << worker.slot << "; see " << worker.log;
       }
     }
@@ -219,19 +219,6 @@ class ScaleoutRun {
                                "--assignment", scenario_.assignment, "--guarantee", scenario_.guarantee,
                                "--commit-interval-ms", std::to_string(scenario_.commit_interval_ms)},
                               worker.log);
-  }
-
-  // Until this incarnation printed its "started" line (at most 60 s).
-  static void wait_until_started(const Worker& worker) {
-    const auto deadline = Clock::now() + std::chrono::seconds(60);
-    while (Clock::now() < deadline) {
-      std::ifstream log(worker.log);
-      log.seekg(worker.log_start);
-      for (std::string line; std::getline(log, line);) {
-        if (line.rfind("started", 0) == 0) return;
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    }
   }
 
   // A worker that exited by itself (its poll() threw: an exactly-once worker is written to stop

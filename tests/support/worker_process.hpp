@@ -7,10 +7,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <filesystem>
+#include <fstream>
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace processor::testing {
@@ -54,6 +57,23 @@ inline std::optional<int> exited_worker(pid_t pid) {
   int status = 0;
   if (pid <= 0 || ::waitpid(pid, &status, WNOHANG) != pid) return std::nullopt;
   return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+// Until a line starting with "started" appears in `log` after byte `from` (a log shared by a
+// slot's incarnations: from where this one began), at most `timeout`. Returns whether it did.
+// A worker signalled before it prints that line may not have installed its handlers yet.
+inline bool wait_until_started(const std::filesystem::path& log, std::streamoff from = 0,
+                               std::chrono::seconds timeout = std::chrono::seconds(60)) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (std::chrono::steady_clock::now() < deadline) {
+    std::ifstream in(log);
+    in.seekg(from);
+    for (std::string line; std::getline(in, line);) {
+      if (line.rfind("started", 0) == 0) return true;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return false;
 }
 
 }  // namespace processor::testing
