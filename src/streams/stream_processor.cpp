@@ -334,6 +334,7 @@ void StreamProcessor::Impl::process(const rd_kafka_message_t& message) {
   current = nullptr;
   if (task.rewind_offset < 0) task.rewind_offset = message.offset;  // the logical start, now known
   task.next_offset = message.offset + 1;
+  task.next_leader_epoch = rd_kafka_message_leader_epoch(&message);
   ++transaction_records;
 }
 

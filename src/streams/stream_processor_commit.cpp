@@ -176,8 +176,10 @@ bool StreamProcessor::Impl::commit() {
         }
       }
       if (task.active && task.next_offset >= 0) {
-        rd_kafka_topic_partition_list_add(offsets.get(), options.input_topic.c_str(), partition)->offset =
-            task.next_offset;
+        rd_kafka_topic_partition_t* entry =
+            rd_kafka_topic_partition_list_add(offsets.get(), options.input_topic.c_str(), partition);
+        entry->offset = task.next_offset;
+        if (task.next_leader_epoch >= 0) rd_kafka_topic_partition_set_leader_epoch(entry, task.next_leader_epoch);
       }
     }
     if (exactly_once()) {

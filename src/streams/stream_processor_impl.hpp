@@ -32,6 +32,8 @@ struct Task {
   std::int64_t rewind_offset = RD_KAFKA_OFFSET_INVALID;
   // The offset after the last record processed in the open transaction; -1 when none.
   std::int64_t next_offset = -1;
+  // The leader epoch of that record (KIP-320), committed with next_offset; -1 when unknown.
+  std::int32_t next_leader_epoch = -1;
 };
 
 // Thrown inside the commit path when the transaction cannot commit and must be aborted.

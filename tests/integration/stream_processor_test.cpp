@@ -132,6 +132,12 @@ TEST_F(StreamProcessorTest, CountsEachKeyExactlyOnceWithAChangelogPerInputPartit
     EXPECT_EQ(processor.transactional_id().rfind(application_ + "-", 0), 0u);
   }
   expect_output_exactly_once();
+  // The offsets committed in the transactions carry their records' leader epoch (KIP-320).
+  const auto committed = kafka::KafkaOffsetStore(kafka::KafkaClient::create(
+                                                     {{"bootstrap.servers", bootstrap_}, {"group.id", application_}}))
+                             .get_all_offsets(application_);
+  ASSERT_EQ(committed.size(), static_cast<std::size_t>(kPartitions));
+  for (const auto& [tp, info] : committed) EXPECT_EQ(info.leader_epoch, std::optional<std::int32_t>(0)) << tp.to_key();
   expect_changelog_counts();
   // The changelog has the input's partitions, and each key's state sits in its input partition.
   for (const auto& record : read_topic(bootstrap_, changelog_topic(application_, "counts"))) {
