@@ -220,12 +220,11 @@ class ParallelKillRun {
     return out;
   }
 
-  // Over every worker process, from their last stats lines: poll() calls that threw, and the
-  // longest poll() (rebalance callbacks included: a revoke drains running records).
-  // What the workers' outputs say: how many poll() calls threw and the longest one, the
-  // partitions whose spilled acknowledgements a new owner could not read (it logs that and
-  // processes them again: by design, see spill_ack_metadata), and the library's warnings and
-  // errors, printed when a check fails.
+  // What the workers' outputs say, over every worker process: from their last stats lines, how
+  // many poll() calls threw and the longest one (rebalance callbacks included: a revoke drains
+  // running records); the partitions whose spilled acknowledgements a new owner could not read
+  // (it logs that and processes them again: by design, see spill_ack_metadata); and the
+  // library's warnings and errors, printed when a check fails.
   struct WorkerLogs {
     long long poll_errors = 0;
     long long longest_poll_ms = 0;
