@@ -176,6 +176,7 @@ void write_record_families(MetricWriter& writer, const std::vector<Reading>& rea
                  out.count({{"cause", "no_offset"}}, stats.no_offset_resets);
                  out.count({{"cause", "below_log_start"}}, stats.below_log_start_resets);
                  out.count({{"cause", "above_log_end"}}, stats.above_log_end_resets);
+                 out.count({{"cause", "truncated"}}, stats.truncated_resets);
                });
   write_family(writer, readings, &Reading::consumer, "processor_records_skipped_total",
                "Records jumped over by out-of-range resets.", MetricType::Counter,

@@ -435,6 +435,78 @@ TEST_F(KafkaMock, OutOfRangePolicyErrorStopsThePoll) {
   EXPECT_TRUE(thrown);
 }
 
+// An unclean leader election under a group: its member read up to offset 15 from a leader whose
+// records 10-14 were then lost, and the new leader (the next leader epoch) holds other records at
+// offsets 10-19. The stored offset 15 is inside the log again; only its leader epoch, which
+// ends at 10, tells that the log diverged there. The offsets are in the manager's own store: the
+// mock's OffsetFetch answers with the partition's current epoch, not the committed one (the
+// broker's own answer is tested against a real broker, BrokerKill).
+class TruncatedLog : public KafkaMock, public ::testing::WithParamInterface<std::string> {
+ protected:
+  void SetUp() override {
+    KafkaMock::SetUp();
+    Producer producer(cluster_.bootstrap());
+    producer.produce(topic_, 0, 10);
+    // The epoch the records 0-9 were written in: the mock's OffsetFetch tells the current one.
+    KafkaOffsetStore broker(standalone_client(), fast_retries());
+    broker.store_offsets(group_, offsets({{0, 10}}));
+    const std::int32_t epoch = broker.get_offset(group_, {topic_, 0})->leader_epoch.value_or(-1);
+    ASSERT_GE(epoch, 0);
+    OffsetInfo read_before_the_election(15);
+    read_before_the_election.leader_epoch = epoch;
+    store_->store_offset(group_, {topic_, 0}, read_before_the_election);
+    // The new leader: the partition's leader epoch moves on, and its log takes offsets 10-19.
+    ASSERT_EQ(rd_kafka_mock_partition_set_leader(cluster_.get(), topic_.c_str(), 0, 2), RD_KAFKA_RESP_ERR_NO_ERROR);
+    producer.produce(topic_, 0, 10, 10);
+  }
+
+  std::shared_ptr<StateBackendOffsetStore> store_ =
+      std::make_shared<StateBackendOffsetStore>(std::make_shared<state::MemoryStateBackend>());
+};
+
+TEST_P(TruncatedLog, IsFoundThroughTheStoredLeaderEpochAndResumesWhereTheLogDiverged) {
+  auto client = KafkaClient::create(group_properties(cluster_.bootstrap(), group_, GetParam()));
+  OffsetManager manager(group_, nullptr, store_, OffsetCommitStrategy::manual());
+  KafkaConsumer consumer(client, manager, Member::options_for(topic_));
+  std::vector<std::int64_t> offsets;
+  ASSERT_TRUE(poll_until(consumer, [&](const ConsumedRecord& r) {
+    if (r.partition == 0) offsets.push_back(r.offset);
+  }, [&] { return !offsets.empty() && offsets.back() == 19; }))
+      << "handled " << offsets.size() << " records of partition 0";
+  // Resuming at the stored 15 would skip the five records that took offsets 10-14.
+  EXPECT_EQ(offsets, (std::vector<std::int64_t>{10, 11, 12, 13, 14, 15, 16, 17, 18, 19}));
+  const ConsumerStats stats = consumer.stats();
+  EXPECT_EQ(stats.truncated_resets, 1u);
+  EXPECT_EQ(stats.records_skipped, 0u);
+}
+
+TEST_P(TruncatedLog, UnderTheErrorPolicyStopsThePollBeforeAnyRecordOfThePartition) {
+  auto client = KafkaClient::create(group_properties(cluster_.bootstrap(), group_, GetParam()));
+  OffsetManager manager(group_, nullptr, store_, OffsetCommitStrategy::manual());
+  auto options = Member::options_for(topic_);
+  options.out_of_range.truncated = OutOfRangeAction::Error;
+  KafkaConsumer consumer(client, manager, options);
+  bool thrown = false;
+  int handled = 0;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (!thrown && std::chrono::steady_clock::now() < deadline) {
+    try {
+      consumer.poll([&](const ConsumedRecord& r) { handled += r.partition == 0 ? 1 : 0; });
+    } catch (const StateError& error) {
+      thrown = true;
+      EXPECT_EQ(error.kafka_error_code(), RD_KAFKA_RESP_ERR__AUTO_OFFSET_RESET);
+      EXPECT_NE(std::string(error.what()).find("was truncated below its position (the log diverged at 10"),
+                std::string::npos)
+          << error.what();
+    }
+  }
+  EXPECT_TRUE(thrown);
+  EXPECT_EQ(handled, 0);
+}
+
+INSTANTIATE_TEST_SUITE_P(EveryProtocol, TruncatedLog, ::testing::ValuesIn(testing::group_protocols()),
+                         [](const auto& param_info) { return testing::group_protocol_name(param_info.param); });
+
 // A user's OffsetStore that fails with its own exception type when read.
 class ThrowingReadStore : public InMemoryOffsetStore {
  public:

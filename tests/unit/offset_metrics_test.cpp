@@ -158,5 +158,44 @@ TEST(OffsetMetrics, OutOfRangeResetsAreCountedUnderTheCauseThePolicyDecided) {
   EXPECT_EQ(stats.above_log_end_resets, 1u);
 }
 
+// A truncation that offset validation found resumes where the log diverged (Earliest), kept inside
+// the log as it is now, or at its end (Latest); it counts under its own cause.
+TEST(OffsetMetrics, ATruncatedLogResumesWhereItDivergedAndCountsAsTruncated) {
+  OutOfRangePolicy policy;
+  internal::StartDecision decision = internal::decide_truncated(150, 100, 200, policy);
+  EXPECT_EQ(decision.cause, internal::OutOfRangeCause::Truncated);
+  EXPECT_EQ(decision.action, OutOfRangeAction::Earliest);
+  EXPECT_EQ(decision.start, 150);
+  EXPECT_EQ(internal::decide_truncated(40, 100, 200, policy).start, 100);  // retention passed it since
+  EXPECT_EQ(internal::decide_truncated(250, 100, 200, policy).start, 200);
+  policy.truncated = OutOfRangeAction::Latest;
+  EXPECT_EQ(internal::decide_truncated(150, 100, 200, policy).start, 200);
+  ConsumerStats stats;
+  ++internal::resets_of(stats, decision.cause);
+  EXPECT_EQ(stats.truncated_resets, 1u);
+  EXPECT_EQ(stats.above_log_end_resets, 0u);
+}
+
+// librdkafka (2.12 to 2.14) reports a truncation under auto.offset.reset=error only in the text of
+// an _AUTO_OFFSET_RESET consume error; any other text, or a number that is no offset, is not one.
+TEST(OffsetMetrics, TheDivergenceIsReadFromLibrdkafkasTruncationErrorOnly) {
+  EXPECT_EQ(internal::truncation_divergence(
+                "Partition log truncation detected at offset 15 (leader epoch 0): broker end offset is 10 "
+                "(offset leader epoch 0). Reset to INVALID.: Local: Partition log truncation detected (broker 1)"),
+            10);
+  EXPECT_EQ(internal::truncation_divergence("log truncation detected at offset 3: broker end offset is 0 (x)"), 0);
+  EXPECT_EQ(internal::truncation_divergence("Fetch from broker 1 reached end of partition"), std::nullopt);
+  // librdkafka's other validation failure: no epoch at or below the position's (nothing to resume at).
+  EXPECT_EQ(internal::truncation_divergence(
+                "No epoch found less or equal to offset 15 (leader epoch 9): broker end offset is 10 (offset leader "
+                "epoch -1). Reset using configured policy.: Local: Partition log truncation detected (broker 1)"),
+            std::nullopt);
+  EXPECT_EQ(internal::truncation_divergence("log truncation detected at 5: broker end offset is -3"), std::nullopt);
+  EXPECT_EQ(internal::truncation_divergence("log truncation detected at 5: broker end offset is "), std::nullopt);
+  EXPECT_EQ(internal::truncation_divergence("log truncation detected at 5: broker end offset is 99999999999999999999"),
+            std::nullopt);
+  EXPECT_EQ(internal::truncation_divergence(""), std::nullopt);
+}
+
 }  // namespace
 }  // namespace processor::kafka

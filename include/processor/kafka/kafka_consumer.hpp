@@ -17,7 +17,7 @@ namespace processor::kafka {
 
 // What to do with a partition whose starting position is missing or outside the log.
 enum class OutOfRangeAction {
-  Earliest,  // start at the log start offset
+  Earliest,  // start at the log start offset (for a truncated log: where it diverged)
   Latest,    // start at the log end (high watermark, or last stable offset)
   Error,     // throw StateError(Kafka, RD_KAFKA_RESP_ERR__AUTO_OFFSET_RESET) from poll
 };
@@ -30,9 +30,16 @@ struct OutOfRangePolicy {
   // The position is below the log start: retention deleted records before they were processed.
   // Default: Earliest (process what is left; the skipped records are counted).
   OutOfRangeAction below_log_start = OutOfRangeAction::Earliest;
-  // The position is above the log end: the log was truncated (unclean leader election).
-  // Default: Latest.
+  // The position is above the log end: the log was truncated (unclean leader election), and the
+  // position carries no leader epoch that says where. Default: Latest.
   OutOfRangeAction above_log_end = OutOfRangeAction::Latest;
+  // The log was truncated below the position after the records before it were read, and other
+  // records took their offsets (an unclean leader election): detected through the leader epoch
+  // that the stored or committed position carries (KIP-320), also when the log has since grown
+  // past the position. Earliest resumes where the log diverged, so that the records that took
+  // the truncated offsets are processed, as Kafka's Java consumer does; Latest skips to the log
+  // end. Default: Earliest.
+  OutOfRangeAction truncated = OutOfRangeAction::Earliest;
 };
 
 // A consumed record, valid only during the handler call.
@@ -55,10 +62,11 @@ struct ConsumerStats {
   std::uint64_t failed_automatic_commits = 0;  // strategy commits from the loop that failed
                                                // (logged; the offsets stay pending)
   std::uint64_t out_of_range_resets = 0;   // positions moved by the OutOfRangePolicy
-  // out_of_range_resets by cause, the three fields of OutOfRangePolicy (they sum to it):
+  // out_of_range_resets by cause, the four fields of OutOfRangePolicy (they sum to it):
   std::uint64_t no_offset_resets = 0;        // nothing committed or checkpointed
   std::uint64_t below_log_start_resets = 0;  // retention or truncation removed the position
   std::uint64_t above_log_end_resets = 0;    // the log was truncated below the position
+  std::uint64_t truncated_resets = 0;        // ... and the position's leader epoch told where
   std::uint64_t records_skipped = 0;       // records jumped over by those moves
   std::uint64_t checkpoints = 0;           // take_checkpoint calls: requested, or before a revoke
 };

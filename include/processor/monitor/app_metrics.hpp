@@ -17,7 +17,8 @@
 //   processor_records_processed_total        counter              records whose handler returned (KafkaConsumer,
 //                                                                 ParallelConsumer, StreamProcessor)
 //   processor_offset_resets_total            counter {cause}      cause: no_offset, below_log_start,
-//                                                                 above_log_end (OutOfRangePolicy's fields)
+//                                                                 above_log_end, truncated (OutOfRangePolicy's
+//                                                                 fields)
 //   processor_records_skipped_total          counter              records jumped over by those resets
 //   processor_transactions_total             counter {result}     StreamProcessor: committed, aborted
 // A ParallelConsumer has the KafkaConsumer's families (of its consumer) and these:

@@ -47,6 +47,10 @@ struct KafkaConsumer::Impl {
   struct Start {
     std::int64_t position = 0;
     std::optional<OffsetInfo> stored;
+    // The leader epoch of the record before `position`, when the position is a stored or
+    // committed offset that carries one (KIP-320); else -1. A start with an epoch is validated
+    // against the log (validate_starts()).
+    std::int32_t leader_epoch = -1;
   };
 
   void on_rebalance(rd_kafka_resp_err_t event, rd_kafka_topic_partition_list_t* partitions);
@@ -59,8 +63,39 @@ struct KafkaConsumer::Impl {
   void forget_unowned();
   // Retried while the cluster's errors are retriable (internal::start_retry_policy). Throws
   // StateError when they last past the retries, or when the policy is Error and the position is
-  // out of range.
-  Start start_position(const TopicPartition& tp, const std::optional<std::int64_t>& committed);
+  // out of range. `committed_epoch`: the leader epoch of the group's committed offset, or -1.
+  Start start_position(const TopicPartition& tp, const std::optional<std::int64_t>& committed,
+                       std::int32_t committed_epoch = -1);
+  // Where `tp` starts again after librdkafka's offset validation found its log truncated at
+  // `divergence` (the end offset of the position's leader epoch), by the policy's `truncated`.
+  Start start_after_truncation(const TopicPartition& tp, std::int64_t divergence);
+  // What the manager's offset store holds for `tp`.
+  std::optional<OffsetInfo> stored_offset(const TopicPartition& tp) {
+    return internal::call_backend("reading the stored offset of " + tp.to_key(), [&] {
+      return manager.offset_store()->get_offset(manager.consumer_group(), tp);
+    });
+  }
+  // The log range of `tp` (retried like start_position), noted as the manager's high watermark.
+  internal::LogRange log_range(const TopicPartition& tp);
+  // Applies a decision of the out-of-range policy to `start`: the decided position when in range;
+  // else throws for Error, or counts and logs the move. `position` names where the partition
+  // would have resumed, for the message (nullopt: nowhere).
+  Start decided(const TopicPartition& tp, const internal::StartDecision& decision, std::optional<std::int64_t> position,
+                internal::LogRange range, Start start);
+  // Starts that carry a leader epoch and were not yet validated against the log. librdkafka
+  // validates a position (OffsetForLeaderEpoch) only when it is sought with its epoch, not when
+  // it is assigned: each is sought once its partition's fetcher runs, before any of its records
+  // is read. A truncation comes back as a consume error (on_consume_error). Polling thread only.
+  struct Unvalidated {
+    TopicPartition tp;
+    std::int64_t offset = 0;
+    std::int32_t leader_epoch = -1;
+  };
+  std::vector<Unvalidated> unvalidated;
+  // Seeks every unvalidated start with its epoch; keeps those whose fetcher has not started yet
+  // (tried again after the next poll), drops those whose partition has delivered records since.
+  void validate_starts();
+  void forget_unvalidated(const std::vector<TopicPartition>& partitions);
   void on_partition_end(const rd_kafka_message_t& message);
   void on_consume_error(const rd_kafka_message_t& message);
   // Starts each listed partition again at its offset (`restarts` parallel to `positions`): the
@@ -202,40 +237,112 @@ void KafkaConsumer::Impl::on_rebalance(rd_kafka_resp_err_t event, rd_kafka_topic
 }
 
 KafkaConsumer::Impl::Start KafkaConsumer::Impl::start_position(const TopicPartition& tp,
-                                                                const std::optional<std::int64_t>& committed) {
+                                                                const std::optional<std::int64_t>& committed,
+                                                                std::int32_t committed_epoch) {
   Start start;
-  start.stored = internal::call_backend("reading the stored offset of " + tp.to_key(), [&] {
-    return manager.offset_store()->get_offset(manager.consumer_group(), tp);
-  });
+  start.stored = stored_offset(tp);
   std::optional<std::int64_t> position;
+  std::int32_t epoch = -1;  // a checkpoint position carries none
   if (options.checkpoint_position) position = options.checkpoint_position(tp);
-  if (!position && start.stored) position = start.stored->offset;
-  if (!position) position = committed;
+  if (!position && start.stored) {
+    position = start.stored->offset;
+    epoch = start.stored->leader_epoch.value_or(-1);
+  }
+  if (!position && committed) {
+    position = committed;
+    epoch = committed_epoch;
+  }
+  const internal::LogRange range = log_range(tp);
+  start = decided(tp, internal::decide_start(position, range.low, range.high, options.out_of_range), position, range,
+                  std::move(start));
+  if (position && start.position == *position) start.leader_epoch = epoch;
+  return start;
+}
 
-  const auto [low, high] =
+KafkaConsumer::Impl::Start KafkaConsumer::Impl::start_after_truncation(const TopicPartition& tp,
+                                                                        std::int64_t divergence) {
+  Start start;
+  start.stored = stored_offset(tp);
+  const internal::LogRange range = log_range(tp);
+  return decided(tp, internal::decide_truncated(divergence, range.low, range.high, options.out_of_range), divergence,
+                 range, std::move(start));
+}
+
+internal::LogRange KafkaConsumer::Impl::log_range(const TopicPartition& tp) {
+  const internal::LogRange range =
       internal::query_log_range(rk(), tp, options.request_timeout, internal::start_retry_policy(options.request_timeout));
-  manager.update_high_watermark(tp.topic, tp.partition, high);
+  manager.update_high_watermark(tp.topic, tp.partition, range.high);
+  return range;
+}
 
-  const internal::StartDecision decision = internal::decide_start(position, low, high, options.out_of_range);
-  if (decision.cause == internal::OutOfRangeCause::InRange) {
-    start.position = decision.start;
-    return start;
-  }
+KafkaConsumer::Impl::Start KafkaConsumer::Impl::decided(const TopicPartition& tp,
+                                                        const internal::StartDecision& decision,
+                                                        std::optional<std::int64_t> position,
+                                                        internal::LogRange range, Start start) {
+  start.position = decision.start;
+  if (decision.cause == internal::OutOfRangeCause::InRange) return start;
+  const auto [low, high] = range;
+  const bool truncated = decision.cause == internal::OutOfRangeCause::Truncated;
+  const std::string what = tp.to_key() + " " + internal::describe(decision.cause) + " (" +
+                           (truncated ? "the log diverged at " : "position ") +
+                           (position ? std::to_string(*position) : std::string("none")) + ", log [" +
+                           std::to_string(low) + ", " + std::to_string(high) + "])";
   if (decision.action == OutOfRangeAction::Error) {
-    throw internal::kafka_error(RD_KAFKA_RESP_ERR__AUTO_OFFSET_RESET,
-                                tp.to_key() + " " + internal::describe(decision.cause) + " (position " +
-                                    (position ? std::to_string(*position) : std::string("none")) + ", log [" +
-                                    std::to_string(low) + ", " + std::to_string(high) + "]) and its policy is Error");
+    throw internal::kafka_error(RD_KAFKA_RESP_ERR__AUTO_OFFSET_RESET, what + " and its policy is Error");
   }
-  const std::int64_t moved_to = decision.start;
+  // A new group starting somewhere is routine; anything else moved a position that was kept.
+  processor::internal::log(decision.cause == internal::OutOfRangeCause::NoOffset ? LogLevel::Info : LogLevel::Warning,
+                           "consumer", what, ": starting at ", decision.start);
   // Records jumped over: lost to retention below the log start, or left unread by Latest.
   const std::int64_t from = position ? *position : low;
   processor::detail::MutexLock lock(stats_mutex);
   ++stats.out_of_range_resets;
   ++internal::resets_of(stats, decision.cause);
-  if (moved_to > from) stats.records_skipped += static_cast<std::uint64_t>(moved_to - from);
-  start.position = moved_to;
+  if (decision.start > from) stats.records_skipped += static_cast<std::uint64_t>(decision.start - from);
   return start;
+}
+
+void KafkaConsumer::Impl::validate_starts() {
+  auto positions = internal::make_partition_list(unvalidated.size());
+  for (const Unvalidated& start : unvalidated) {
+    rd_kafka_topic_partition_list_add(positions.get(), start.tp.topic.c_str(), start.tp.partition);
+  }
+  // The application's position is INVALID until a record of the partition was consumed since it
+  // was assigned or sought.
+  rd_kafka_position(rk(), positions.get());
+  auto seeks = internal::make_partition_list(unvalidated.size());
+  for (int i = 0; i < positions->cnt; ++i) {
+    const Unvalidated& start = unvalidated[static_cast<std::size_t>(i)];
+    // Records came from the start unvalidated: librdkafka validates their epochs on leader changes.
+    if (positions->elems[i].offset != RD_KAFKA_OFFSET_INVALID) continue;
+    rd_kafka_topic_partition_t* entry =
+        rd_kafka_topic_partition_list_add(seeks.get(), start.tp.topic.c_str(), start.tp.partition);
+    entry->offset = start.offset;
+    rd_kafka_topic_partition_set_leader_epoch(entry, start.leader_epoch);
+  }
+  unvalidated.clear();
+  if (seeks->cnt == 0) return;
+  RdPtr<rd_kafka_error_t> error(
+      rd_kafka_seek_partitions(rk(), seeks.get(), internal::to_timeout_ms(options.request_timeout)));
+  for (int i = 0; i < seeks->cnt; ++i) {
+    const rd_kafka_topic_partition_t& entry = seeks->elems[i];
+    const rd_kafka_resp_err_t code = error ? rd_kafka_error_code(error.get()) : entry.err;
+    if (code == RD_KAFKA_RESP_ERR_NO_ERROR) continue;
+    if (code == RD_KAFKA_RESP_ERR__STATE) {  // the fetcher has not started yet
+      unvalidated.push_back({TopicPartition(entry.topic, entry.partition), entry.offset,
+                             rd_kafka_topic_partition_get_leader_epoch(&entry)});
+      continue;
+    }
+    processor::internal::log(LogLevel::Warning, "consumer", entry.topic, ":", entry.partition,
+                             " starts at ", entry.offset, " without its leader epoch checked against the log: ",
+                             error ? rd_kafka_error_string(error.get()) : rd_kafka_err2str(code));
+  }
+}
+
+void KafkaConsumer::Impl::forget_unvalidated(const std::vector<TopicPartition>& partitions) {
+  std::erase_if(unvalidated, [&](const Unvalidated& start) {
+    return std::find(partitions.begin(), partitions.end(), start.tp) != partitions.end();
+  });
 }
 
 void KafkaConsumer::Impl::assign(rd_kafka_topic_partition_list_t* partitions) {
@@ -262,7 +369,7 @@ void KafkaConsumer::Impl::assign(rd_kafka_topic_partition_list_t* partitions) {
       const std::optional<std::int64_t> broker_committed =
           committed->elems[i].offset >= 0 ? std::optional(committed->elems[i].offset) : std::nullopt;
       try {
-        start = start_position(tp, broker_committed);
+        start = start_position(tp, broker_committed, rd_kafka_topic_partition_get_leader_epoch(&committed->elems[i]));
       } catch (const StateError& error) {
         if (!error.retriable()) throw;
         unknown_starts = error;
@@ -277,8 +384,12 @@ void KafkaConsumer::Impl::assign(rd_kafka_topic_partition_list_t* partitions) {
     manager.adopt_start_position(tp.topic, tp.partition, start->position, start->stored);
     partitions->elems[i].offset = start->position;
     starts.insert_or_assign(tp, *start);
+    if (start->leader_epoch >= 0 && start->position > 0) {
+      unvalidated.push_back({tp, start->position, start->leader_epoch});
+    }
   }
   internal::apply_rebalance(rk(), RD_KAFKA_RESP_ERR__ASSIGN_PARTITIONS, partitions);
+  if (!unvalidated.empty()) validate_starts();
   forget_unowned();
   {
     processor::detail::MutexLock lock(stats_mutex);
@@ -361,6 +472,7 @@ void KafkaConsumer::Impl::revoke(rd_kafka_topic_partition_list_t* partitions) {
   }
   manager.forget_partitions(revoked);
   for (const auto& tp : revoked) starts.erase(tp);
+  forget_unvalidated(revoked);
   if (sink != nullptr) sink->on_revoked(revoked);
   internal::apply_rebalance_noexcept(rk(), RD_KAFKA_RESP_ERR__REVOKE_PARTITIONS, partitions);
   {
@@ -404,10 +516,15 @@ void KafkaConsumer::Impl::on_consume_error(const rd_kafka_message_t& message) {
   }
   if (message.err == RD_KAFKA_RESP_ERR__AUTO_OFFSET_RESET || message.err == RD_KAFKA_RESP_ERR_OFFSET_OUT_OF_RANGE) {
     // The log moved under a running consumer (retention or truncation): decide again by cause.
+    // A truncation that librdkafka's offset validation found names where the log diverged.
     const TopicPartition tp(rd_kafka_topic_name(message.rkt), message.partition);
     auto list = internal::to_partition_list(std::vector<TopicPartition>{tp});
+    const std::optional<std::int64_t> divergence =
+        message.err == RD_KAFKA_RESP_ERR__AUTO_OFFSET_RESET ? internal::truncation_divergence(rd_kafka_message_errstr(&message))
+                                                             : std::nullopt;
     const std::vector<Start> restarts{
-        start_position(tp, message.offset >= 0 ? std::optional(message.offset) : std::nullopt)};
+        divergence ? start_after_truncation(tp, *divergence)
+                   : start_position(tp, message.offset >= 0 ? std::optional(message.offset) : std::nullopt)};
     list->elems[0].offset = restarts[0].position;
     restart_at(list.get(), restarts, "seek");
     return;
@@ -432,13 +549,19 @@ void KafkaConsumer::Impl::on_consume_error(const rd_kafka_message_t& message) {
 
 void KafkaConsumer::Impl::restart_at(rd_kafka_topic_partition_list_t* positions, const std::vector<Start>& restarts,
                                      const char* what) {
-  manager.forget_partitions(internal::from_partition_list(positions));
+  const auto moved = internal::from_partition_list(positions);
+  manager.forget_partitions(moved);
+  forget_unvalidated(moved);
   for (int i = 0; i < positions->cnt; ++i) {
     manager.adopt_start_position(positions->elems[i].topic, positions->elems[i].partition, restarts[i].position,
                                  restarts[i].stored);
     starts.insert_or_assign(TopicPartition(positions->elems[i].topic, positions->elems[i].partition), restarts[i]);
   }
-  internal::move_partitions(rk(), positions, internal::to_timeout_ms(options.request_timeout), what);
+  internal::move_partitions(rk(), positions, internal::to_timeout_ms(options.request_timeout), what,
+                            [&](const char* topic, std::int32_t partition) {
+                              const auto start = starts.find(TopicPartition(topic, partition));
+                              return start == starts.end() ? RD_KAFKA_OFFSET_INVALID : start->second.position;
+                            });
 }
 
 void KafkaConsumer::Impl::refresh_high_watermarks() {
@@ -522,6 +645,7 @@ RdPtr<rd_kafka_message_t> KafkaConsumer::Impl::next_record(int timeout_ms, bool&
 }
 
 void KafkaConsumer::Impl::finish_poll(std::size_t handled) {
+  if (!unvalidated.empty()) [[unlikely]] validate_starts();
   count_records(handled);
   record_fetched_high_watermarks();
   refresh_high_watermarks();

@@ -1,5 +1,8 @@
 #include "kafka/client/out_of_range_policy.hpp"
 
+#include <algorithm>
+#include <charconv>
+
 namespace processor::kafka::internal {
 
 const char* describe(OutOfRangeCause cause) noexcept {
@@ -8,6 +11,7 @@ const char* describe(OutOfRangeCause cause) noexcept {
     case OutOfRangeCause::NoOffset: return "has no committed offset";
     case OutOfRangeCause::BelowLogStart: return "is below the log start";
     case OutOfRangeCause::AboveLogEnd: return "is above the log end";
+    case OutOfRangeCause::Truncated: return "was truncated below its position";
   }
   return "is out of range";
 }
@@ -17,6 +21,7 @@ std::uint64_t& resets_of(ConsumerStats& stats, OutOfRangeCause cause) noexcept {
     case OutOfRangeCause::NoOffset: return stats.no_offset_resets;
     case OutOfRangeCause::BelowLogStart: return stats.below_log_start_resets;
     case OutOfRangeCause::AboveLogEnd: return stats.above_log_end_resets;
+    case OutOfRangeCause::Truncated: return stats.truncated_resets;
     case OutOfRangeCause::InRange: break;
   }
   // Not reached (REQUIRES); a move counted here would still show in out_of_range_resets.
@@ -41,6 +46,31 @@ StartDecision decide_start(std::optional<std::int64_t> position, std::int64_t lo
   }
   decision.start = decision.action == OutOfRangeAction::Earliest ? log_start : log_end;
   return decision;
+}
+
+StartDecision decide_truncated(std::int64_t divergence, std::int64_t log_start, std::int64_t log_end,
+                               const OutOfRangePolicy& policy) noexcept {
+  StartDecision decision;
+  decision.cause = OutOfRangeCause::Truncated;
+  decision.action = policy.truncated;
+  decision.start = decision.action == OutOfRangeAction::Earliest ? std::clamp(divergence, log_start, std::max(log_start, log_end))
+                                                                 : log_end;
+  return decision;
+}
+
+std::optional<std::int64_t> truncation_divergence(std::string_view error_text) noexcept {
+  // The reason librdkafka writes; its other validation failure ("No epoch found ...") ends with
+  // the error's own text, "Local: Partition log truncation detected", without " at ".
+  constexpr std::string_view kTruncation = "log truncation detected at ";
+  constexpr std::string_view kEndOffset = "broker end offset is ";
+  if (error_text.find(kTruncation) == std::string_view::npos) return std::nullopt;
+  const std::size_t at = error_text.find(kEndOffset);
+  if (at == std::string_view::npos) return std::nullopt;
+  const std::string_view digits = error_text.substr(at + kEndOffset.size());
+  std::int64_t offset = -1;
+  const auto [end, error] = std::from_chars(digits.data(), digits.data() + digits.size(), offset);
+  if (error != std::errc() || end == digits.data() || offset < 0) return std::nullopt;
+  return offset;
 }
 
 }  // namespace processor::kafka::internal

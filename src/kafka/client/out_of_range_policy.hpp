@@ -1,9 +1,11 @@
 #pragma once
 // KafkaConsumer's out-of-range policy: where a partition starts when its position has no place
-// in the log (no committed offset, below the log start, above the log end), decided by cause.
+// in the log (no committed offset, below the log start, above the log end, truncated below it),
+// decided by cause.
 
 #include <cstdint>
 #include <optional>
+#include <string_view>
 
 #include "processor/kafka/kafka_consumer.hpp"
 
@@ -14,9 +16,11 @@ enum class OutOfRangeCause {
   NoOffset,       // nothing committed or checkpointed
   BelowLogStart,  // retention or truncation removed the records at the position
   AboveLogEnd,    // the log was truncated below the position, or the offset was set past the end
+  Truncated,      // the position's leader epoch ends below it: the log diverged there (KIP-320)
 };
 
-// "has no committed offset", "is below the log start", "is above the log end"; "is in range".
+// "has no committed offset", "is below the log start", "is above the log end", "was truncated
+// below its position"; "is in range".
 const char* describe(OutOfRangeCause cause) noexcept;
 
 struct StartDecision {
@@ -36,5 +40,18 @@ std::uint64_t& resets_of(ConsumerStats& stats, OutOfRangeCause cause) noexcept;
 // would resume at (nullopt: none).
 StartDecision decide_start(std::optional<std::int64_t> position, std::int64_t log_start, std::int64_t log_end,
                            const OutOfRangePolicy& policy) noexcept;
+
+// Decides where a partition whose log was found truncated starts: Earliest at `divergence`, the
+// end offset of the position's leader epoch (kept within [log_start, log_end]: the log may have
+// moved since), Latest at the log end.
+StartDecision decide_truncated(std::int64_t divergence, std::int64_t log_start, std::int64_t log_end,
+                               const OutOfRangePolicy& policy) noexcept;
+
+// The offset where the log diverged, from the text of the consume error (_AUTO_OFFSET_RESET) by
+// which librdkafka reports a truncation that its offset validation found under
+// auto.offset.reset=error: "Partition log truncation detected at offset 15 (leader epoch 3):
+// broker end offset is 10 (offset leader epoch 3). Reset to INVALID. ...". The error carries the
+// offset only in its text. nullopt for any other text, or a number that is not an offset.
+std::optional<std::int64_t> truncation_divergence(std::string_view error_text) noexcept;
 
 }  // namespace processor::kafka::internal

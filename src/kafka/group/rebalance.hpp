@@ -6,6 +6,9 @@
 
 #include <librdkafka/rdkafka.h>
 
+#include <cstdint>
+#include <functional>
+
 namespace processor::kafka::internal {
 
 // Whether partitions come and go incrementally (rd_kafka_incremental_(un)assign) instead of
@@ -27,7 +30,10 @@ void apply_rebalance_noexcept(rd_kafka_t* rk, rd_kafka_resp_err_t event,
 // fetcher librdkafka stopped (after an offset reset it was told not to make, with
 // auto.offset.reset=error, it refuses seeks with _STATE), a new assignment of it at that offset:
 // incrementally where the protocol allows, else the whole assignment again, every other
-// partition at its current position. Throws StateError when librdkafka refuses.
-void move_partitions(rd_kafka_t* rk, rd_kafka_topic_partition_list_t* positions, int timeout_ms, const char* what);
+// partition at its current position: where its last record left it, or, for a partition none
+// came from since it was assigned or sought, `unconsumed_position(topic, partition)` (librdkafka
+// knows no position then, and would assign it at none). Throws StateError when librdkafka refuses.
+void move_partitions(rd_kafka_t* rk, rd_kafka_topic_partition_list_t* positions, int timeout_ms, const char* what,
+                     const std::function<std::int64_t(const char* topic, std::int32_t partition)>& unconsumed_position);
 
 }  // namespace processor::kafka::internal
