@@ -213,19 +213,27 @@ class GroupMembershipFault : public FaultMatrix {
         KafkaProperties{{"session.timeout.ms", "4000"}, {"heartbeat.interval.ms", "250"}});
   }
 
-  // Polls until the member handled partition 0's records up to `end` and owns both partitions;
-  // returns the error poll() threw, if any. 45 s: a rejoin after a refused JoinGroup waits on the
-  // mock's holds (3 s for a first join, the 4 s session of a member that rejoined under a new
-  // id), and took over 20 s once under ctest -j 4 with librdkafka 2.14.
+  // Polls until the member handled partition 0's records up to `end` in its current assignment
+  // (its manager's position: a rejoin may hand it the partition back at the last commit, to
+  // handle again) and owns both partitions; returns the error poll() threw, if any. 45 s: a
+  // rejoin after a refused JoinGroup waits on the mock's holds (3 s for a first join, the 4 s
+  // session of a member that rejoined under a new id), and took over 20 s once under ctest -j 4
+  // with librdkafka 2.14.
   std::optional<StateError> consume_until(testing::GroupMember& member, std::int64_t end,
                                           std::chrono::milliseconds timeout = std::chrono::seconds(45)) {
+    const TopicPartition partition(cluster_.topic, 0);
+    const auto position = [&] {
+      const auto pending = member.manager.get_all_pending();
+      const auto at = pending.find(partition);
+      return at != pending.end() ? at->second.offset : member.manager.get_offset(partition.topic, 0).value_or(-1);
+    };
     const auto deadline = std::chrono::steady_clock::now() + timeout;
     while (std::chrono::steady_clock::now() < deadline) {
       auto failure = failure_of_call([&] {
         member.consumer.poll(record_);
       });
       if (failure) return failure;
-      if (next_offset_ >= end && member.consumer.assignment().size() == 2) return std::nullopt;
+      if (next_offset_ >= end && position() >= end && member.consumer.assignment().size() == 2) return std::nullopt;
     }
     ADD_FAILURE() << "consumed up to " << next_offset_ << " of " << end << ", "
                   << member.consumer.assignment().size() << " partitions owned";
