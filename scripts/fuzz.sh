@@ -2,8 +2,9 @@
 # Builds the libFuzzer targets of tests/fuzz/ with clang-14, ASan and UBSan (build-fuzz), and
 # runs each for a bounded time over a copy of its committed corpus and its regressions.
 #
-# Usage: bash scripts/fuzz.sh [--time SECONDS] [TARGET...]
+# Usage: bash scripts/fuzz.sh [--time SECONDS] [--build-only] [TARGET...]
 #   --time SECONDS  how long each target runs (libFuzzer's -max_total_time). Default: 60
+#   --build-only    build the targets and stop (.ci/run builds them ahead of its fuzz stage)
 #   TARGET          fuzz_stored_offset fuzz_checkpoint_record fuzz_ack_metadata fuzz_ack_reference fuzz_encoding
 #                   fuzz_changelog_record fuzz_offsets_csv fuzz_offsetctl_args.
 #                   Default: all of them
@@ -25,6 +26,7 @@ cd "${root}"
 all_targets=(fuzz_stored_offset fuzz_checkpoint_record fuzz_ack_metadata fuzz_ack_reference fuzz_encoding fuzz_changelog_record
   fuzz_offsets_csv fuzz_offsetctl_args)
 seconds=60
+build_only=0
 targets=()
 while (($# > 0)); do
   case "$1" in
@@ -32,8 +34,12 @@ while (($# > 0)); do
       seconds="${2:?--time needs a number of seconds}"
       shift 2
       ;;
+    --build-only)
+      build_only=1
+      shift
+      ;;
     -h | --help)
-      sed -n '2,19p' "${BASH_SOURCE[0]}"
+      sed -n '2,20p' "${BASH_SOURCE[0]}"
       exit 0
       ;;
     *)
@@ -67,6 +73,7 @@ CC=clang-14 CXX=clang++-14 bash scripts/build.sh "${build_dir}" \
   -DPROCESSOR_BUILD_EXAMPLES=OFF \
   -DPROCESSOR_BUILD_BENCHMARKS=OFF \
   -DPROCESSOR_INSTALL=OFF
+((build_only)) && exit 0
 
 # The longest input worth trying: a checkpoint record lists many partitions; the other formats
 # are small (commit metadata is at most a few KiB).

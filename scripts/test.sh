@@ -10,6 +10,8 @@
 #   TEST_JOBS   ctest's parallel slots. Default: twice JOBS. Most tests wait on the broker or a
 #               group join; those that keep the cores busy take 2 slots (PROCESSORS in
 #               tests/CMakeLists.txt).
+#   TEST_BUILD_ONLY  1: build, then stop (.ci/run builds first, then starts its other builds
+#               while the tests run).
 # The build carries line tables only (PROCESSOR_LINE_TABLES): a failing test's stack trace keeps its
 # files and lines, and the build takes about a quarter less; pass -DPROCESSOR_LINE_TABLES=OFF for
 # full debug information.
@@ -41,6 +43,7 @@ stop_services() {
 # ---------------------------------------------------------------------------------------------
 
 JOBS="${jobs}" bash scripts/build.sh "${build_dir}" -DPROCESSOR_BUILD_TESTS=ON -DPROCESSOR_LINE_TABLES=ON "$@"
+[[ "${TEST_BUILD_ONLY:-0}" == 1 ]] && exit 0
 
 trap stop_services EXIT
 start_services
