@@ -88,7 +88,13 @@ TEST_P(RealRebalance, HandsPartitionsOverWithoutDuplicatesOrGaps) {
   create_topic(bootstrap_, topic_, 4);
   const auto run = testing::hand_over(bootstrap_, group_, topic_, GetParam());
   ASSERT_TRUE(run.first_started);
-  EXPECT_EQ(run.times_seen.size(), 800u);
+  std::string missing;
+  for (int p = 0; p < 4; ++p) {
+    for (int o = 0; o < 200; ++o) {
+      if (run.times_seen.count({p, o}) == 0) missing += " " + std::to_string(p) + ":" + std::to_string(o);
+    }
+  }
+  EXPECT_EQ(run.times_seen.size(), 800u) << "never handled:" << missing;
   int duplicates = 0;
   for (const auto& [key, count] : run.times_seen) duplicates += count - 1;
   EXPECT_EQ(duplicates, 0);

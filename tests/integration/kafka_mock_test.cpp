@@ -6,6 +6,8 @@
 #include <optional>
 #include <set>
 #include <stdexcept>
+#include <thread>
+#include <vector>
 
 #include "kafka_api_keys.hpp"
 #include "kafka_test_support.hpp"
@@ -249,6 +251,82 @@ TEST_F(KafkaMock, ResumesFromTheCommittedOffsetAfterARestart) {
   }, [&] { return first_offset >= 0 && committed + handled == 100; }))
       << "committed " << committed << ", first offset " << first_offset << ", handled " << handled;
   EXPECT_EQ(first_offset, committed);
+}
+
+// poll() takes records from librdkafka in batches and hands them out one by one: a stop() inside
+// the handler ends the poll at that record, and the next poll goes on with the next one. The
+// records of a batch the poll did not reach are neither skipped nor handed out twice.
+TEST_F(KafkaMock, AStopInsideABatchEndsThePollThereAndTheNextPollGoesOn) {
+  Producer producer(cluster_.bootstrap());
+  producer.produce(topic_, 2, 1000);
+  Member member(cluster_.bootstrap(), group_, topic_, "range");
+  std::vector<std::int64_t> offsets;
+  std::size_t polls_with_records = 0;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (offsets.size() < 1000 && std::chrono::steady_clock::now() < deadline) {
+    std::size_t in_this_poll = 0;
+    const std::size_t handled = member.consumer.poll([&](const ConsumedRecord& r) {
+      offsets.push_back(r.offset);
+      if (++in_this_poll == 7) member.consumer.stop();
+    });
+    EXPECT_LE(handled, 7u);
+    if (handled > 0) ++polls_with_records;
+  }
+  ASSERT_EQ(offsets.size(), 1000u);
+  for (std::size_t i = 0; i < offsets.size(); ++i) ASSERT_EQ(offsets[i], static_cast<std::int64_t>(i)) << "at " << i;
+  EXPECT_GE(polls_with_records, 1000u / 7);
+  member.manager.commit();
+  EXPECT_EQ(member.store->get_offset(group_, {topic_, 2})->offset, 1000);
+}
+
+// A handler that throws ends the poll with its exception; that record counts as consumed (as
+// with any Kafka consumer) and the next poll goes on with the record after it.
+TEST_F(KafkaMock, AHandlerThatThrowsInsideABatchLosesNoOtherRecord) {
+  Producer producer(cluster_.bootstrap());
+  producer.produce(topic_, 1, 300);
+  Member member(cluster_.bootstrap(), group_, topic_, "range");
+  std::vector<std::int64_t> offsets;
+  int failures = 0;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (offsets.size() + static_cast<std::size_t>(failures) < 300 && std::chrono::steady_clock::now() < deadline) {
+    try {
+      member.consumer.poll([&](const ConsumedRecord& r) {
+        if (r.offset % 50 == 10) throw std::runtime_error("handler failed at " + std::to_string(r.offset));
+        offsets.push_back(r.offset);
+      });
+    } catch (const std::runtime_error&) {
+      ++failures;
+    }
+  }
+  EXPECT_EQ(failures, 6);
+  ASSERT_EQ(offsets.size(), 294u);
+  std::int64_t expected = 0;
+  for (const std::int64_t offset : offsets) {
+    if (expected % 50 == 10) ++expected;
+    ASSERT_EQ(offset, expected++);
+  }
+}
+
+// A handler that turns slow inside a batch: the batch's records are handed out over 12 s, twice
+// max.poll.interval.ms, and the member stays in its group as if it polled per record.
+TEST_F(KafkaMock, AHandlerThatTurnsSlowInsideABatchKeepsTheMemberInItsGroup) {
+  Producer producer(cluster_.bootstrap());
+  producer.produce(topic_, 0, 100);
+  Member member(cluster_.bootstrap(), group_, testing::GroupMember::options_for(topic_), "range",
+                OffsetCommitStrategy::manual(), {{"max.poll.interval.ms", "6000"}});
+  std::vector<std::int64_t> offsets;
+  ASSERT_TRUE(poll_until(member.consumer, [&](const ConsumedRecord& r) {
+    offsets.push_back(r.offset);
+    if (r.offset >= 40) std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  }, [&] { return offsets.size() >= 100; }))
+      << offsets.size() << " handled, " << member.consumer.stats().lost << " lost, "
+      << member.consumer.stats().revocations << " revoked";
+  // What librdkafka reports when the application polled too late comes with the next poll.
+  member.consumer.poll([&](const ConsumedRecord& r) { offsets.push_back(r.offset); });
+  EXPECT_EQ(offsets.size(), 100u);
+  EXPECT_EQ(member.consumer.stats().revocations, 0u);
+  EXPECT_EQ(member.consumer.stats().lost, 0u);
+  EXPECT_EQ(member.consumer.stats().assignments, 4u);
 }
 
 class RebalanceProtocol : public KafkaMock, public ::testing::WithParamInterface<std::string> {};

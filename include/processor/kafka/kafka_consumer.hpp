@@ -132,6 +132,15 @@ struct KafkaConsumerOptions {
 //   counted: the next owner resumes from the last commit, so records are repeated, never lost.
 // - lost: the partitions are dropped without a commit.
 //
+// Records come from librdkafka in batches (rd_kafka_consume_batch_queue: its per-call costs are
+// paid once per batch, not per record) and are handed to the handler one by one, in order. A
+// batch is sized to what the handler gets through in about half a second (at most 500 records),
+// and while its records are handled librdkafka hears from the consumer at least every second
+// and every 4 records, as if it polled per record (max.poll.interval.ms). Records of a batch that
+// a poll() did not reach (a stop(), an exception) are the next poll()'s first; those of a
+// partition revoked or sought meanwhile are dropped, never handled: the partition's next reader
+// fetches them again.
+//
 // After each poll the manager holds, for every partition records came from, the high watermark
 // of the fetch that brought them, so lag read right after consuming is current.
 //
@@ -153,7 +162,7 @@ class KafkaConsumer {
   KafkaConsumer(const KafkaConsumer&) = delete;
   KafkaConsumer& operator=(const KafkaConsumer&) = delete;
 
-  // Polls once: serves rebalances, hands at most one batch of records to `handler` (recording
+  // Polls once: serves rebalances, hands at most 500 records to `handler` (recording
   // offset + 1 after each returns), refreshes high watermarks when due and calls
   // OffsetManager::poll(). Returns how many records were handled. An exception from the handler
   // propagates; that record's offset is not recorded. A commit that the strategy triggers and

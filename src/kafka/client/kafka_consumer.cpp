@@ -7,6 +7,7 @@
 #include <unordered_set>
 
 #include "common/log_internal.hpp"
+#include "kafka/client/fetch_buffer.hpp"
 #include "kafka/client/kafka_client_impl.hpp"
 #include "kafka/client/out_of_range_policy.hpp"
 #include "kafka/client/record_sink.hpp"
@@ -116,9 +117,23 @@ struct KafkaConsumer::Impl {
     }
   }
   void rethrow_callback_error();
-  // One rd_kafka_consumer_poll: returns the record that came, if any; consumer errors and
-  // partition ends are served here. `arrived` says whether anything came within the timeout.
+  // The next record of the fetch buffer, filled first when empty: returns the record, if any;
+  // consumer errors and partition ends are served here. `arrived` says whether anything came
+  // within the timeout.
   RdPtr<rd_kafka_message_t> next_record(int timeout_ms, bool& arrived);
+  // Records taken from the consumer queue and not handed out yet (created once subscribed).
+  // Polling thread.
+  std::optional<internal::FetchBuffer> buffer;
+  // Inside buffer->fill(): a revocation served there yields (rd_kafka_yield), so that the batch
+  // holds only records taken before it (an eager group's next assignment comes in a later call),
+  // and its partitions are noted here for the records of the batch to be dropped when the call
+  // returns.
+  bool filling = false;
+  std::vector<TopicPartition> revoked_while_filling;
+  // One buffer->fill(), then the records of partitions revoked inside it are dropped.
+  void fill_buffer(int timeout_ms);
+  // Drops the buffered records of `partitions`: sought elsewhere, or no longer this member's.
+  void drop_buffered(const std::vector<TopicPartition>& partitions);
   // After a poll's batch: counts, high watermarks, the commit strategy.
   void finish_poll(std::size_t handled);
   // The manager's handle of the message's partition. Records arrive in runs of one partition,
@@ -200,6 +215,7 @@ KafkaConsumer::KafkaConsumer(std::shared_ptr<KafkaClient> client, OffsetManager&
     };
   }
   rd_kafka_poll_set_consumer(impl_->rk());
+  impl_->buffer.emplace(impl_->rk());
   auto topics = internal::make_partition_list(impl_->options.topics.size());
   for (const auto& topic : impl_->options.topics) {
     rd_kafka_topic_partition_list_add(topics.get(), topic.c_str(), RD_KAFKA_PARTITION_UA);
@@ -473,6 +489,15 @@ void KafkaConsumer::Impl::revoke(rd_kafka_topic_partition_list_t* partitions) {
   manager.forget_partitions(revoked);
   for (const auto& tp : revoked) starts.erase(tp);
   forget_unvalidated(revoked);
+  // Their fetched records are the next owner's. (librdkafka pauses the partitions when the
+  // rebalance starts and purges what was fetched before: normally none is left here.) A batch
+  // being filled ends with this revocation, so that it holds only records taken before it, and
+  // those of the revoked partitions go when the call returns (fill_buffer).
+  drop_buffered(revoked);
+  if (filling) {
+    revoked_while_filling.insert(revoked_while_filling.end(), revoked.begin(), revoked.end());
+    rd_kafka_yield(rk());
+  }
   if (sink != nullptr) sink->on_revoked(revoked);
   internal::apply_rebalance_noexcept(rk(), RD_KAFKA_RESP_ERR__REVOKE_PARTITIONS, partitions);
   {
@@ -552,6 +577,7 @@ void KafkaConsumer::Impl::restart_at(rd_kafka_topic_partition_list_t* positions,
   const auto moved = internal::from_partition_list(positions);
   manager.forget_partitions(moved);
   forget_unvalidated(moved);
+  drop_buffered(moved);
   for (int i = 0; i < positions->cnt; ++i) {
     manager.adopt_start_position(positions->elems[i].topic, positions->elems[i].partition, restarts[i].position,
                                  restarts[i].stored);
@@ -591,6 +617,26 @@ void KafkaConsumer::Impl::record_fetched_high_watermarks() {
     }
   }
   fetched.clear();
+}
+
+void KafkaConsumer::Impl::fill_buffer(int timeout_ms) {
+  filling = true;
+  buffer->fill(timeout_ms);
+  filling = false;
+  // Per call: records a later call took belong to the assignment that followed the revocation.
+  if (!revoked_while_filling.empty()) [[unlikely]] {
+    drop_buffered(revoked_while_filling);
+    revoked_while_filling.clear();
+  }
+  rethrow_callback_error();
+}
+
+void KafkaConsumer::Impl::drop_buffered(const std::vector<TopicPartition>& partitions) {
+  if (!buffer || buffer->empty() || partitions.empty()) return;
+  buffer->drop([&](std::string_view topic, std::int32_t partition) {
+    return std::any_of(partitions.begin(), partitions.end(),
+                       [&](const TopicPartition& tp) { return tp.partition == partition && tp.topic == topic; });
+  });
 }
 
 void KafkaConsumer::Impl::rethrow_callback_error() {
@@ -634,8 +680,12 @@ std::size_t KafkaConsumer::poll(const RecordHandler& handler) {
 }
 
 RdPtr<rd_kafka_message_t> KafkaConsumer::Impl::next_record(int timeout_ms, bool& arrived) {
-  RdPtr<rd_kafka_message_t> message(rd_kafka_consumer_poll(rk(), timeout_ms));
-  rethrow_callback_error();
+  if (buffer->empty()) {
+    // What is queued first; then, with nothing queued, a wait.
+    fill_buffer(0);
+    if (buffer->empty() && timeout_ms > 0) fill_buffer(timeout_ms);
+  }
+  RdPtr<rd_kafka_message_t> message = buffer->pop();
   arrived = message != nullptr;
   if (message && message->err != RD_KAFKA_RESP_ERR_NO_ERROR) {
     on_consume_error(*message);
@@ -698,6 +748,8 @@ void KafkaConsumer::close() {
   impl_->closed = true;
   KafkaClient::Impl& client_impl = impl_->client->impl();
   if (client_impl.closed.exchange(true)) return;
+  // Fetched records not handed out are not handled: the partitions' next owner reads them.
+  if (impl_->buffer) impl_->buffer->clear();
   // Revokes every partition through on_rebalance, which commits first.
   const rd_kafka_resp_err_t error = rd_kafka_consumer_close(impl_->rk());
   impl_->rethrow_callback_error();

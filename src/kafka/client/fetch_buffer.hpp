@@ -1,0 +1,98 @@
+#pragma once
+// The records a consumer took from librdkafka's consumer queue in one call and has not handed out
+// yet. Internal.
+//
+// rd_kafka_consumer_poll() returns one record per call and pays, per record, a clock read,
+// librdkafka's max.poll.interval bookkeeping and the application position under the partition's
+// lock. rd_kafka_consume_batch_queue() pays those once per call: the buffer takes up to a batch
+// at a time and hands the records out one by one, in the queue's order.
+//
+// What the buffer holds librdkafka counts as consumed (its application position is past them),
+// so nothing in it may be lost: a record is handed out, or dropped only where its partition is
+// sought elsewhere or leaves this member (drop()).
+//
+// The batch adapts to how fast its records are handled: each batch is sized to what the last
+// one's rate handles within kBatchBudget (at least 1, at most twice the last size and kMaxBatch).
+// And while a batch is handed out, librdkafka hears from the consumer (max.poll.interval.ms) at
+// least every kKeepAlive plus kKeepAliveEvery handler calls, as if it polled per record: a
+// handler that turns slow inside a batch does not make the member leave its group. One thread.
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+#include <vector>
+
+#include "kafka/rdkafka/handles.hpp"
+
+namespace processor::kafka::internal {
+
+class FetchBuffer {
+ public:
+  static constexpr std::size_t kFirstBatch = 16;
+  static constexpr std::size_t kMaxBatch = 500;
+  static constexpr std::chrono::milliseconds kBatchBudget{500};
+  static constexpr std::chrono::milliseconds kKeepAlive{1000};
+  static constexpr std::size_t kKeepAliveEvery = 4;  // records between two looks at the clock
+
+  // Reads `rk`'s consumer queue (rd_kafka_queue_get_consumer); `rk` must outlive the buffer.
+  explicit FetchBuffer(rd_kafka_t* rk);
+  ~FetchBuffer();
+  FetchBuffer(const FetchBuffer&) = delete;
+  FetchBuffer& operator=(const FetchBuffer&) = delete;
+
+  bool empty() const noexcept { return next_ == end_; }
+  std::size_t size() const noexcept { return end_ - next_; }
+
+  // When empty, one call of librdkafka: with a timeout of 0, takes what the queue holds, up to a
+  // batch; else waits up to `timeout_ms` for one record (a batch call would wait for a whole
+  // batch). librdkafka serves callbacks (rebalances, errors) inside; a callback may end the call
+  // early with rd_kafka_yield(). Returns the number of records taken.
+  std::size_t fill(int timeout_ms);
+
+  // The next record, or null when empty.
+  RdPtr<rd_kafka_message_t> pop() noexcept {
+    if (next_ == end_) return nullptr;
+    if (next_ % kKeepAliveEvery == kKeepAliveEvery - 1) keep_alive();
+    return RdPtr<rd_kafka_message_t>(messages_[next_++]);
+  }
+
+  // Destroys the buffered records (and consumer errors) that `drop(topic, partition)` selects;
+  // the others keep their order. Returns how many went.
+  template <class Predicate>
+  std::size_t drop(Predicate&& drop) {
+    std::size_t kept = next_;
+    for (std::size_t i = next_; i < end_; ++i) {
+      rd_kafka_message_t* message = messages_[i];
+      if (message->rkt != nullptr && drop(std::string_view(rd_kafka_topic_name(message->rkt)), message->partition)) {
+        rd_kafka_message_destroy(message);
+      } else {
+        messages_[kept++] = message;
+      }
+    }
+    const std::size_t dropped = end_ - kept;
+    end_ = kept;
+    return dropped;
+  }
+
+  // Destroys every buffered record.
+  void clear() noexcept;
+
+ private:
+  using Clock = std::chrono::steady_clock;
+
+  // Tells librdkafka that the application polled (a batch call for no record) once kKeepAlive
+  // has passed since it last heard from this buffer.
+  void keep_alive() noexcept;
+
+  rd_kafka_queue_t* queue_;
+  std::vector<rd_kafka_message_t*> messages_;
+  std::size_t next_ = 0;
+  std::size_t end_ = 0;
+  std::size_t batch_ = kFirstBatch;
+  std::size_t last_fill_ = 0;  // records taken by the last fill(); 0: no batch to time
+  Clock::time_point last_filled_at_{};  // when the last fill() returned
+  Clock::time_point last_heard_{};       // librdkafka's last poll through this buffer
+};
+
+}  // namespace processor::kafka::internal
