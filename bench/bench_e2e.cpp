@@ -289,43 +289,31 @@ ConsumeRun consume_bare(const Target& target, PollStyle style) {
   std::int64_t count = 0;
   const std::int64_t wanted = target.consume_count;
   int timeout_ms = 100;
-  if (style == PollStyle::Batch) {
-    rd_kafka_queue_t* queue = rd_kafka_queue_get_consumer(rk);
-    std::vector<rd_kafka_message_t*> messages(kBatchSize);
-    while (count < wanted) {
-      const ssize_t got = rd_kafka_consume_batch_queue(queue, timeout_ms, messages.data(), timeout_ms == 0 ? kBatchSize : 1);
-      if (got <= 0) {
-        timeout_ms = 100;
-        if (bench::Clock::now() > deadline) break;
-        continue;
-      }
-      timeout_ms = 0;
-      for (ssize_t i = 0; i < got; ++i) {
-        if (messages[i]->err == RD_KAFKA_RESP_ERR_NO_ERROR && count++ == 0) {
-          first = bench::Clock::now();
-          first_cpu = thread_cpu_seconds();
-        }
-        rd_kafka_message_destroy(messages[i]);
-      }
+  // Batch: a wait is for one record (a batch call returns only once full or timed out).
+  rd_kafka_queue_t* queue = style == PollStyle::Batch ? rd_kafka_queue_get_consumer(rk) : nullptr;
+  std::vector<rd_kafka_message_t*> messages(kBatchSize);
+  while (count < wanted) {
+    ssize_t got = 0;
+    if (queue != nullptr) {
+      got = rd_kafka_consume_batch_queue(queue, timeout_ms, messages.data(), timeout_ms == 0 ? kBatchSize : 1);
+    } else if ((messages[0] = rd_kafka_consumer_poll(rk, timeout_ms)) != nullptr) {
+      got = 1;
     }
-    rd_kafka_queue_destroy(queue);
-  }
-  while (style != PollStyle::Batch && count < wanted) {
-    rd_kafka_message_t* message = rd_kafka_consumer_poll(rk, timeout_ms);
-    if (message == nullptr) {
+    if (got <= 0) {
       timeout_ms = 100;
       if (bench::Clock::now() > deadline) break;
       continue;
     }
-    if (style == PollStyle::Drain) timeout_ms = 0;
-    if (message->err == RD_KAFKA_RESP_ERR_NO_ERROR) {
-      if (count++ == 0) {
+    if (style != PollStyle::Fixed100) timeout_ms = 0;
+    for (ssize_t i = 0; i < got; ++i) {
+      if (messages[i]->err == RD_KAFKA_RESP_ERR_NO_ERROR && count++ == 0) {
         first = bench::Clock::now();
         first_cpu = thread_cpu_seconds();
       }
+      rd_kafka_message_destroy(messages[i]);
     }
-    rd_kafka_message_destroy(message);
   }
+  if (queue != nullptr) rd_kafka_queue_destroy(queue);
   const auto end = bench::Clock::now();
   const double cpu = thread_cpu_seconds() - first_cpu;
   rd_kafka_consumer_close(rk);

@@ -42,13 +42,12 @@ class FetchBuffer {
   FetchBuffer& operator=(const FetchBuffer&) = delete;
 
   bool empty() const noexcept { return next_ == end_; }
-  std::size_t size() const noexcept { return end_ - next_; }
 
   // When empty, one call of librdkafka: with a timeout of 0, takes what the queue holds, up to a
   // batch; else waits up to `timeout_ms` for one record (a batch call would wait for a whole
   // batch). librdkafka serves callbacks (rebalances, errors) inside; a callback may end the call
-  // early with rd_kafka_yield(). Returns the number of records taken.
-  std::size_t fill(int timeout_ms);
+  // early with rd_kafka_yield().
+  void fill(int timeout_ms);
 
   // The next record, or null when empty.
   RdPtr<rd_kafka_message_t> pop() noexcept {
@@ -58,9 +57,9 @@ class FetchBuffer {
   }
 
   // Destroys the buffered records (and consumer errors) that `drop(topic, partition)` selects;
-  // the others keep their order. Returns how many went.
+  // the others keep their order.
   template <class Predicate>
-  std::size_t drop(Predicate&& drop) {
+  void drop(Predicate&& drop) {
     std::size_t kept = next_;
     for (std::size_t i = next_; i < end_; ++i) {
       rd_kafka_message_t* message = messages_[i];
@@ -70,9 +69,7 @@ class FetchBuffer {
         messages_[kept++] = message;
       }
     }
-    const std::size_t dropped = end_ - kept;
     end_ = kept;
-    return dropped;
   }
 
   // Destroys every buffered record.
@@ -85,7 +82,7 @@ class FetchBuffer {
   // has passed since it last heard from this buffer.
   void keep_alive() noexcept;
 
-  rd_kafka_queue_t* queue_;
+  RdPtr<rd_kafka_queue_t> queue_;
   std::vector<rd_kafka_message_t*> messages_;
   std::size_t next_ = 0;
   std::size_t end_ = 0;

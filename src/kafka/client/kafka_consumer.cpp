@@ -24,7 +24,10 @@ struct KafkaConsumer::Impl {
   using Clock = std::chrono::steady_clock;
 
   Impl(std::shared_ptr<KafkaClient> kafka_client, OffsetManager& offset_manager, KafkaConsumerOptions consumer_options)
-      : client(std::move(kafka_client)), manager(offset_manager), options(std::move(consumer_options)) {}
+      : client(std::move(kafka_client)),
+        manager(offset_manager),
+        options(std::move(consumer_options)),
+        buffer(client->impl().rk()) {}
 
   std::shared_ptr<KafkaClient> client;
   OffsetManager& manager;
@@ -121,16 +124,15 @@ struct KafkaConsumer::Impl {
   // consumer errors and partition ends are served here. `arrived` says whether anything came
   // within the timeout.
   RdPtr<rd_kafka_message_t> next_record(int timeout_ms, bool& arrived);
-  // Records taken from the consumer queue and not handed out yet (created once subscribed).
-  // Polling thread.
-  std::optional<internal::FetchBuffer> buffer;
-  // Inside buffer->fill(): a revocation served there yields (rd_kafka_yield), so that the batch
+  // Records taken from the consumer queue and not handed out yet. Polling thread.
+  internal::FetchBuffer buffer;
+  // Inside buffer.fill(): a revocation served there yields (rd_kafka_yield), so that the batch
   // holds only records taken before it (an eager group's next assignment comes in a later call),
   // and its partitions are noted here for the records of the batch to be dropped when the call
   // returns.
   bool filling = false;
   std::vector<TopicPartition> revoked_while_filling;
-  // One buffer->fill(), then the records of partitions revoked inside it are dropped.
+  // One buffer.fill(), then the records of partitions revoked inside it are dropped.
   void fill_buffer(int timeout_ms);
   // Drops the buffered records of `partitions`: sought elsewhere, or no longer this member's.
   void drop_buffered(const std::vector<TopicPartition>& partitions);
@@ -215,7 +217,6 @@ KafkaConsumer::KafkaConsumer(std::shared_ptr<KafkaClient> client, OffsetManager&
     };
   }
   rd_kafka_poll_set_consumer(impl_->rk());
-  impl_->buffer.emplace(impl_->rk());
   auto topics = internal::make_partition_list(impl_->options.topics.size());
   for (const auto& topic : impl_->options.topics) {
     rd_kafka_topic_partition_list_add(topics.get(), topic.c_str(), RD_KAFKA_PARTITION_UA);
@@ -621,7 +622,7 @@ void KafkaConsumer::Impl::record_fetched_high_watermarks() {
 
 void KafkaConsumer::Impl::fill_buffer(int timeout_ms) {
   filling = true;
-  buffer->fill(timeout_ms);
+  buffer.fill(timeout_ms);
   filling = false;
   // Per call: records a later call took belong to the assignment that followed the revocation.
   if (!revoked_while_filling.empty()) [[unlikely]] {
@@ -632,8 +633,8 @@ void KafkaConsumer::Impl::fill_buffer(int timeout_ms) {
 }
 
 void KafkaConsumer::Impl::drop_buffered(const std::vector<TopicPartition>& partitions) {
-  if (!buffer || buffer->empty() || partitions.empty()) return;
-  buffer->drop([&](std::string_view topic, std::int32_t partition) {
+  if (buffer.empty() || partitions.empty()) return;
+  buffer.drop([&](std::string_view topic, std::int32_t partition) {
     return std::any_of(partitions.begin(), partitions.end(),
                        [&](const TopicPartition& tp) { return tp.partition == partition && tp.topic == topic; });
   });
@@ -680,12 +681,12 @@ std::size_t KafkaConsumer::poll(const RecordHandler& handler) {
 }
 
 RdPtr<rd_kafka_message_t> KafkaConsumer::Impl::next_record(int timeout_ms, bool& arrived) {
-  if (buffer->empty()) {
+  if (buffer.empty()) {
     // What is queued first; then, with nothing queued, a wait.
     fill_buffer(0);
-    if (buffer->empty() && timeout_ms > 0) fill_buffer(timeout_ms);
+    if (buffer.empty() && timeout_ms > 0) fill_buffer(timeout_ms);
   }
-  RdPtr<rd_kafka_message_t> message = buffer->pop();
+  RdPtr<rd_kafka_message_t> message = buffer.pop();
   arrived = message != nullptr;
   if (message && message->err != RD_KAFKA_RESP_ERR_NO_ERROR) {
     on_consume_error(*message);
@@ -749,7 +750,7 @@ void KafkaConsumer::close() {
   KafkaClient::Impl& client_impl = impl_->client->impl();
   if (client_impl.closed.exchange(true)) return;
   // Fetched records not handed out are not handled: the partitions' next owner reads them.
-  if (impl_->buffer) impl_->buffer->clear();
+  impl_->buffer.clear();
   // Revokes every partition through on_rebalance, which commits first.
   const rd_kafka_resp_err_t error = rd_kafka_consumer_close(impl_->rk());
   impl_->rethrow_callback_error();
