@@ -18,9 +18,10 @@
 #                           The log of the earlier run is kept as DIR/broker.log.N (N = 1, 2, ...)
 #   status [--dir DIR]      print the bootstrap address and exit 0 if the broker of DIR runs, else 1
 #   tool NAME [ARGS...]     run a Kafka command-line tool with the cached classpath. NAME is an
-#                           alias (consumer-groups, topics, get-offsets, console-producer,
-#                           console-consumer, broker-api-versions, configs, delete-records,
-#                           transactions, metadata-quorum, storage) or a fully qualified class.
+#                           alias (consumer-groups, share-groups, topics, get-offsets,
+#                           console-producer, console-consumer, console-share-consumer,
+#                           broker-api-versions, configs, delete-records, transactions,
+#                           metadata-quorum, storage) or a fully qualified class.
 #                           Example: broker.sh tool consumer-groups --bootstrap-server
 #                                    "$KAFKA_BOOTSTRAP" --describe --group g
 #
@@ -502,6 +503,8 @@ tool_class() {
   [[ "${version}" == 3.* ]] && v3=1
   case "$1" in
     consumer-groups) echo org.apache.kafka.tools.consumer.group.ConsumerGroupCommand ;;
+    share-groups) echo org.apache.kafka.tools.consumer.group.ShareGroupCommand ;;
+    console-share-consumer) echo org.apache.kafka.tools.consumer.ConsoleShareConsumer ;;
     topics) echo org.apache.kafka.tools.TopicCommand ;;
     get-offsets) echo org.apache.kafka.tools.GetOffsetShell ;;
     console-producer) ((v3)) && echo kafka.tools.ConsoleProducer || echo org.apache.kafka.tools.ConsoleProducer ;;

@@ -16,6 +16,14 @@ constexpr const char* kStatusCodes = "0 OK, 1 WARN, 2 STALL, 3 STOP, 4 REWIND, 5
 
 std::string_view simple_label(const GroupLag& group) { return group.simple ? "true" : "false"; }
 
+// The group_type label: "classic", "consumer", "share", or "unknown" before the first describe.
+std::string_view type_label(const GroupLag& group) {
+  if (group.type == "Classic") return "classic";
+  if (group.type == "Consumer") return "consumer";
+  if (group.type == "Share") return "share";
+  return "unknown";
+}
+
 // A partition number as text, on the stack.
 class PartitionText {
  public:
@@ -97,19 +105,29 @@ void write_group_families(const LagSnapshot& snapshot, MetricWriter& writer, std
   writer.family("kafka_consumergroup_group_max_lag", "The highest lag in offsets of the group's partitions.",
                 MetricType::Gauge);
   for (const GroupLag& g : snapshot.groups) {
-    writer.sample({{"cluster_name", cluster}, {"group", g.group}, {"is_simple_consumer", simple_label(g)}}, g.max_lag());
+    writer.sample({{"cluster_name", cluster},
+                   {"group", g.group},
+                   {"group_type", type_label(g)},
+                   {"is_simple_consumer", simple_label(g)}},
+                  g.max_lag());
   }
 
   writer.family("kafka_consumergroup_group_max_lag_seconds",
                 "The highest estimated lag in seconds of the group's partitions.", MetricType::Gauge);
   for (const GroupLag& g : snapshot.groups) {
-    writer.sample({{"cluster_name", cluster}, {"group", g.group}, {"is_simple_consumer", simple_label(g)}},
+    writer.sample({{"cluster_name", cluster},
+                   {"group", g.group},
+                   {"group_type", type_label(g)},
+                   {"is_simple_consumer", simple_label(g)}},
                   g.max_lag_seconds());
   }
 
   writer.family("kafka_consumergroup_group_sum_lag", "The sum of the lags in offsets of the group's partitions.",
                 MetricType::Gauge);
-  for (const GroupLag& g : snapshot.groups) writer.sample({{"cluster_name", cluster}, {"group", g.group}}, g.sum_lag());
+  for (const GroupLag& g : snapshot.groups) {
+    writer.sample({{"cluster_name", cluster}, {"group", g.group}, {"group_type", type_label(g)}},
+                  g.sum_lag());
+  }
 
   writer.family("kafka_consumergroup_group_topic_sum_lag",
                 "The sum of the lags in offsets of the group's partitions of one topic.", MetricType::Gauge);
@@ -121,7 +139,9 @@ void write_group_families(const LagSnapshot& snapshot, MetricWriter& writer, std
       for (; i < g.partitions.size() && g.partitions[i].topic == topic; ++i) {
         if (g.partitions[i].lag) sum = sum.value_or(0) + *g.partitions[i].lag;
       }
-      writer.sample({{"cluster_name", cluster}, {"group", g.group}, {"topic", topic}}, sum);
+      writer.sample(
+          {{"cluster_name", cluster}, {"group", g.group}, {"group_type", type_label(g)}, {"topic", topic}},
+          sum);
     }
   }
 
@@ -130,8 +150,24 @@ void write_group_families(const LagSnapshot& snapshot, MetricWriter& writer, std
                     "; the status label names it.",
                 MetricType::Gauge);
   for (const GroupLag& g : snapshot.groups) {
-    writer.sample({{"cluster_name", cluster}, {"group", g.group}, {"status", status_name(g.status)}},
+    writer.sample({{"cluster_name", cluster},
+                   {"group", g.group},
+                   {"group_type", type_label(g)},
+                   {"status", status_name(g.status)}},
                   static_cast<std::int64_t>(status_code(g.status)));
+  }
+
+  writer.family(
+      "kafka_consumergroup_members",
+      "The group's members, as its coordinator last described it; the state label holds the group's "
+      "state (\"Stable\", \"Empty\", ...; \"unknown\" before the first describe).",
+      MetricType::Gauge);
+  for (const GroupLag& g : snapshot.groups) {
+    writer.sample({{"cluster_name", cluster},
+                   {"group", g.group},
+                   {"group_type", type_label(g)},
+                   {"state", g.state.empty() ? std::string_view("unknown") : std::string_view(g.state)}},
+                  static_cast<std::int64_t>(g.members));
   }
 
   writer.family("kafka_consumergroup_partition_status",

@@ -228,8 +228,12 @@ LagSnapshot LagMonitor::Impl::poll(std::chrono::system_clock::time_point now) {
       ++errors;
     } else {
       book.state = std::move(descriptions[i].state);
+      book.type = std::move(descriptions[i].type);
       book.simple = descriptions[i].simple;
-      book.members = std::move(descriptions[i].members);
+      if (*book.members != descriptions[i].members) {
+        book.members =
+            std::make_shared<const std::vector<kafka::GroupMember>>(std::move(descriptions[i].members));
+      }
       book.assign_owners(topics);
     }
     polled.emplace(names[i], std::move(book));
@@ -285,8 +289,10 @@ LagSnapshot LagMonitor::Impl::snapshot(std::chrono::system_clock::time_point now
     GroupLag& group = result.groups.emplace_back();
     group.group = name;
     group.state = book.state;
+    group.type = book.type;
     group.simple = book.simple;
-    group.members = static_cast<std::int32_t>(book.members.size());
+    group.members = static_cast<std::int32_t>(book.members->size());
+    group.member_list = book.members;
     group.status = book.error ? Status::Error : Status::Ok;
     group.partitions.reserve(book.slots.size());
     for (const std::uint32_t index : book.sorted(topics)) {
@@ -302,7 +308,7 @@ LagSnapshot LagMonitor::Impl::snapshot(std::chrono::system_clock::time_point now
       partition.lag_seconds_source = partition.lag_seconds ? slot.lag_seconds_source : TimeLagSource::None;
       partition.status = slot.status;
       if (slot.owner >= 0) {
-        const kafka::GroupMember& member = book.members[static_cast<std::size_t>(slot.owner)];
+        const kafka::GroupMember& member = (*book.members)[static_cast<std::size_t>(slot.owner)];
         partition.member_id = member.member_id;
         partition.client_id = member.client_id;
         partition.host = member.host;

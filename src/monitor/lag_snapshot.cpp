@@ -5,6 +5,11 @@
 
 namespace processor::monitor {
 
+const std::shared_ptr<const std::vector<kafka::GroupMember>>& no_members() {
+  static const auto empty = std::make_shared<const std::vector<kafka::GroupMember>>();
+  return empty;
+}
+
 std::string_view status_name(Status status) {
   switch (status) {
     case Status::Ok: return "OK";

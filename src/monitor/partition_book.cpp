@@ -121,8 +121,8 @@ void GroupBook::drop_unseen(std::uint64_t poll, std::size_t window_capacity) {
 
 void GroupBook::assign_owners(TopicTable& topics) {
   for (Slot& slot : slots) slot.owner = -1;
-  for (std::size_t m = 0; m < members.size(); ++m) {
-    for (const kafka::TopicPartition& tp : members[m].assignment) {
+  for (std::size_t m = 0; m < members->size(); ++m) {
+    for (const kafka::TopicPartition& tp : (*members)[m].assignment) {
       const auto it = index.find(partition_key(topics.intern(tp.topic), tp.partition));
       if (it != index.end()) slots[it->second].owner = static_cast<std::int32_t>(m);
     }

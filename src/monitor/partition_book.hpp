@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -89,9 +90,11 @@ struct GroupBook {
   };
 
   std::string state;
+  std::string type;
   bool simple = false;
   bool error = false;  // the latest poll could not read this group
-  std::vector<kafka::GroupMember> members;
+  // As last described; replaced only when the description changes, so that snapshots share it.
+  std::shared_ptr<const std::vector<kafka::GroupMember>> members = no_members();
   std::unordered_map<std::uint64_t, std::uint32_t> index;
   std::vector<Slot> slots;
   std::vector<WindowEntry> windows;  // window_capacity entries per slot, oldest first

@@ -154,7 +154,8 @@ TEST(OffsetctlExporter, ServesTheGroupsLagUntilSigterm) {
   ASSERT_NE(at, std::string::npos) << body;
   const std::string line = body.substr(at, body.find('\n', at) - at);
   EXPECT_NE(line.find("client_id=\"exporter-test-consumer\"} 30"), std::string::npos) << line;
-  EXPECT_NE(body.find("kafka_consumergroup_group_sum_lag{cluster_name=\"test\",group=\"" + group + "\"} 30\n"),
+  EXPECT_NE(body.find("kafka_consumergroup_group_sum_lag{cluster_name=\"test\",group=\"" + group +
+                      "\",group_type=\"classic\"} 30\n"),
             std::string::npos)
       << body;
   EXPECT_NE(body.find("kafka_partition_latest_offset{cluster_name=\"test\",topic=\"" + topic + "\",partition=\"1\"} 30\n"),

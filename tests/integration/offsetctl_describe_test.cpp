@@ -10,7 +10,6 @@
 #include <sys/wait.h>
 
 #include <algorithm>
-
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -21,34 +20,15 @@
 #include "live_group_member.hpp"
 #include "owned_broker.hpp"
 #include "processor/kafka/group_admin.hpp"
+#include "tool_run.hpp"
 
 namespace processor::offsetctl {
 namespace {
 
 using testing::unique_name;
 
-struct ToolRun {
-  std::string out;
-  std::string err;
-  int exit_code = -1;
-};
-
-std::string read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream content;
-  content << in.rdbuf();
-  return content.str();
-}
-
-// Runs `command` through the shell, with stdout and stderr captured apart.
-ToolRun run(const std::string& command) {
-  const std::string base = ::testing::TempDir() + unique_name("offsetctl-describe");
-  const int status = std::system((command + " >'" + base + ".out' 2>'" + base + ".err'").c_str());
-  ToolRun result{read_file(base + ".out"), read_file(base + ".err"), WIFEXITED(status) ? WEXITSTATUS(status) : -1};
-  std::remove((base + ".out").c_str());
-  std::remove((base + ".err").c_str());
-  return result;
-}
+using testing::run_tool;
+using testing::ToolRun;
 
 std::string kafka_broker_script() {
   const std::string script = testing::broker_script();
@@ -108,11 +88,12 @@ class OffsetctlDescribe : public ::testing::Test {
   }
 
   static ToolRun kafka_tool(const std::string& action, const std::string& args, const std::string& bootstrap = bootstrap_) {
-    return run("bash '" + kafka_broker_script() + "' tool consumer-groups --bootstrap-server " + bootstrap + " " +
-               action + " " + args);
+    return run_tool("bash '" + kafka_broker_script() + "' tool consumer-groups --bootstrap-server " +
+                    bootstrap + " " + action + " " + args);
   }
   static ToolRun offsetctl(const std::string& command, const std::string& args, const std::string& bootstrap = bootstrap_) {
-    return run(std::string("'") + OFFSETCTL_PATH + "' groups " + command + " --bootstrap-server " + bootstrap + " " + args);
+    return run_tool(std::string("'") + OFFSETCTL_PATH + "' groups " + command + " --bootstrap-server " +
+                    bootstrap + " " + args);
   }
 
   // Kafka's `--describe <args>` and our `describe <args>` print the same bytes and exit alike.

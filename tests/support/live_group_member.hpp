@@ -1,7 +1,8 @@
 #pragma once
-// A plain librdkafka consumer-group member (classic protocol) that keeps polling on its own
-// thread, so that the group stays Stable while a test describes it; and a one-shot commit of
-// chosen offsets as librdkafka commits them (without a leader epoch before librdkafka 2.1).
+// A plain librdkafka consumer-group member (classic protocol, or Kafka 4's consumer group protocol
+// with `group_protocol` "consumer") that keeps polling on its own thread, so that the group stays
+// Stable while a test describes it; and a one-shot commit of chosen offsets as librdkafka commits
+// them (without a leader epoch before librdkafka 2.1).
 
 #include <librdkafka/rdkafka.h>
 
@@ -21,16 +22,21 @@ class LiveGroupMember {
   // Joins `group` subscribed to `topics` with `client_id` (and as static member `instance_id`
   // unless empty); unless `wait_for_assignment` is false, waits until the member has an assignment
   // (possibly empty when the group has more members than partitions), or throws after 30 s.
-  LiveGroupMember(const std::string& bootstrap, const std::string& group, const std::vector<std::string>& topics,
-                  const std::string& client_id, bool wait_for_assignment = true, const std::string& instance_id = {}) {
+  LiveGroupMember(const std::string& bootstrap, const std::string& group,
+                  const std::vector<std::string>& topics, const std::string& client_id,
+                  bool wait_for_assignment = true, const std::string& instance_id = {},
+                  const std::string& group_protocol = "classic") {
     rd_kafka_conf_t* conf = rd_kafka_conf_new();
     set(conf, "bootstrap.servers", bootstrap);
     set(conf, "group.id", group);
     set(conf, "client.id", client_id);
     set(conf, "enable.auto.commit", "false");
     set(conf, "auto.offset.reset", "earliest");
-    set(conf, "session.timeout.ms", "6000");
-    set(conf, "heartbeat.interval.ms", "500");
+    set(conf, "group.protocol", group_protocol);
+    if (group_protocol == "classic") {  // the consumer protocol's timeouts are the broker's
+      set(conf, "session.timeout.ms", "6000");
+      set(conf, "heartbeat.interval.ms", "500");
+    }
     set(conf, "log_level", "3");
     if (!instance_id.empty()) set(conf, "group.instance.id", instance_id);
     rd_kafka_conf_set_rebalance_cb(conf, &LiveGroupMember::on_rebalance);
@@ -101,9 +107,19 @@ class LiveGroupMember {
   static void on_rebalance(rd_kafka_t* rk, rd_kafka_resp_err_t error, rd_kafka_topic_partition_list_t* partitions,
                            void* opaque) {
     auto* self = static_cast<LiveGroupMember*>(opaque);
+    // The consumer protocol hands partitions over incrementally, as cooperative-sticky does.
+    const bool incremental = std::string(rd_kafka_rebalance_protocol(rk)) == "COOPERATIVE";
     if (error == RD_KAFKA_RESP_ERR__ASSIGN_PARTITIONS) {
-      rd_kafka_assign(rk, partitions);
+      if (incremental) {
+        if (rd_kafka_error_t* failed = rd_kafka_incremental_assign(rk, partitions))
+          rd_kafka_error_destroy(failed);
+      } else {
+        rd_kafka_assign(rk, partitions);
+      }
       self->assigned_.store(true);
+    } else if (incremental) {
+      if (rd_kafka_error_t* failed = rd_kafka_incremental_unassign(rk, partitions))
+        rd_kafka_error_destroy(failed);
     } else {
       rd_kafka_assign(rk, nullptr);
     }

@@ -38,6 +38,7 @@ inline monitor::LagSnapshot synthetic_snapshot(std::chrono::system_clock::time_p
   monitor::GroupLag billing;
   billing.group = "billing";
   billing.state = "Stable";
+  billing.type = "Consumer";
   billing.members = 1;
   billing.partitions.push_back(synthetic_partition("payments", 0, 5000 + 10 * step, 40 + 5 * step, 2.5 + step));
   billing.partitions.push_back(synthetic_partition("payments", 1, 5200 + 10 * step, 0, 0));
@@ -45,6 +46,7 @@ inline monitor::LagSnapshot synthetic_snapshot(std::chrono::system_clock::time_p
   monitor::GroupLag orders;
   orders.group = "orders";
   orders.state = "Stable";
+  orders.type = "Classic";
   orders.members = 2;
   orders.partitions.push_back(synthetic_partition("orders", 0, 1000 + 20 * step, 120 + 30 * step, 12.0 + 2 * step));
   orders.partitions.push_back(synthetic_partition("orders", 1, 900 + 20 * step, 80 - step, 8.5));

@@ -23,6 +23,7 @@ class FakeSource : public LagSource {
  public:
   struct Group {
     std::string state = "Stable";
+    std::string type = "Consumer";
     std::vector<kafka::GroupMember> members;
     std::map<std::pair<std::string, std::int32_t>, std::int64_t> committed;
   };
@@ -44,6 +45,7 @@ class FakeSource : public LagSource {
       d.group = name;
       const auto it = groups.find(name);
       d.state = it == groups.end() ? "Dead" : it->second.state;
+      d.type = it == groups.end() ? "Classic" : it->second.type;
       if (it != groups.end()) d.members = it->second.members;
       out.push_back(d);
     }
@@ -139,6 +141,40 @@ TEST(LagMonitor, ReportsLagPerPartitionOrderedByTopicThenPartitionWithItsOwner) 
   EXPECT_FALSE(group.partitions[2].lag_seconds);
   EXPECT_EQ(group.partitions[2].lag_seconds_source, TimeLagSource::None);
   EXPECT_EQ(group.status, Status::Ok);
+}
+
+TEST(LagMonitor, GroupCarriesItsTypeAndMembersSharedBetweenSnapshotsUntilTheyChange) {
+  auto source = std::make_shared<FakeSource>();
+  auto& g = source->groups["orders-app"];
+  g.members = {member("m-1", {{"orders", 0}})};
+  g.members[0].target_assignment = std::vector<TopicPartition>{{"orders", 0}, {"orders", 1}};
+  g.committed = {{{"orders", 0}, 1}};
+  source->log_end = {{{"orders", 0}, 3}};
+  LagMonitor monitor(source);
+  Clock clock;
+  const LagSnapshot first = monitor.poll_once(clock.tick());
+  const GroupLag& group = group_of(first, "orders-app");
+  EXPECT_EQ(group.type, "Consumer");
+  ASSERT_EQ(group.member_list->size(), 1u);
+  EXPECT_EQ(group.member_list->at(0).member_id, "m-1");
+  EXPECT_EQ(group.member_list->at(0).target_assignment->size(), 2u);
+  // Unchanged membership: the next snapshot holds the same list, not a copy.
+  const LagSnapshot second = monitor.poll_once(clock.tick());
+  EXPECT_EQ(group_of(second, "orders-app").member_list.get(), group.member_list.get());
+  // A changed one (the member reconciled to its target) is a new list; the old snapshot keeps its own.
+  g.members[0].assignment = *g.members[0].target_assignment;
+  const LagSnapshot third = monitor.poll_once(clock.tick());
+  EXPECT_NE(group_of(third, "orders-app").member_list.get(), group.member_list.get());
+  EXPECT_EQ(group_of(third, "orders-app").member_list->at(0).assignment.size(), 2u);
+  EXPECT_EQ(group.member_list->at(0).assignment.size(), 1u);
+  // A group that does not exist has an empty list, never a null one.
+  source->groups.erase("orders-app");
+  LagMonitorOptions named;
+  named.groups = {"gone"};
+  LagMonitor watching(source, named);
+  const LagSnapshot gone = watching.poll_once(clock.tick());
+  ASSERT_NE(group_of(gone, "gone").member_list, nullptr);
+  EXPECT_TRUE(group_of(gone, "gone").member_list->empty());
 }
 
 TEST(LagMonitor, LagInSecondsFollowsTheLogEndsProgress) {

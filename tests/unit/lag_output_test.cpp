@@ -23,6 +23,7 @@ LagSnapshot sample_snapshot() {
   GroupLag group;
   group.group = "orders-app";
   group.state = "Stable";
+  group.type = "Consumer";
   group.members = 1;
   group.status = Status::Stop;
   PartitionLag known;
@@ -49,11 +50,12 @@ LagSnapshot sample_snapshot() {
 TEST(LagOutput, TableHasTheHeaderARowPerPartitionDashesForNoSampleAndAGroupLine) {
   const std::string table = format_lag_table(sample_snapshot());
   const std::string expected =
-      "GROUP       TOPIC   PARTITION  CURRENT-OFFSET  LOG-END-OFFSET  LAG  LAG-SECONDS  SOURCE        STATUS\n"
+      "GROUP       TOPIC   PARTITION  CURRENT-OFFSET  LOG-END-OFFSET  LAG  LAG-SECONDS  SOURCE        "
+      "STATUS\n"
       "orders-app  orders  0          40              100             60   12.3         interpolated  STOP\n"
       "orders-app  orders  1          7               -               -    -            -             ERR\n"
       "\n"
-      "GROUP orders-app: state Stable, 1 member, status STOP, total lag 60, max lag 12.3 s\n";
+      "GROUP orders-app: type Consumer, state Stable, 1 member, status STOP, total lag 60, max lag 12.3 s\n";
   EXPECT_EQ(table, expected);
 }
 
@@ -65,6 +67,9 @@ TEST(LagOutput, JsonHasEveryFieldAndNullForNoSample) {
   const auto& group = json["groups"][0];
   EXPECT_EQ(group["group"], "orders-app");
   EXPECT_EQ(group["status"], "STOP");
+  EXPECT_EQ(group["type"], "Consumer");
+  EXPECT_EQ(group["state"], "Stable");
+  EXPECT_EQ(group["members"], 1);
   EXPECT_EQ(group["total_lag"], 60);
   const auto& known = group["partitions"][0];
   EXPECT_EQ(known["lag"], 60);

@@ -3,13 +3,13 @@
 // when chromium or python3 is absent.
 
 #include <gtest/gtest.h>
-#include <stdlib.h>
 
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
 
+#include "chart_screenshot.hpp"
 #include "command_output.hpp"
 #include "processor/monitor/lag_chart.hpp"
 #include "processor/monitor/metrics_server.hpp"
@@ -18,55 +18,24 @@
 namespace processor::monitor {
 namespace {
 
-using processor::testing::have_program;
+using processor::testing::ChartScreenshots;
+using processor::testing::expect_a_chart;
+using processor::testing::PngStats;
 using processor::testing::run_command;
-
-struct PngStats {
-  int width = 0, height = 0;
-  long colours = 0, non_white = 0, blue = 0, red = 0;  // blue, red: the first two series' colours
-};
 
 class LagPageRender : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (!have_program("python3")) GTEST_SKIP() << "python3 is not installed";
-    if (!have_program("chromium")) GTEST_SKIP() << "chromium is not installed";
-    std::string pattern = (std::filesystem::temp_directory_path() / "lag-page-render-XXXXXX").string();
-    ASSERT_NE(::mkdtemp(pattern.data()), nullptr);
-    dir_ = pattern;
+    if (const std::string missing = ChartScreenshots::missing_programs(); !missing.empty())
+      GTEST_SKIP() << missing;
+    ASSERT_FALSE(shots_.dir().empty());
+    dir_ = shots_.dir();
   }
-  void TearDown() override {
-    if (!dir_.empty()) std::filesystem::remove_all(dir_);
-  }
+  PngStats screenshot(const std::string& url) { return shots_.take(url); }
 
-  // Screenshots `url` at 1200x800 with a profile of its own (other Chromiums may be running).
-  PngStats screenshot(const std::string& url) {
-    const std::string png = dir_ + "/shot.png";
-    const auto shot = run_command("timeout 120 chromium --headless --no-sandbox --disable-gpu --hide-scrollbars "
-                                  "--user-data-dir=" + dir_ + "/profile --screenshot=" + png +
-                                  " --window-size=1200,800 '" + url + "' 2>&1");
-    EXPECT_TRUE(std::filesystem::exists(png)) << "chromium exited with " << shot.exit_code << ":\n" << shot.output;
-    if (!std::filesystem::exists(png)) return {};
-    const auto stats = run_command("python3 " PROCESSOR_TEST_SUPPORT_DIR "/png_stats.py " + png + " 1f77b4 d62728 2>&1");
-    EXPECT_EQ(stats.exit_code, 0) << stats.output;
-    PngStats result;
-    std::istringstream(stats.output) >> result.width >> result.height >> result.colours >> result.non_white >>
-        result.blue >> result.red;
-    return result;
-  }
-
+  ChartScreenshots shots_;
   std::string dir_;
 };
-
-void expect_a_chart(const PngStats& png) {
-  EXPECT_EQ(png.width, 1200);
-  EXPECT_EQ(png.height, 800);
-  EXPECT_GT(png.colours, 20) << "a page of one or a few colours is not a chart";
-  EXPECT_GT(png.non_white, 10000);
-  // The two groups' lines (thick, in both panels) are there in their colours.
-  EXPECT_GT(png.blue, 300);
-  EXPECT_GT(png.red, 300);
-}
 
 TEST_F(LagPageRender, PageAtRootShowsTheChartInChromium) {
   MetricsRegistry registry;

@@ -90,7 +90,10 @@ TEST(MetricsServer, ServesMetricsThatPrometheusParses) {
                   "consumer_id=consumer-1-uuid,group=billing,member_host=/127.0.0.1,partition=0,"
                   "source=interpolated,topic=payments 2.5"))
       << out;
-  EXPECT_TRUE(has("SAMPLE kafka_consumergroup_group_max_lag cluster_name=default,group=orders,is_simple_consumer=false 120.0")) << out;
+  EXPECT_TRUE(
+      has("SAMPLE kafka_consumergroup_group_max_lag "
+          "cluster_name=default,group=orders,group_type=classic,is_simple_consumer=false 120.0"))
+      << out;
   EXPECT_TRUE(has("SAMPLE processor_lag_monitor_polls_total  12.0")) << out;
   // orders-2 has no committed offset: no lag sample (nor NaN) for it.
   EXPECT_EQ(out.find("group_lag client_id=consumer-1,cluster_name=default,consumer_id=consumer-1-uuid,group=orders,"

@@ -184,17 +184,55 @@ TEST(LagMetrics, PartitionFamiliesCarryKafkaLagExporterLabels) {
 
 TEST(LagMetrics, GroupAndPartitionFamilies) {
   const std::string text = lag_metrics_text();
-  EXPECT_TRUE(contains(text, "kafka_consumergroup_group_max_lag{cluster_name=\"local\",group=\"orders\",is_simple_consumer=\"false\"} 120\n"));
-  EXPECT_TRUE(contains(text, "kafka_consumergroup_group_max_lag_seconds{cluster_name=\"local\",group=\"billing\",is_simple_consumer=\"false\"} 2.5\n"));
-  EXPECT_TRUE(contains(text, "kafka_consumergroup_group_sum_lag{cluster_name=\"local\",group=\"orders\"} 200\n"));
   EXPECT_TRUE(contains(
-      text, "kafka_consumergroup_group_topic_sum_lag{cluster_name=\"local\",group=\"billing\",topic=\"payments\"} 40\n"));
+      text,
+      "kafka_consumergroup_group_max_lag{cluster_name=\"local\",group=\"orders\",group_type=\"classic\","
+      "is_simple_consumer=\"false\"} 120\n"));
+  EXPECT_TRUE(contains(text,
+                       "kafka_consumergroup_group_max_lag_seconds{cluster_name=\"local\",group=\"billing\","
+                       "group_type=\"consumer\",is_simple_consumer=\"false\"} 2.5\n"));
+  EXPECT_TRUE(contains(text,
+                       "kafka_consumergroup_group_sum_lag{cluster_name=\"local\",group=\"orders\",group_type="
+                       "\"classic\"} 200\n"));
+  EXPECT_TRUE(contains(text,
+                       "kafka_consumergroup_group_topic_sum_lag{cluster_name=\"local\",group=\"billing\","
+                       "group_type=\"consumer\","
+                       "topic=\"payments\"} 40\n"));
   EXPECT_TRUE(contains(text, "kafka_partition_latest_offset{cluster_name=\"local\",topic=\"orders\",partition=\"2\"} 700\n"));
   EXPECT_TRUE(contains(text, "kafka_partition_earliest_offset{cluster_name=\"local\",topic=\"payments\",partition=\"1\"} 0\n"));
-  EXPECT_TRUE(contains(text, "kafka_consumergroup_group_status{cluster_name=\"local\",group=\"orders\",status=\"ERR\"} 5\n"));
+  EXPECT_TRUE(contains(
+      text,
+      "kafka_consumergroup_group_status{cluster_name=\"local\",group=\"orders\",group_type=\"classic\","
+      "status=\"ERR\"} 5\n"));
   EXPECT_TRUE(contains(text, "kafka_consumergroup_partition_status{cluster_name=\"local\",group=\"billing\","
                              "topic=\"payments\",partition=\"1\",status=\"OK\"} 0\n"));
   EXPECT_TRUE(contains(text, "1 WARN, 2 STALL, 3 STOP, 4 REWIND, 5 ERR"));  // the codes, in HELP
+  // Each group's state and member count, under its type.
+  EXPECT_TRUE(
+      contains(text,
+               "kafka_consumergroup_members{cluster_name=\"local\",group=\"orders\",group_type=\"classic\","
+               "state=\"Stable\"} 2\n"))
+      << text;
+  EXPECT_TRUE(contains(text,
+                       "kafka_consumergroup_members{cluster_name=\"local\",group=\"billing\","
+                       "group_type=\"consumer\",state=\"Stable\"} 1\n"))
+      << text;
+}
+
+TEST(LagMetrics, GroupNotYetDescribedHasUnknownTypeAndState) {
+  LagSnapshot snapshot;
+  GroupLag group;
+  group.group = "new";
+  snapshot.groups.push_back(group);
+  MetricsRegistry registry;
+  const auto shared = std::make_shared<const LagSnapshot>(snapshot);
+  registry.add_collector(lag_metrics_collector([shared] { return shared; }, {}));
+  const std::string text = registry.scrape();
+  EXPECT_TRUE(
+      contains(text,
+               "kafka_consumergroup_members{cluster_name=\"default\",group=\"new\",group_type=\"unknown\","
+               "state=\"unknown\"} 0\n"))
+      << text;
 }
 
 TEST(LagMetrics, UnknownLagHasNoSample) {

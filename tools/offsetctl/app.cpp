@@ -8,6 +8,7 @@ void build_app(CLI::App& app, Invocation& invocation) {
       "processor state directory");
   app.require_subcommand(1, 1);
   add_groups_commands(app, invocation);
+  add_share_groups_commands(app, invocation);
   add_state_commands(app, invocation);
   add_lag_commands(app, invocation);
   add_exporter_commands(app, invocation);

@@ -22,6 +22,7 @@ struct Invocation {
 void add_groups_commands(CLI::App& app, Invocation& invocation);    // groups: the two below
 void add_groups_describe_commands(CLI::App& groups, Invocation& invocation);  // groups describe|list
 void add_groups_reset_commands(CLI::App& groups, Invocation& invocation);     // groups reset|delete-offsets
+void add_share_groups_commands(CLI::App& app, Invocation& invocation);        // share-groups list|describe
 void add_state_commands(CLI::App& app, Invocation& invocation);     // state --state-dir DIR ...
 void add_lag_commands(CLI::App& app, Invocation& invocation);       // lag [--watch] [--plot FILE.svg]
 void add_exporter_commands(CLI::App& app, Invocation& invocation);  // exporter --listen HOST:PORT

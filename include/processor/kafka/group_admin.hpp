@@ -16,10 +16,15 @@
 
 namespace processor::kafka {
 
+// The group types Kafka's tools print: "Classic" (the JoinGroup/SyncGroup protocol, eager or
+// cooperative), "Consumer" (Kafka 4's consumer group protocol, KIP-848), "Unknown" when the broker
+// does not say (before ListGroups v5). Share groups (KIP-932) are neither listed nor described:
+// librdkafka has no Admin API for them (README, offsetctl).
 struct GroupListing {
   std::string group;
   bool simple = false;  // a group that only commits offsets (no protocol type), e.g. an assign()er
   std::string state;    // "Stable", "Empty", "PreparingRebalance", ... as Kafka's tools print it
+  std::string type;     // "Classic", "Consumer" or "Unknown", as Kafka's tools print it
 };
 
 struct GroupMember {
@@ -28,6 +33,12 @@ struct GroupMember {
   std::string client_id;
   std::string host;  // as the coordinator reports it, e.g. "/127.0.0.1"
   std::vector<TopicPartition> assignment;
+  // What the coordinator wants the member to own once it has reconciled (consumer protocol only;
+  // nullopt for a classic member). The member and group epochs Kafka's tool prints beside it are
+  // not available: librdkafka reads them from the answer and drops them.
+  std::optional<std::vector<TopicPartition>> target_assignment;
+
+  friend bool operator==(const GroupMember&, const GroupMember&) = default;
 };
 
 struct GroupCoordinator {
@@ -40,6 +51,7 @@ struct GroupDescription {
   std::string group;
   bool simple = false;
   std::string state;  // "Dead" for a group that does not exist, as Kafka's tools say
+  std::string type;   // "Classic" or "Consumer" (GroupListing); "Classic" for a group that does not exist
   std::string partition_assignor;  // "" when the group has no members
   std::optional<GroupCoordinator> coordinator;
   std::vector<GroupMember> members;

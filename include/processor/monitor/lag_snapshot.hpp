@@ -6,10 +6,13 @@
 #include <chrono>
 #include <cstdint>
 #include <deque>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "processor/kafka/group_admin.hpp"
 
 namespace processor::monitor {
 
@@ -51,10 +54,20 @@ struct PartitionLag {
   std::string host;
 };
 
+// The empty member list, shared (a group without members, or not described yet).
+const std::shared_ptr<const std::vector<kafka::GroupMember>>& no_members();
+
 struct GroupLag {
   std::string group;
   std::string state;  // the coordinator's group state: "Stable", "Empty", ... ("" when unknown)
+  // The group's type as Kafka's tools print it: "Classic" or "Consumer" (Kafka 4's consumer group
+  // protocol); "" until the group has been described once. Share groups are not seen (README).
+  std::string type;
   std::int32_t members = 0;
+  // The members as the coordinator last described them: ids, client and host, assignment, and
+  // for a consumer-protocol group the target assignment. Never null. Shared, unchanged, between
+  // the snapshots of the history while the group's membership does not change.
+  std::shared_ptr<const std::vector<kafka::GroupMember>> member_list = no_members();
   bool simple = false;  // a group that only commits offsets (no protocol type), e.g. an assign()er
   Status status = Status::Error;  // the worst partition status (Ok for a group without partitions)
   std::vector<PartitionLag> partitions;  // ordered by topic, then partition

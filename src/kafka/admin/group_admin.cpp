@@ -17,6 +17,8 @@ std::string state_name(rd_kafka_consumer_group_state_t state) {
   return rd_kafka_consumer_group_state_name(state);
 }
 
+std::string type_name(rd_kafka_consumer_group_type_t type) { return rd_kafka_consumer_group_type_name(type); }
+
 std::string or_empty(const char* text) { return text != nullptr ? text : ""; }
 
 GroupMember member_of(const rd_kafka_MemberDescription_t* member) {
@@ -30,6 +32,9 @@ GroupMember member_of(const rd_kafka_MemberDescription_t* member) {
   if (const rd_kafka_MemberAssignment_t* assignment = rd_kafka_MemberDescription_assignment(member)) {
     out.assignment = internal::from_partition_list(rd_kafka_MemberAssignment_partitions(assignment));
   }
+  if (const rd_kafka_MemberAssignment_t* target = rd_kafka_MemberDescription_target_assignment(member)) {
+    out.target_assignment = internal::from_partition_list(rd_kafka_MemberAssignment_partitions(target));
+  }
   return out;
 }
 
@@ -38,6 +43,7 @@ GroupDescription description_of(const rd_kafka_ConsumerGroupDescription_t* group
   out.group = or_empty(rd_kafka_ConsumerGroupDescription_group_id(group));
   out.simple = rd_kafka_ConsumerGroupDescription_is_simple_consumer_group(group) != 0;
   out.state = state_name(rd_kafka_ConsumerGroupDescription_state(group));
+  out.type = type_name(rd_kafka_ConsumerGroupDescription_type(group));
   out.partition_assignor = or_empty(rd_kafka_ConsumerGroupDescription_partition_assignor(group));
   if (const rd_kafka_Node_t* node = rd_kafka_ConsumerGroupDescription_coordinator(group)) {
     out.coordinator = GroupCoordinator{rd_kafka_Node_id(node), or_empty(rd_kafka_Node_host(node)),
@@ -92,7 +98,8 @@ std::vector<GroupListing> GroupAdmin::list_groups() {
     for (std::size_t i = 0; i < count; ++i) {
       out.push_back(GroupListing{or_empty(rd_kafka_ConsumerGroupListing_group_id(listings[i])),
                                  rd_kafka_ConsumerGroupListing_is_simple_consumer_group(listings[i]) != 0,
-                                 state_name(rd_kafka_ConsumerGroupListing_state(listings[i]))});
+                                 state_name(rd_kafka_ConsumerGroupListing_state(listings[i])),
+                                 type_name(rd_kafka_ConsumerGroupListing_type(listings[i]))});
     }
     return std::nullopt;
   });
@@ -129,6 +136,7 @@ std::vector<GroupDescription> GroupAdmin::describe_groups(const std::vector<std:
           GroupDescription dead;
           dead.group = or_empty(rd_kafka_ConsumerGroupDescription_group_id(described[i]));
           dead.state = "Dead";
+          dead.type = type_name(RD_KAFKA_CONSUMER_GROUP_TYPE_CLASSIC);
           out.push_back(std::move(dead));
           continue;
         }

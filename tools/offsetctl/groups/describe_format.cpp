@@ -72,6 +72,11 @@ std::string assignment_string(const std::vector<kafka::TopicPartition>& assignme
   return out;
 }
 
+// The TARGET-ASSIGNMENT cell: "-" for a classic member, which has none, as for an empty one.
+std::string target_string(const kafka::GroupMember& member) {
+  return assignment_string(member.target_assignment.value_or(std::vector<kafka::TopicPartition>{}));
+}
+
 }  // namespace
 
 void print_offsets(const std::vector<GroupOffsets>& groups, bool verbose, Printed* printed) {
@@ -113,8 +118,7 @@ void print_offsets(const std::vector<GroupOffsets>& groups, bool verbose, Printe
 void print_members(const std::vector<GroupMembers>& groups, bool verbose, Printed* printed) {
   for (const GroupMembers& group : groups) {
     std::size_t group_width = 15, consumer_width = 15, instance_width = 17, host_width = 15, client_width = 15;
-    std::size_t assignment_width = 20;
-    const std::size_t target_width = 20;  // classic groups have no target assignment: "-"
+    std::size_t assignment_width = 20, target_width = 20;
     bool with_instance_id = false;
     if (note_state(group.group, group.state, group.members.size(), printed)) {
       for (const auto& member : group.members) {
@@ -125,6 +129,7 @@ void print_members(const std::vector<GroupMembers>& groups, bool verbose, Printe
         client_width = std::max(client_width, member.client_id.size());
         with_instance_id = with_instance_id || !member.group_instance_id.value_or("").empty();
         assignment_width = std::max(assignment_width, assignment_string(member.assignment).size());
+        target_width = std::max(target_width, target_string(member).size());
       }
     }
     // Kafka's member formats end with a space after #PARTITIONS.
@@ -147,8 +152,11 @@ void print_members(const std::vector<GroupMembers>& groups, bool verbose, Printe
     for (const auto& member : group.members) {
       printed->out += member_cells(group.group, member.member_id, member.group_instance_id.value_or(""), member.host,
                                    member.client_id, std::to_string(member.assignment.size()));
-      // Classic members have no member epoch and no target assignment.
-      if (verbose) printed->out += verbose_cells(kMissing, assignment_string(member.assignment), kMissing, kMissing);
+      // The member epochs are not known (group_admin.hpp); classic members have no target assignment.
+      if (verbose) {
+        printed->out +=
+            verbose_cells(kMissing, assignment_string(member.assignment), kMissing, target_string(member));
+      }
       printed->out += "\n";
     }
   }
@@ -178,7 +186,7 @@ void print_states(const std::vector<GroupState>& groups, bool verbose, Printed* 
     };
     print_line("GROUP", "COORDINATOR (ID)", "ASSIGNMENT-STRATEGY", "STATE", "GROUP-EPOCH", "TARGET-ASSIGNMENT-EPOCH",
                "#MEMBERS");
-    // Classic groups have no group epoch: "-".
+    // Classic groups have no group epoch; a consumer group's is not known (group_admin.hpp): "-".
     print_line(state.group, coordinator, state.assignment_strategy.empty() ? kMissing : state.assignment_strategy,
                state.state, kMissing, kMissing,
                std::to_string(state.members));
@@ -190,20 +198,27 @@ void print_failure(const DescribeFailure& failure, Printed* printed) {
   printed->out += "\nError: Executing consumer group command failed due to " + failure.cause + "\n";
 }
 
-void print_group_list(const std::vector<kafka::GroupListing>& listed, bool with_state, Printed* printed) {
+void print_group_list(const std::vector<kafka::GroupListing>& listed, bool with_type, bool with_state,
+                      Printed* printed) {
   std::vector<std::string> names;
   for (const auto& group : listed) names.push_back(group.group);
   std::vector<kafka::GroupListing> groups;
   for (const std::size_t i : java_hash_map_order(names)) groups.push_back(listed[i]);
-  if (!with_state) {
+  if (!with_type && !with_state) {
     for (const auto& group : groups) printed->out += group.group + "\n";
     return;
   }
   std::size_t group_width = 15;
   for (const auto& group : groups) group_width = std::max(group_width, group.group.size());
   group_width += 10;
-  printed->out += pad("GROUP", group_width) + " " + pad("STATE", 20) + "\n";
-  for (const auto& group : groups) printed->out += pad(group.group, group_width) + " " + pad(group.state, 20) + "\n";
+  auto print_line = [&](const std::string& group, const std::string& type, const std::string& state) {
+    printed->out += pad(group, group_width);
+    if (with_type) printed->out += " " + pad(type, 20);
+    if (with_state) printed->out += " " + pad(state, 20);
+    printed->out += "\n";
+  };
+  print_line("GROUP", "TYPE", "STATE");
+  for (const auto& group : groups) print_line(group.group, group.type, group.state);
 }
 
 }  // namespace processor::offsetctl

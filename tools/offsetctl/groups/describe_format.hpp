@@ -27,16 +27,19 @@ struct Printed {
 // column with --verbose).
 void print_offsets(const std::vector<GroupOffsets>& groups, bool verbose, Printed* printed);
 // --describe --members [--verbose]: the header is printed even for a group without members, as
-// Kafka does; --verbose adds the epoch and assignment columns of the consumer protocol ("-" for
-// classic groups, whose assignment shows as "topic:0,1;other:2").
+// Kafka does; --verbose adds the epoch and assignment columns of the consumer protocol: the
+// current and target assignment as "topic:0,1;other:2" (target "-" for classic members), the
+// epochs "-" (librdkafka does not pass them on; Kafka prints them for consumer groups).
 void print_members(const std::vector<GroupMembers>& groups, bool verbose, Printed* printed);
-// --describe --state [--verbose].
+// --describe --state [--verbose]: GROUP-EPOCH and TARGET-ASSIGNMENT-EPOCH "-" (not known).
 void print_states(const std::vector<GroupState>& groups, bool verbose, Printed* printed);
 // The one-line report of a command that failed before printing: "\nError: Executing consumer group
 // command failed due to <cause>\n" on stdout.
 void print_failure(const DescribeFailure& failure, Printed* printed);
-// --list: one group per line; with --state, a GROUP/STATE table. `groups` in the order the cluster
-// listed them; printed in the order Kafka's tool prints them (java_hash_order.hpp).
-void print_group_list(const std::vector<kafka::GroupListing>& groups, bool with_state, Printed* printed);
+// --list: one group per line; with --type and/or --state, a GROUP [TYPE] [STATE] table. `groups`
+// in the order the cluster listed them; printed in the order Kafka's tool prints them
+// (java_hash_order.hpp).
+void print_group_list(const std::vector<kafka::GroupListing>& groups, bool with_type, bool with_state,
+                      Printed* printed);
 
 }  // namespace processor::offsetctl

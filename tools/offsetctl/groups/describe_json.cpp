@@ -12,6 +12,12 @@ json or_null(const std::optional<T>& value) {
   return value ? json(*value) : json(nullptr);
 }
 
+json partitions_json(const std::vector<kafka::TopicPartition>& partitions) {
+  json out = json::array();
+  for (const auto& tp : partitions) out.push_back({{"topic", tp.topic}, {"partition", tp.partition}});
+  return out;
+}
+
 std::string document(json groups) { return json{{"groups", std::move(groups)}}.dump(2) + "\n"; }
 
 }  // namespace
@@ -31,7 +37,8 @@ std::string offsets_json(const std::vector<GroupOffsets>& groups) {
                       {"host", or_null(row.host)},
                       {"client_id", or_null(row.client_id)}});
     }
-    out.push_back({{"group", group.group}, {"state", group.state}, {"offsets", std::move(rows)}});
+    out.push_back(
+        {{"group", group.group}, {"state", group.state}, {"type", group.type}, {"offsets", std::move(rows)}});
   }
   return document(std::move(out));
 }
@@ -41,15 +48,19 @@ std::string members_json(const std::vector<GroupMembers>& groups) {
   for (const auto& group : groups) {
     json members = json::array();
     for (const auto& member : group.members) {
-      json assignment = json::array();
-      for (const auto& tp : member.assignment) assignment.push_back({{"topic", tp.topic}, {"partition", tp.partition}});
-      members.push_back({{"consumer_id", member.member_id},
-                         {"group_instance_id", or_null(member.group_instance_id)},
-                         {"host", member.host},
-                         {"client_id", member.client_id},
-                         {"assignment", std::move(assignment)}});
+      members.push_back(
+          {{"consumer_id", member.member_id},
+           {"group_instance_id", or_null(member.group_instance_id)},
+           {"host", member.host},
+           {"client_id", member.client_id},
+           {"assignment", partitions_json(member.assignment)},
+           {"target_assignment",
+            member.target_assignment ? partitions_json(*member.target_assignment) : json(nullptr)}});
     }
-    out.push_back({{"group", group.group}, {"state", group.state}, {"members", std::move(members)}});
+    out.push_back({{"group", group.group},
+                   {"state", group.state},
+                   {"type", group.type},
+                   {"members", std::move(members)}});
   }
   return document(std::move(out));
 }
@@ -63,6 +74,7 @@ std::string states_json(const std::vector<GroupState>& groups) {
     }
     out.push_back({{"group", group.group},
                    {"state", group.state},
+                   {"type", group.type},
                    {"assignment_strategy",
                     group.assignment_strategy.empty() ? json(nullptr) : json(group.assignment_strategy)},
                    {"members", group.members},

@@ -58,7 +58,7 @@ void add_rows(const std::string& group, std::vector<TopicPartition> partitions,
 }
 
 GroupOffsets offsets_of(kafka::GroupAdmin& admin, const GroupDescription& group, const std::set<std::string>& topics) {
-  GroupOffsets out{group.group, group.state, {}};
+  GroupOffsets out{group.group, group.state, group.type, {}};
   const std::vector<kafka::CommittedOffset> committed = admin.committed_offsets(group.group);
   std::unordered_map<TopicPartition, const kafka::CommittedOffset*> committed_by_tp;
   for (const auto& offset : committed) committed_by_tp.emplace(offset.tp, &offset);
@@ -114,7 +114,8 @@ std::optional<DescribeFailure> collect_members(kafka::GroupAdmin& admin, const s
   std::vector<GroupDescription> described;
   if (auto failure = describe_sorted(admin, groups, &described)) return failure;
   out->clear();
-  for (auto& group : described) out->push_back(GroupMembers{group.group, group.state, std::move(group.members)});
+  for (auto& group : described)
+    out->push_back(GroupMembers{group.group, group.state, group.type, std::move(group.members)});
   return std::nullopt;
 }
 
@@ -124,8 +125,8 @@ std::optional<DescribeFailure> collect_states(kafka::GroupAdmin& admin, const st
   if (auto failure = describe_sorted(admin, groups, &described)) return failure;
   out->clear();
   for (const auto& group : described) {
-    out->push_back(GroupState{group.group, group.state, group.coordinator, group.partition_assignor,
-                              static_cast<int>(group.members.size())});
+    out->push_back(GroupState{group.group, group.state, group.type, group.coordinator,
+                              group.partition_assignor, static_cast<int>(group.members.size())});
   }
   return std::nullopt;
 }

@@ -33,6 +33,7 @@ struct OffsetRow {
 struct GroupOffsets {
   std::string group;
   std::string state;
+  std::string type;
   // Members with partitions, largest assignment first (ties in the coordinator's order), each
   // member's partitions by topic then partition; then the committed partitions no member has.
   std::vector<OffsetRow> rows;
@@ -41,12 +42,14 @@ struct GroupOffsets {
 struct GroupMembers {
   std::string group;
   std::string state;
+  std::string type;                         // "Classic", "Consumer" (kafka::GroupDescription::type)
   std::vector<kafka::GroupMember> members;  // in the coordinator's order
 };
 
 struct GroupState {
   std::string group;
   std::string state;
+  std::string type;
   std::optional<kafka::GroupCoordinator> coordinator;
   std::string assignment_strategy;  // "" when the group has no members
   int members = 0;

@@ -1,5 +1,6 @@
 // `offsetctl groups describe` and `offsetctl groups list`: kafka-consumer-groups --describe and
-// --list, with the same arguments and output (Kafka 4.4, classic-protocol groups).
+// --list, with the same arguments and output (Kafka 4.4; classic groups and Kafka 4's consumer
+// groups).
 //
 // Where Kafka's tool rejects its arguments it prints a message, its whole usage text and exits 1;
 // we print the same message (without the usage text) and exit 1. An unknown option makes Kafka
@@ -46,6 +47,8 @@ struct ListArgs {
   std::string bootstrap;
   bool state = false;
   std::string state_value;  // e.g. "stable,empty": only groups in these states
+  bool type = false;
+  std::string type_value;  // e.g. "consumer": only groups of these types
   int timeout_ms = 5000;
   std::vector<std::string> extras;
 };
@@ -135,11 +138,17 @@ int run_describe(const DescribeArgs& args) {
   return kExitOk;
 }
 
-// Kafka's group states, in the order its "Valid states are" message lists them.
+// The group states and types kafka-consumer-groups accepts with --list, in the order its
+// "Valid ... are" message lists them (Kafka's own order is a Java Set's, which changes from run to
+// run; this is the order of Kafka's GroupState and GroupType enums).
 const std::vector<std::string>& known_states() {
-  static const std::vector<std::string> states{"PreparingRebalance", "CompletingRebalance", "Stable", "Dead",
-                                               "Empty", "Assigning", "Reconciling", "NotReady"};
+  static const std::vector<std::string> states{
+      "PreparingRebalance", "CompletingRebalance", "Stable", "Dead", "Empty", "Assigning", "Reconciling"};
   return states;
+}
+const std::vector<std::string>& known_types() {
+  static const std::vector<std::string> types{"Consumer", "Classic"};
+  return types;
 }
 
 std::string lowercase(std::string text) {
@@ -147,32 +156,49 @@ std::string lowercase(std::string text) {
   return text;
 }
 
+// Parses a --state or --type filter ("stable, Empty": comma-separated, any case, spaces trimmed)
+// into lowercase names. Empty when `value` is. On an unknown name prints Kafka's message, e.g.
+// "Invalid <list_name> list 'x'. Valid <plural> are: ...", and returns nullopt.
+std::optional<std::set<std::string>> parse_filter(const std::string& value,
+                                                  const std::vector<std::string>& known,
+                                                  const std::string& list_name, const std::string& plural) {
+  std::set<std::string> wanted;
+  if (value.empty()) return wanted;
+  std::stringstream list(value);
+  for (std::string item; std::getline(list, item, ',');) {
+    item.erase(0, item.find_first_not_of(' '));
+    item.erase(item.find_last_not_of(' ') + 1);
+    const bool valid = std::any_of(known.begin(), known.end(),
+                                   [&](const std::string& k) { return lowercase(k) == lowercase(item); });
+    if (!valid) {
+      std::string names;
+      for (const auto& k : known) names += (names.empty() ? "" : ", ") + k;
+      usage_error("Invalid " + list_name + " list '" + value + "'. Valid " + plural + " are: " + names);
+      return std::nullopt;
+    }
+    wanted.insert(lowercase(item));
+  }
+  return wanted;
+}
+
 int run_list(const ListArgs& args) {
   if (auto code = unknown_option(args.extras)) return *code;
   if (args.bootstrap.empty()) return usage_error("Missing required argument \"[bootstrap-server]\"");
-  std::set<std::string> wanted;  // lowercase state names; empty: every state
-  if (!args.state_value.empty()) {
-    std::stringstream list(args.state_value);
-    for (std::string item; std::getline(list, item, ',');) {
-      item.erase(0, item.find_first_not_of(' '));
-      item.erase(item.find_last_not_of(' ') + 1);
-      const auto& states = known_states();
-      const bool known = std::any_of(states.begin(), states.end(),
-                                     [&](const std::string& s) { return lowercase(s) == lowercase(item); });
-      if (!known) {
-        std::string valid;
-        for (const auto& s : states) valid += (valid.empty() ? "" : ", ") + s;
-        return usage_error("Invalid state list '" + args.state_value + "'. Valid states are: " + valid);
-      }
-      wanted.insert(lowercase(item));
-    }
-  }
+  // Lowercase names; empty: no filter.
+  const auto types = parse_filter(args.type_value, known_types(), "types", "types");
+  if (!types) return kExitError;
+  const auto states = parse_filter(args.state_value, known_states(), "state", "states");
+  if (!states) return kExitError;
+  auto filtered_out = [&](const kafka::GroupListing& g) {
+    return (!states->empty() && !states->count(lowercase(g.state))) ||
+           (!types->empty() && !types->count(lowercase(g.type)));
+  };
   Printed printed;
   try {
     auto admin = connect(args.bootstrap, args.timeout_ms);
     std::vector<kafka::GroupListing> groups = admin->list_groups();
-    std::erase_if(groups, [&](const kafka::GroupListing& g) { return !wanted.empty() && !wanted.count(lowercase(g.state)); });
-    print_group_list(groups, args.state, &printed);
+    std::erase_if(groups, filtered_out);
+    print_group_list(groups, args.type, args.state, &printed);
   } catch (const StateError& error) {
     print_failure(DescribeFailure{error.what()}, &printed);
     write(printed);
@@ -207,15 +233,20 @@ void add_groups_describe_commands(CLI::App& groups, Invocation& invocation) {
   });
 
   auto list_args = std::make_shared<ListArgs>();
-  auto* list = groups.add_subcommand("list", "list consumer groups as kafka-consumer-groups --list [--state]");
+  auto* list = groups.add_subcommand(
+      "list", "list consumer groups as kafka-consumer-groups --list [--type] [--state]");
   list->allow_extras();
   list->add_option("--bootstrap-server", list_args->bootstrap, "the broker(s) to connect to (host:port,...)");
   auto* list_state =
       list->add_option("--state", list_args->state_value, "show states; with a value (stable,empty) only those")
           ->expected(0, 1);
+  auto* list_type = list->add_option("--type", list_args->type_value,
+                                     "show types; with a value (classic,consumer) only those")
+                        ->expected(0, 1);
   list->add_option("--timeout", list_args->timeout_ms, "milliseconds to wait for the cluster (default 5000)");
-  list->callback([list, list_args, list_state, &invocation] {
+  list->callback([list, list_args, list_state, list_type, &invocation] {
     list_args->state = list_state->count() > 0;
+    list_args->type = list_type->count() > 0;
     list_args->extras = list->remaining();
     invocation.run = [list_args] { return run_list(*list_args); };
   });

@@ -58,10 +58,11 @@ std::string format_lag_table(const LagSnapshot& snapshot) {
   }
   out << "\n";
   for (const GroupLag& group : snapshot.groups) {
-    out << "GROUP " << group.group << ": state " << (group.state.empty() ? "-" : group.state) << ", "
-        << group.members << (group.members == 1 ? " member" : " members") << ", status "
-        << monitor::status_name(group.status) << ", total lag " << cell(group.sum_lag()) << ", max lag "
-        << seconds_cell(group.max_lag_seconds()) << " s\n";
+    out << "GROUP " << group.group << ": type " << (group.type.empty() ? "-" : group.type) << ", state "
+        << (group.state.empty() ? "-" : group.state) << ", " << group.members
+        << (group.members == 1 ? " member" : " members") << ", status " << monitor::status_name(group.status)
+        << ", total lag " << cell(group.sum_lag()) << ", max lag " << seconds_cell(group.max_lag_seconds())
+        << " s\n";
   }
   return out.str();
 }
@@ -86,6 +87,7 @@ nlohmann::json lag_json(const LagSnapshot& snapshot) {
     }
     groups.push_back({{"group", group.group},
                       {"state", group.state},
+                      {"type", group.type},
                       {"members", group.members},
                       {"status", monitor::status_name(group.status)},
                       {"total_lag", or_null(group.sum_lag())},

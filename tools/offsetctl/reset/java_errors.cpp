@@ -16,7 +16,8 @@ JavaError java_error(int code) {
   static constexpr std::array<Known, 9> kKnown{{
       {3, "UNKNOWN_TOPIC_OR_PARTITION", "UnknownTopicOrPartitionException",
        "This server does not host this topic-partition."},
-      {15, "COORDINATOR_NOT_AVAILABLE", "CoordinatorNotAvailableException", "The coordinator is not available."},
+      {15, "COORDINATOR_NOT_AVAILABLE", "CoordinatorNotAvailableException",
+       "The coordinator is not available."},
       {16, "NOT_COORDINATOR", "NotCoordinatorException", "This is not the correct coordinator."},
       {24, "INVALID_GROUP_ID", "InvalidGroupIdException", "The configured groupId is invalid."},
       {29, "TOPIC_AUTHORIZATION_FAILED", "TopicAuthorizationException", "Topic authorization failed."},
@@ -24,7 +25,7 @@ JavaError java_error(int code) {
       {68, "NON_EMPTY_GROUP", "GroupNotEmptyException", "The group is not empty."},
       {69, "GROUP_ID_NOT_FOUND", "GroupIdNotFoundException", "The group id does not exist."},
       {86, "GROUP_SUBSCRIBED_TO_TOPIC", "GroupSubscribedToTopicException",
-       "The consumer group is actively subscribed to the topic"},
+       "Deleting offsets of a topic is forbidden while the consumer group is actively subscribed to it."},
   }};
   for (const auto& known : kKnown) {
     if (known.code == code) {
