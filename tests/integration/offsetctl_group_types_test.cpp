@@ -21,6 +21,7 @@
 #include <fstream>
 #include <map>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <thread>
 
@@ -288,6 +289,22 @@ TEST_F(GroupTypes, VerboseMembersAndStateMatchKafkaButForTheEpochs) {
   EXPECT_EQ(ours_state.exit_code, kafka_state.exit_code);
 }
 
+TEST_F(GroupTypes, JsonOutputCarriesTheTypeAndTheTargetAssignment) {
+  const ToolRun ours = offsetctl(
+      "groups describe", "--group " + consumer_ + " --group " + classic_ + " --members --output json");
+  ASSERT_EQ(ours.exit_code, 0) << ours.err;
+  const auto document = nlohmann::json::parse(ours.out);
+  std::map<std::string, nlohmann::json> groups;
+  for (const auto& group : document.at("groups")) groups[group.at("group").get<std::string>()] = group;
+  ASSERT_EQ(groups.size(), 2u) << ours.out;
+  EXPECT_EQ(groups[consumer_].at("type"), "Consumer");
+  EXPECT_EQ(groups[classic_].at("type"), "Classic");
+  const auto& member = groups[consumer_].at("members").at(0);
+  EXPECT_EQ(member.at("assignment").size(), 3u);
+  EXPECT_EQ(member.at("target_assignment").size(), 3u);
+  EXPECT_TRUE(groups[classic_].at("members").at(0).at("target_assignment").is_null());
+}
+
 TEST_F(GroupTypes, ResetAndDeleteOffsetsFollowKafkasRulesForEachType) {
   // A group with live members, of either type, refuses both; Kafka exits 0 after saying so, we exit 1.
   auto expect_refused = [](const std::string& kafka_action, const std::string& our_verb,
@@ -404,6 +421,12 @@ TEST_F(GroupTypes, LagMonitorAndMetricsReportEachGroupsTypeStateAndMembers) {
                       empty_consumer_ + "\",group_type=\"consumer\"} 4\n"),
             std::string::npos)
       << text;
+
+  // A group that does not exist (or one librdkafka cannot see, as the share group) has no type.
+  const monitor::LagSnapshot unseen = monitor_of({share_})->poll_once();
+  ASSERT_EQ(unseen.groups.size(), 1u);
+  EXPECT_EQ(unseen.groups[0].state, "Dead");
+  EXPECT_EQ(unseen.groups[0].type, "");
 
   // offsetctl lag says the same.
   const ToolRun lag = offsetctl("lag", "--group " + consumer_ + " --group " + empty_consumer_);

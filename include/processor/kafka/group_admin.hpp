@@ -51,7 +51,7 @@ struct GroupDescription {
   std::string group;
   bool simple = false;
   std::string state;  // "Dead" for a group that does not exist, as Kafka's tools say
-  std::string type;   // "Classic" or "Consumer" (GroupListing); "Classic" for a group that does not exist
+  std::string type;   // "Classic" or "Consumer" (GroupListing); "" for a group that does not exist
   std::string partition_assignor;  // "" when the group has no members
   std::optional<GroupCoordinator> coordinator;
   std::vector<GroupMember> members;

@@ -61,7 +61,8 @@ struct GroupLag {
   std::string group;
   std::string state;  // the coordinator's group state: "Stable", "Empty", ... ("" when unknown)
   // The group's type as Kafka's tools print it: "Classic" or "Consumer" (Kafka 4's consumer group
-  // protocol); "" until the group has been described once. Share groups are not seen (README).
+  // protocol); "" until the group has been described once, and for a group that does not exist
+  // (state "Dead"). Share groups are not seen (README).
   std::string type;
   std::int32_t members = 0;
   // The members as the coordinator last described them: ids, client and host, assignment, and

@@ -43,7 +43,10 @@ GroupDescription description_of(const rd_kafka_ConsumerGroupDescription_t* group
   out.group = or_empty(rd_kafka_ConsumerGroupDescription_group_id(group));
   out.simple = rd_kafka_ConsumerGroupDescription_is_simple_consumer_group(group) != 0;
   out.state = state_name(rd_kafka_ConsumerGroupDescription_state(group));
-  out.type = type_name(rd_kafka_ConsumerGroupDescription_type(group));
+  // librdkafka answers "Classic" for a group that does not exist; it has no type.
+  if (rd_kafka_ConsumerGroupDescription_state(group) != RD_KAFKA_CONSUMER_GROUP_STATE_DEAD) {
+    out.type = type_name(rd_kafka_ConsumerGroupDescription_type(group));
+  }
   out.partition_assignor = or_empty(rd_kafka_ConsumerGroupDescription_partition_assignor(group));
   if (const rd_kafka_Node_t* node = rd_kafka_ConsumerGroupDescription_coordinator(group)) {
     out.coordinator = GroupCoordinator{rd_kafka_Node_id(node), or_empty(rd_kafka_Node_host(node)),
@@ -136,7 +139,6 @@ std::vector<GroupDescription> GroupAdmin::describe_groups(const std::vector<std:
           GroupDescription dead;
           dead.group = or_empty(rd_kafka_ConsumerGroupDescription_group_id(described[i]));
           dead.state = "Dead";
-          dead.type = type_name(RD_KAFKA_CONSUMER_GROUP_TYPE_CLASSIC);
           out.push_back(std::move(dead));
           continue;
         }
