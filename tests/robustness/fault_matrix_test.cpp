@@ -38,8 +38,10 @@ class FaultMatrix : public ::testing::TestWithParam<Fault> {
   // least one was met, and what is left is met by `call` before the case goes on (a fault left
   // queued would hit the recovery that follows).
   void expect_fault_met_then_drain(std::int16_t api_key, const std::function<void()>& call) {
-    ASSERT_LT(cluster_.errors_left(api_key), static_cast<std::size_t>(pushed_)) << pushed_ << " pushed, none met";
-    for (int tries = 0; tries < pushed_ && cluster_.errors_left(api_key) > 0; ++tries) (void)failure_of_call(call);
+    ASSERT_LT(cluster_.errors_left(api_key), static_cast<std::size_t>(pushed_))
+        << pushed_ << " pushed, none met";
+    for (int tries = 0; tries < pushed_ && cluster_.errors_left(api_key) > 0; ++tries)
+      (void)failure_of_call(call);
     expect_fault_met(api_key);
   }
   void expect_broker_at(std::int64_t p0, std::int64_t p1, const std::string& when) {
