@@ -370,7 +370,9 @@ TEST_P(RebalanceOnCheckpoint, ARebalanceAwareCheckpointHandsStateAndOffsetsOverT
     });
     b.member->consumer.poll([&](const ConsumedRecord& r) { ++b.counted[{r.partition, r.offset}]; });
   }
-  EXPECT_GT(a.member->consumer.stats().revocations, 0u);
+  EXPECT_GT(a.member->consumer.stats().revocations, 0u)
+      << "lost " << a.member->consumer.stats().lost << ", seen " << seen().size() << ", b owns "
+      << b.member->consumer.assignment().size() << ", a owns " << a.member->consumer.assignment().size();
   EXPECT_GE(a.member->consumer.stats().checkpoints, 2u);  // requested, then before the revoke
   const auto all = seen();
   EXPECT_EQ(all.size(), 1000u);

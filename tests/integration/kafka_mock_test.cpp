@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <map>
 #include <optional>
 #include <set>
@@ -340,6 +341,55 @@ TEST_P(RebalanceProtocol, HandsPartitionsOverWithoutGaps) {
   EXPECT_EQ(run.times_seen.size(), 800u);
   EXPECT_GT(run.a.revocations, 0u);
   EXPECT_GT(run.b.assignments, 0u);
+}
+
+// A handler that turns slow inside a batch does not hold a rebalance back until the batch is
+// handed out: librdkafka's callbacks are served as if the consumer polled per record (within
+// FetchBuffer::kBatchBudget), so the revocation comes a few records after the second member
+// joins, not after the hundreds of records the batch still holds. Under each protocol.
+TEST_P(RebalanceProtocol, ARebalanceIsServedWithinAFewRecordsOfASlowBatch) {
+  Producer producer(cluster_.bootstrap());
+  for (int p = 0; p < 4; ++p) producer.produce(topic_, p, 1000);
+  int handled = 0;
+  int handled_at_revoke = -1;
+  auto options = testing::GroupMember::options_for(topic_);
+  options.on_revoked = [&](const std::vector<TopicPartition>& revoked) {
+    if (!revoked.empty() && handled_at_revoke < 0) handled_at_revoke = handled;
+  };
+  Member a(cluster_.bootstrap(), group_, options, GetParam());
+  // Fast at first, so that the batches grow to their largest (500 records).
+  ASSERT_TRUE(poll_until(
+      a.consumer,
+      [&](const ConsumedRecord&) {
+        if (++handled == 600) a.consumer.stop();
+      },
+      [&] { return handled >= 600; }));
+
+  Member b(cluster_.bootstrap(), group_, topic_, GetParam());
+  std::atomic<bool> done{false};
+  std::thread b_polls([&] {
+    while (!done) b.consumer.poll([](const ConsumedRecord&) {});
+  });
+  const int handled_at_join = handled;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (handled_at_revoke < 0 && std::chrono::steady_clock::now() < deadline) {
+    a.consumer.poll([&](const ConsumedRecord&) {
+      ++handled;
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      if (handled_at_revoke >= 0) a.consumer.stop();
+    });
+  }
+  // The rebalance completes before the members leave.
+  while (b.consumer.stats().assignments == 0 && std::chrono::steady_clock::now() < deadline) {
+    a.consumer.poll([](const ConsumedRecord&) {});
+  }
+  done = true;
+  b_polls.join();
+  ASSERT_GE(handled_at_revoke, 0) << "no revocation within 60 s; " << handled - handled_at_join << " handled";
+  // 100 records are 10 s at 100 ms each; the rebalance itself takes 1-6 s (the mock coordinator
+  // waits up to the session timeout less 1 s for a cooperative group's members to rejoin).
+  EXPECT_LT(handled_at_revoke - handled_at_join, 100)
+      << "records handled between the join and the revocation";
 }
 
 INSTANTIATE_TEST_SUITE_P(EveryProtocol, RebalanceProtocol, ::testing::ValuesIn(testing::group_protocols()),

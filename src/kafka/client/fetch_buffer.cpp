@@ -14,7 +14,8 @@ void FetchBuffer::clear() noexcept {
 }
 
 void FetchBuffer::fill(int timeout_ms) {
-  if (!empty() || !queue_) return;
+  if (!queue_) return;
+  if (!empty()) return top_up();
   next_ = end_ = 0;
   if (last_fill_ > 0) {
     // The last batch's rate (records handed out and handled, with whatever the caller did
@@ -35,12 +36,23 @@ void FetchBuffer::fill(int timeout_ms) {
   last_filled_at_ = last_heard_ = Clock::now();
 }
 
-void FetchBuffer::keep_alive() noexcept {
-  const Clock::time_point now = Clock::now();
-  if (now - last_heard_ < kKeepAlive) return;
-  // No record is taken and no callback served: rd_kafka_app_polled() only.
-  rd_kafka_consume_batch_queue(queue_.get(), 0, messages_.data(), 0);
-  last_heard_ = now;
+void FetchBuffer::top_up() {
+  // The records left move to the front, and the call takes at most one record into the room
+  // behind them: the callbacks queued are served on the way to it (librdkafka pauses the
+  // partitions for a rebalance, and the records queued before it are skipped as outdated), and
+  // the handler is slower than the batch foresaw. A callback inside may drop() records left:
+  // the one taken then moves down to close the gap.
+  if (end_ - next_ == messages_.size()) return;
+  std::move(messages_.begin() + static_cast<std::ptrdiff_t>(next_),
+            messages_.begin() + static_cast<std::ptrdiff_t>(end_), messages_.begin());
+  end_ -= next_;
+  next_ = 0;
+  const std::size_t room_at = end_;
+  if (rd_kafka_consume_batch_queue(queue_.get(), 0, messages_.data() + room_at, 1) == 1) {
+    messages_[end_++] = messages_[room_at];
+    ++last_fill_;
+  }
+  last_heard_ = Clock::now();
 }
 
 }  // namespace processor::kafka::internal

@@ -13,9 +13,11 @@
 //
 // The batch adapts to how fast its records are handled: each batch is sized to what the last
 // one's rate handles within kBatchBudget (at least 1, at most twice the last size and kMaxBatch).
-// And while a batch is handed out, librdkafka hears from the consumer (max.poll.interval.ms) at
-// least every kKeepAlive plus kKeepAliveEvery handler calls, as if it polled per record: a
-// handler that turns slow inside a batch does not make the member leave its group. One thread.
+// And a batch handed out slower than that is topped up (fill() while not empty) once kBatchBudget
+// has passed since librdkafka last heard from the consumer, looked at every kLookEvery records:
+// librdkafka serves its callbacks there (a rebalance, an error) and counts the consumer as polling
+// (max.poll.interval.ms). So a handler that turns slow inside a batch neither makes the member
+// leave its group nor holds a rebalance back until the batch is handed out. One thread.
 
 #include <chrono>
 #include <cstddef>
@@ -32,8 +34,7 @@ class FetchBuffer {
   static constexpr std::size_t kFirstBatch = 16;
   static constexpr std::size_t kMaxBatch = 500;
   static constexpr std::chrono::milliseconds kBatchBudget{500};
-  static constexpr std::chrono::milliseconds kKeepAlive{1000};
-  static constexpr std::size_t kKeepAliveEvery = 4;  // records between two looks at the clock
+  static constexpr std::size_t kLookEvery = 4;  // records between two looks at the clock
 
   // Reads `rk`'s consumer queue (rd_kafka_queue_get_consumer); `rk` must outlive the buffer.
   explicit FetchBuffer(rd_kafka_t* rk);
@@ -43,16 +44,23 @@ class FetchBuffer {
 
   bool empty() const noexcept { return next_ == end_; }
 
-  // When empty, one call of librdkafka: with a timeout of 0, takes what the queue holds, up to a
+  // One call of librdkafka. When empty: with a timeout of 0, takes what the queue holds, up to a
   // batch; else waits up to `timeout_ms` for one record (a batch call would wait for a whole
-  // batch). librdkafka serves callbacks (rebalances, errors) inside; a callback may end the call
-  // early with rd_kafka_yield().
+  // batch). When not empty, a top-up: takes what the queue holds into the room behind the
+  // records left, without waiting. librdkafka serves callbacks (rebalances, errors) inside; a
+  // callback may drop() records left and end the call early with rd_kafka_yield().
   void fill(int timeout_ms);
+
+  // Whether librdkafka should hear from the consumer (a top-up) before the next record is handed
+  // out: kBatchBudget has passed since it last did. Looks at the clock every kLookEvery calls.
+  bool due() noexcept {
+    if (++calls_ % kLookEvery != 0) return false;
+    return Clock::now() - last_heard_ >= kBatchBudget;
+  }
 
   // The next record, or null when empty.
   RdPtr<rd_kafka_message_t> pop() noexcept {
     if (next_ == end_) return nullptr;
-    if (next_ % kKeepAliveEvery == kKeepAliveEvery - 1) keep_alive();
     return RdPtr<rd_kafka_message_t>(messages_[next_++]);
   }
 
@@ -78,16 +86,16 @@ class FetchBuffer {
  private:
   using Clock = std::chrono::steady_clock;
 
-  // Tells librdkafka that the application polled (a batch call for no record) once kKeepAlive
-  // has passed since it last heard from this buffer.
-  void keep_alive() noexcept;
+  // fill() while records are left.
+  void top_up();
 
   RdPtr<rd_kafka_queue_t> queue_;
   std::vector<rd_kafka_message_t*> messages_;
   std::size_t next_ = 0;
   std::size_t end_ = 0;
   std::size_t batch_ = kFirstBatch;
-  std::size_t last_fill_ = 0;  // records taken by the last fill(); 0: no batch to time
+  std::size_t last_fill_ = 0;           // records taken by the last batch and its top-ups; 0: none to time
+  std::size_t calls_ = 0;               // of due()
   Clock::time_point last_filled_at_{};  // when the last fill() returned
   Clock::time_point last_heard_{};       // librdkafka's last poll through this buffer
 };

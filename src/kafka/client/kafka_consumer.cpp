@@ -681,6 +681,9 @@ std::size_t KafkaConsumer::poll(const RecordHandler& handler) {
 }
 
 RdPtr<rd_kafka_message_t> KafkaConsumer::Impl::next_record(int timeout_ms, bool& arrived) {
+  // A batch handed out slower than its rate foresaw: librdkafka's callbacks (a rebalance) are
+  // served now, not once the batch is handed out.
+  if (!buffer.empty() && buffer.due()) fill_buffer(0);
   if (buffer.empty()) {
     // What is queued first; then, with nothing queued, a wait.
     fill_buffer(0);
