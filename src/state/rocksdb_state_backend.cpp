@@ -4,9 +4,11 @@
 #include <rocksdb/options.h>
 #include <rocksdb/perf_level.h>
 #include <rocksdb/slice.h>
+#include <rocksdb/sst_file_writer.h>
 #include <rocksdb/utilities/checkpoint.h>
 #include <rocksdb/write_batch.h>
 
+#include <atomic>
 #include <cstdio>
 #include <system_error>
 #include <utility>
@@ -14,6 +16,7 @@
 #include "common/log_internal.hpp"
 #include "processor/error.hpp"
 #include "state/rocksdb_logger.hpp"
+#include "state/sorted_writes.hpp"
 
 namespace processor::state {
 
@@ -24,24 +27,8 @@ using Rows = std::vector<std::pair<std::string, std::string>>;
 
 rocksdb::Slice to_slice(std::string_view bytes) { return {bytes.data(), bytes.size()}; }
 
-// Keys are arbitrary bytes: quote them printable and bounded so that an error message stays
-// one readable line.
-std::string printable_key(std::string_view key) {
-  constexpr std::size_t kMaxShown = 128;
-  std::string shown = "'";
-  for (std::size_t i = 0; i < key.size() && i < kMaxShown; ++i) {
-    const auto byte = static_cast<unsigned char>(key[i]);
-    if (byte >= 0x20 && byte < 0x7f && byte != '\\') {
-      shown += static_cast<char>(byte);
-    } else {
-      char escaped[5];
-      std::snprintf(escaped, sizeof escaped, "\\x%02x", byte);
-      shown += escaped;
-    }
-  }
-  shown += key.size() > kMaxShown ? "'..." : "'";
-  return shown;
-}
+// Where load_sorted() writes its table files before their ingestion.
+constexpr const char* kBulkLoadDir = "bulk-load";
 
 [[noreturn]] void throw_status(const rocksdb::Status& status, const std::string& context) {
   const auto kind = status.IsCorruption() ? ErrorKind::Corruption : ErrorKind::Storage;
@@ -153,6 +140,11 @@ class Database {
     db_.reset(opened);
     write_options_.sync = options.sync_writes;
     fresh_memtable_min_batch_ = options.fresh_memtable_min_batch;
+    // Table files of a bulk load that a crash left before their ingestion: never part of the data.
+    if (!options.read_only) {
+      std::error_code ignored;
+      fs::remove_all(path_ / kBulkLoadDir, ignored);
+    }
   }
 
   ~Database() {
@@ -174,13 +166,48 @@ class Database {
   const fs::path& path() const noexcept { return path_; }
   rocksdb::DB& db() const noexcept { return *db_; }
 
+  // StateBackend::load_sorted(): one table file per run, written aside in <dir>/bulk-load, then
+  // moved into the database in one IngestExternalFile, which is atomic and durable (RocksDB
+  // syncs the files and their manifest entry before it returns).
+  void load_sorted(std::span<const std::span<const StateBackend::UnloggedWrite>> runs) const {
+    const fs::path dir = path_ / kBulkLoadDir;
+    std::error_code error;
+    if (fs::create_directories(dir, error); error) {
+      throw StateError(ErrorKind::Storage, "cannot create '" + dir.string() + "': " + error.message());
+    }
+    std::vector<std::string> files;
+    try {
+      const rocksdb::Options options = db_->GetOptions();
+      for (const auto writes : runs) {
+        if (writes.empty()) continue;
+        files.push_back((dir / ("load-" + std::to_string(next_load_.fetch_add(1)) + ".sst")).string());
+        rocksdb::SstFileWriter writer(rocksdb::EnvOptions(options), options);
+        check(writer.Open(files.back()), "bulk load (opening " + files.back() + ")");
+        for (const auto& write : writes) {
+          check(write.value ? writer.Put(to_slice(write.key), to_slice(*write.value))
+                            : writer.Delete(to_slice(write.key)),
+                "bulk load", write.key);
+        }
+        check(writer.Finish(), "bulk load (writing " + files.back() + ")");
+      }
+      if (files.empty()) return;
+      rocksdb::IngestExternalFileOptions ingest;
+      ingest.move_files = true;
+      check(db_->IngestExternalFile(files, ingest),
+            "bulk load (ingesting " + std::to_string(files.size()) + " files)");
+    } catch (...) {
+      for (const auto& file : files) fs::remove(file, error);
+      throw;
+    }
+  }
+
   // Throws the StateError for a failed `operation`, naming the directory and, when given, the
   // key.
   void check(const rocksdb::Status& status, std::string_view operation,
              std::optional<std::string_view> key = {}) const {
     if (status.ok()) return;
     std::string context = "RocksDB " + std::string(operation);
-    if (key) context += " of key " + printable_key(*key);
+    if (key) context += " of key " + internal::printable_key(*key);
     throw_status(status, context + " in '" + path_.string() + "' failed");
   }
 
@@ -269,6 +296,7 @@ class Database {
   fs::path path_;
   std::unique_ptr<rocksdb::DB> db_;
   rocksdb::WriteOptions write_options_;
+  mutable std::atomic<std::uint64_t> next_load_{0};
   std::size_t fresh_memtable_min_batch_ = 0;
 };
 
@@ -370,6 +398,11 @@ void RocksDbStateBackend::write_unlogged(std::span<const UnloggedWrite> writes) 
 }
 
 void RocksDbStateBackend::flush() { impl_->database->flush(); }
+
+void RocksDbStateBackend::load_sorted(std::span<const std::span<const UnloggedWrite>> runs) {
+  internal::require_strictly_ascending(runs);
+  impl_->database->load_sorted(runs);
+}
 
 void RocksDbStateBackend::write(const WriteBatch& batch) {
   const auto& database = *impl_->database;

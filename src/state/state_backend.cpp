@@ -1,8 +1,12 @@
 #include "processor/state/state_backend.hpp"
 
+#include <cstdio>
 #include <utility>
+#include <vector>
 
+#include "processor/error.hpp"
 #include "state/copied_snapshot.hpp"
+#include "state/sorted_writes.hpp"
 
 namespace processor::state {
 
@@ -23,6 +27,36 @@ std::vector<std::pair<std::string, std::string>> CopiedSnapshot::scan(
     rows.emplace_back(entry.first, entry.second);
   });
   return rows;
+}
+
+std::string printable_key(std::string_view key) {
+  constexpr std::size_t kMaxShown = 128;
+  std::string shown = "'";
+  for (std::size_t i = 0; i < key.size() && i < kMaxShown; ++i) {
+    const auto byte = static_cast<unsigned char>(key[i]);
+    if (byte >= 0x20 && byte < 0x7f && byte != '\\') {
+      shown += static_cast<char>(byte);
+    } else {
+      char escaped[5];
+      std::snprintf(escaped, sizeof escaped, "\\x%02x", byte);
+      shown += escaped;
+    }
+  }
+  shown += key.size() > kMaxShown ? "'..." : "'";
+  return shown;
+}
+
+void require_strictly_ascending(std::span<const std::span<const StateBackend::UnloggedWrite>> runs) {
+  for (std::size_t run = 0; run < runs.size(); ++run) {
+    const auto writes = runs[run];
+    for (std::size_t i = 1; i < writes.size(); ++i) {
+      if (writes[i].key <= writes[i - 1].key) {
+        throw StateError(ErrorKind::InvalidArgument,
+                         "load_sorted: key " + printable_key(writes[i].key) + " (run " + std::to_string(run) +
+                             ", write " + std::to_string(i) + ") does not come after the key before it");
+      }
+    }
+  }
 }
 
 }  // namespace internal
@@ -82,5 +116,13 @@ void StateBackend::write_unlogged(std::span<const UnloggedWrite> writes) {
 }
 
 void StateBackend::flush() {}
+
+void StateBackend::load_sorted(std::span<const std::span<const UnloggedWrite>> runs) {
+  internal::require_strictly_ascending(runs);
+  std::vector<UnloggedWrite> writes;
+  for (const auto run : runs) writes.insert(writes.end(), run.begin(), run.end());
+  write_unlogged(writes);
+  flush();
+}
 
 }  // namespace processor::state

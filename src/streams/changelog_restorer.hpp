@@ -26,8 +26,9 @@ namespace processor::streams::internal {
 // not written yet (the coordinator writes them after answering), and one left open by a member
 // that died, which the coordinator aborts after its transaction timeout.
 //
-// Each poll() applies what arrived in one RocksDB write per store partition, with the new
-// position in the same write: a crash mid-restore resumes from there.
+// Each poll() applies what arrived as one bulk load per store partition (sorted table files
+// ingested into RocksDB, StorePartition::commit_restored), with the new position in the same
+// load: durable at once, and a crash mid-restore resumes from there.
 //
 // Not safe for concurrent use: the processor's polling thread owns it.
 class ChangelogRestorer {

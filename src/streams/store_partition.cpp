@@ -95,19 +95,27 @@ void StorePartition::add_restored(std::string_view key, const std::optional<std:
 
 void StorePartition::commit_restored(std::int64_t position) {
   std::vector<state::StateBackend::UnloggedWrite> writes;
-  writes.reserve(restored_.size() + 1);
+  writes.reserve(restored_.size());
   const std::string_view bytes = restored_bytes_;
   for (const auto& restored : restored_) {
     writes.push_back({bytes.substr(restored.key, restored.key_size),
                       restored.tombstone ? std::nullopt
                                          : std::optional<std::string_view>(bytes.substr(restored.value, restored.value_size))});
   }
-  // Stable: of two records of one key, the later still comes later, and wins.
+  // Stable: of two records of one key, the later stays later; it is the one kept.
   std::stable_sort(writes.begin(), writes.end(), [](const auto& a, const auto& b) { return a.key < b.key; });
+  std::size_t kept = 0;
+  for (std::size_t i = 0; i < writes.size(); ++i) {
+    if (i + 1 < writes.size() && writes[i + 1].key == writes[i].key) continue;
+    writes[kept++] = writes[i];
+  }
+  writes.resize(kept);
+  // The data and the position as two runs: the data's file covers this store partition's keys
+  // only, so that it overlaps no other partition's data.
   const std::string encoded = encode_position(position);
-  writes.push_back({position_key_, encoded});
-  unflushed_ = true;
-  db_.write_unlogged(writes);
+  const state::StateBackend::UnloggedWrite position_write{position_key_, encoded};
+  const std::span<const state::StateBackend::UnloggedWrite> runs[] = {writes, {&position_write, 1}};
+  db_.load_sorted(runs);
   restored_.clear();
   restored_bytes_.clear();
   position_ = position;

@@ -56,17 +56,12 @@ class StorePartition final : public PartitionStore {
   void wipe();
 
   // Restoration: add_restored() queues a changelog record (value nullopt: a tombstone), and
-  // commit_restored() writes the queued records with the new position atomically, sorted by key
-  // (a later record of a key still wins) so that RocksDB inserts them in order, and without the
-  // write-ahead log (a bulk load: a crash loses whole writes, the latest, with their position,
-  // and the restore resumes before them). finish_restore() makes them durable: call it before
-  // the store partition takes transactions.
+  // commit_restored() loads the queued records (the last of each key) with the new position,
+  // atomically and durably, as sorted table files (StateBackend::load_sorted): no memtable, no
+  // write-ahead log, no flush before the store partition takes transactions. A crash mid-restore
+  // resumes from the last position loaded.
   void add_restored(std::string_view key, const std::optional<std::string_view>& value);
   void commit_restored(std::int64_t position);
-  void finish_restore() {
-    if (unflushed_) db_.flush();
-    unflushed_ = false;
-  }
 
  private:
   std::string& data_key(std::string_view key);
@@ -89,7 +84,6 @@ class StorePartition final : public PartitionStore {
   };
   std::vector<Restored> restored_;
   std::string restored_bytes_;
-  bool unflushed_ = false;  // an unlogged write since the last finish_restore()
 };
 
 }  // namespace processor::streams::internal

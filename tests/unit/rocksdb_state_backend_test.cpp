@@ -122,6 +122,80 @@ TEST_F(RocksDbStateBackendTest, UnloggedWritesApplyInOrderAndAFlushMakesThemDura
   EXPECT_EQ(reopened.scan(""), (Rows{{"a", "2"}, {"b", ""}}));
 }
 
+TEST_F(RocksDbStateBackendTest, LoadSortedAppliesEveryRunAtOnceAndTombstonesHideOlderValues) {
+  RocksDbStateBackend backend(db_path());
+  backend.put("d/a", "old");
+  backend.put("d/gone", "x");
+  backend.put("other", "kept");
+  const std::vector<StateBackend::UnloggedWrite> data = {
+      {"d/a", std::string_view("1")}, {"d/b", std::string_view("")}, {"d/gone", std::nullopt}};
+  const std::vector<StateBackend::UnloggedWrite> position = {{"p/0", std::string_view("7")}};
+  const std::span<const StateBackend::UnloggedWrite> runs[] = {data, position};
+  backend.load_sorted(runs);
+  EXPECT_EQ(backend.scan(""), (Rows{{"d/a", "1"}, {"d/b", ""}, {"other", "kept"}, {"p/0", "7"}}));
+  // Later writes go over loaded data as over any other.
+  backend.put("d/a", "2");
+  EXPECT_EQ(backend.get("d/a"), "2");
+  EXPECT_FALSE(fs::exists(db_path() / "bulk-load" / "load-0.sst"))
+      << "the table file was moved into the database";
+}
+
+TEST_F(RocksDbStateBackendTest, LoadSortedIsDurableWhenItReturnsWithoutAFlushOrAClose) {
+  if (kThreadSanitizer && threads_in_this_process() > 1) {
+    GTEST_SKIP() << "fork from a multi-threaded process under ThreadSanitizer; run this test alone";
+  }
+  // A child loads, then dies without closing the database (no flush, no destructor): what
+  // load_sorted() returned from must be there. (The same with write_unlogged() is lost.)
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    try {
+      auto* backend = new RocksDbStateBackend(db_path());
+      const std::vector<StateBackend::UnloggedWrite> data = {{"a", std::string_view("1")},
+                                                             {"b", std::string_view("2")}};
+      const std::span<const StateBackend::UnloggedWrite> runs[] = {data};
+      backend->load_sorted(runs);
+      const std::vector<StateBackend::UnloggedWrite> unlogged = {{"c", std::string_view("3")}};
+      backend->write_unlogged(unlogged);
+    } catch (...) {
+      ::_exit(1);
+    }
+    ::_exit(0);
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  RocksDbStateBackend reopened(db_path(), RocksDbOptions{.create_if_missing = false});
+  EXPECT_EQ(reopened.get("a"), "1");
+  EXPECT_EQ(reopened.get("b"), "2");
+  EXPECT_EQ(reopened.get("c"), std::nullopt) << "an unlogged write without a flush was expected to be lost";
+}
+
+TEST_F(RocksDbStateBackendTest, LoadSortedRefusesKeysOutOfOrderNamingOneAndChangesNothing) {
+  RocksDbStateBackend backend(db_path());
+  backend.put("a", "old");
+  const std::vector<StateBackend::UnloggedWrite> good = {{"a", std::string_view("new")}};
+  for (const std::vector<StateBackend::UnloggedWrite>& bad :
+       {std::vector<StateBackend::UnloggedWrite>{{"b", std::string_view("1")},
+                                                 {"a\x01", std::string_view("2")}},
+        std::vector<StateBackend::UnloggedWrite>{{"b", std::string_view("1")}, {"b", std::nullopt}}}) {
+    const std::span<const StateBackend::UnloggedWrite> runs[] = {good, bad};
+    const auto error = error_of([&] { backend.load_sorted(runs); });
+    EXPECT_EQ(error.kind(), ErrorKind::InvalidArgument);
+    EXPECT_TRUE(mentions(error, "run 1, write 1")) << error.what();
+  }
+  EXPECT_EQ(backend.scan(""), (Rows{{"a", "old"}}));
+}
+
+TEST_F(RocksDbStateBackendTest, TableFilesLeftBeforeTheirIngestionAreRemovedOnOpen) {
+  { RocksDbStateBackend backend(db_path()); }
+  fs::create_directories(db_path() / "bulk-load");
+  std::ofstream(db_path() / "bulk-load" / "load-3.sst") << "half a table file";
+  RocksDbStateBackend reopened(db_path());
+  EXPECT_FALSE(fs::exists(db_path() / "bulk-load"));
+  EXPECT_EQ(reopened.scan(""), Rows{});
+}
+
 TEST_F(RocksDbStateBackendTest, OpeningTheSameDirectoryTwiceInOneProcessThrowsLocked) {
   RocksDbStateBackend first(db_path());
   const auto error = error_of([&] { RocksDbStateBackend second(db_path()); });

@@ -6,9 +6,11 @@
 #include <map>
 #include <mutex>
 #include <set>
+#include <span>
 #include <string>
 #include <vector>
 
+#include "processor/error.hpp"
 #include "processor/state/memory_state_backend.hpp"
 #include "processor/state/state_backend.hpp"
 
@@ -122,6 +124,32 @@ TEST(StateBackendDefaults, WriteUnloggedGoesThroughWriteInOrderAndFlushChangesNo
   EXPECT_EQ(backend.get("a"), "2");
   EXPECT_FALSE(backend.contains("gone"));
   EXPECT_EQ(backend.count(), 1u);
+}
+
+TEST(StateBackendDefaults, LoadSortedAppliesEveryRunAndRefusesKeysOutOfOrderChangingNothing) {
+  SeedMapBackend backend;
+  backend.put("gone", "x");
+  const std::vector<StateBackend::UnloggedWrite> data = {{"a", std::string_view("1")},
+                                                         {"gone", std::nullopt}};
+  const std::vector<StateBackend::UnloggedWrite> position = {{"p", std::string_view("9")}};
+  const std::span<const StateBackend::UnloggedWrite> runs[] = {data, position};
+  backend.load_sorted(runs);
+  EXPECT_EQ(backend.get("a"), "1");
+  EXPECT_EQ(backend.get("p"), "9");
+  EXPECT_FALSE(backend.contains("gone"));
+
+  const std::vector<StateBackend::UnloggedWrite> unsorted = {{"z", std::string_view("1")},
+                                                             {"b", std::string_view("2")}};
+  const std::span<const StateBackend::UnloggedWrite> bad[] = {unsorted};
+  try {
+    backend.load_sorted(bad);
+    ADD_FAILURE() << "keys out of order were loaded";
+  } catch (const StateError& error) {
+    EXPECT_EQ(error.kind(), ErrorKind::InvalidArgument);
+    EXPECT_NE(std::string(error.what()).find("'b' (run 0, write 1)"), std::string::npos) << error.what();
+  }
+  EXPECT_FALSE(backend.contains("z"));
+  EXPECT_EQ(backend.count(), 2u);
 }
 
 TEST(StateBackendDefaults, ForEachVisitsThePrefixedPairsInAscendingOrder) {
