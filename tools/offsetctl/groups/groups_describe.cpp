@@ -23,6 +23,7 @@
 #include "groups/describe_format.hpp"
 #include "groups/describe_json.hpp"
 #include "groups/group_views.hpp"
+#include "groups/kafka_usage.hpp"
 #include "processor/error.hpp"
 #include "processor/kafka/group_admin.hpp"
 
@@ -53,22 +54,6 @@ struct ListArgs {
   std::vector<std::string> extras;
 };
 
-// What kafka-consumer-groups prints for bad arguments (before its usage text): on stderr, exit 1.
-int usage_error(const std::string& message) {
-  std::cerr << message << "\n";
-  return kExitError;
-}
-
-// Kafka parses options with joptsimple, which rejects any it does not know.
-std::optional<int> unknown_option(const std::vector<std::string>& extras) {
-  for (const auto& extra : extras) {
-    if (extra.size() > 1 && extra[0] == '-') {
-      return usage_error(extra.substr(extra.find_first_not_of('-')) + " is not a recognized option");
-    }
-  }
-  return std::nullopt;
-}
-
 std::unique_ptr<kafka::GroupAdmin> connect(const std::string& bootstrap, int timeout_ms) {
   return kafka::GroupAdmin::create({{"bootstrap.servers", bootstrap}, {"log_level", "3"}},
                                    std::chrono::milliseconds(timeout_ms));
@@ -81,7 +66,7 @@ void write(const Printed& printed) {
 
 int run_describe(const DescribeArgs& args) {
   if (auto code = unknown_option(args.extras)) return *code;
-  if (args.bootstrap.empty()) return usage_error("Missing required argument \"[bootstrap-server]\"");
+  if (auto code = missing_bootstrap(args.bootstrap)) return *code;
   if (args.groups.empty() && !args.all_groups) {
     return usage_error("Option [describe] takes one of these options: [group], [all-groups]");
   }
@@ -183,7 +168,7 @@ std::optional<std::set<std::string>> parse_filter(const std::string& value,
 
 int run_list(const ListArgs& args) {
   if (auto code = unknown_option(args.extras)) return *code;
-  if (args.bootstrap.empty()) return usage_error("Missing required argument \"[bootstrap-server]\"");
+  if (auto code = missing_bootstrap(args.bootstrap)) return *code;
   // Lowercase names; empty: no filter.
   const auto types = parse_filter(args.type_value, known_types(), "types", "types");
   if (!types) return kExitError;

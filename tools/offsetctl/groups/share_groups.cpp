@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "command.hpp"
+#include "groups/kafka_usage.hpp"
 
 namespace processor::offsetctl {
 namespace {
@@ -29,19 +30,10 @@ struct ShareArgs {
 };
 
 int run_share(const ShareArgs& args, const std::string& action) {
-  for (const auto& extra : args.extras) {
-    if (extra.size() > 1 && extra[0] == '-') {
-      std::cerr << extra.substr(extra.find_first_not_of('-')) << " is not a recognized option\n";
-      return kExitError;
-    }
-  }
-  if (args.bootstrap.empty()) {
-    std::cerr << "Missing required argument \"[bootstrap-server]\"\n";
-    return kExitError;
-  }
+  if (auto code = unknown_option(args.extras)) return *code;
+  if (auto code = missing_bootstrap(args.bootstrap)) return *code;
   if (action == "describe" && args.groups.empty() && !args.all_groups) {
-    std::cerr << "Option [describe] takes one of these options: [group], [all-groups]\n";
-    return kExitError;
+    return usage_error("Option [describe] takes one of these options: [group], [all-groups]");
   }
   std::cout << "\nError: Executing share group command failed due to "
                "org.apache.kafka.common.errors.UnsupportedVersionException: librdkafka "
