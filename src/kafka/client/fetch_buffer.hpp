@@ -46,8 +46,8 @@ class FetchBuffer {
 
   // One call of librdkafka. When empty: with a timeout of 0, takes what the queue holds, up to a
   // batch; else waits up to `timeout_ms` for one record (a batch call would wait for a whole
-  // batch). When not empty, a top-up: takes what the queue holds into the room behind the
-  // records left, without waiting. librdkafka serves callbacks (rebalances, errors) inside; a
+  // batch). When not empty, a top-up: takes at most one record, behind the records left,
+  // without waiting (top_up()). librdkafka serves callbacks (rebalances, errors) inside; a
   // callback may drop() records left and end the call early with rd_kafka_yield().
   void fill(int timeout_ms);
 
