@@ -4,6 +4,7 @@
 
 #include <atomic>
 #include <map>
+#include <mutex>
 #include <optional>
 #include <set>
 #include <stdexcept>
@@ -390,6 +391,61 @@ TEST_P(RebalanceProtocol, ARebalanceIsServedWithinAFewRecordsOfASlowBatch) {
   // waits up to the session timeout less 1 s for a cooperative group's members to rejoin).
   EXPECT_LT(handled_at_revoke - handled_at_join, 100)
       << "records handled between the join and the revocation";
+}
+
+// A rebalance served inside a poll that waits for records: the revocation, the assignment that
+// follows it and the first records fetched after it all come within one wait. Each record is
+// handed out, once (the revoking member commits what it handled).
+TEST_P(RebalanceProtocol, NoRecordIsLostWhenARebalanceIsServedInsideAWaitingPoll) {
+  Producer producer(cluster_.bootstrap());
+  for (int p = 0; p < 4; ++p) producer.produce(topic_, p, 5);
+  std::mutex seen_mutex;
+  std::map<std::pair<int, std::int64_t>, int> seen;
+  const auto count = [&](const ConsumedRecord& r) {
+    std::lock_guard lock(seen_mutex);
+    ++seen[{r.partition, r.offset}];
+  };
+  const auto seen_size = [&] {
+    std::lock_guard lock(seen_mutex);
+    return seen.size();
+  };
+  auto options = testing::GroupMember::options_for(topic_);
+  options.poll_timeout = std::chrono::seconds(10);  // the whole rebalance fits in one wait
+  bool produced_more = false;
+  options.on_revoked = [&](const std::vector<TopicPartition>& revoked) {
+    // Records to fetch once the rebalance is over, for the partitions kept and those reassigned.
+    if (revoked.empty() || std::exchange(produced_more, true)) return;
+    for (int p = 0; p < 4; ++p) producer.produce(topic_, p, 5, 5);
+  };
+  Member a(cluster_.bootstrap(), group_, options, GetParam());
+  ASSERT_TRUE(poll_until(a.consumer, count, [&] { return seen_size() == 20; }));
+  // Committed before the rebalance: the mock coordinator refuses a classic group's commits while
+  // it rebalances, and the commit on revoke would leave the records handled to be handled again.
+  a.manager.commit();
+
+  Member b(cluster_.bootstrap(), group_, topic_, GetParam());
+  std::atomic<bool> done{false};
+  std::thread b_polls([&] {
+    while (!done) b.consumer.poll(count);
+  });
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (seen_size() < 40 && std::chrono::steady_clock::now() < deadline) a.consumer.poll(count);
+  done = true;
+  b_polls.join();
+  ASSERT_TRUE(produced_more) << "no revocation within 60 s";
+  std::string missing;
+  int duplicates = 0;
+  for (int p = 0; p < 4; ++p) {
+    for (std::int64_t offset = 0; offset < 10; ++offset) {
+      const auto found = seen.find({p, offset});
+      if (found == seen.end())
+        missing += " " + std::to_string(p) + ":" + std::to_string(offset);
+      else
+        duplicates += found->second - 1;
+    }
+  }
+  EXPECT_EQ(missing, "") << "records never handed out (partition:offset)";
+  EXPECT_EQ(duplicates, 0);
 }
 
 INSTANTIATE_TEST_SUITE_P(EveryProtocol, RebalanceProtocol, ::testing::ValuesIn(testing::group_protocols()),

@@ -30,8 +30,12 @@ void FetchBuffer::fill(int timeout_ms) {
   }
   // A batch call returns once its batch is full or its timeout is up, and a poll must return as
   // soon as a record is there: a wait is for the first record only.
-  const ssize_t taken = rd_kafka_consume_batch_queue(queue_.get(), timeout_ms, messages_.data(), timeout_ms > 0 ? 1 : batch_);
+  const std::size_t size = timeout_ms > 0 ? 1 : batch_;
+  open_room(0, size);
+  const ssize_t taken = rd_kafka_consume_batch_queue(queue_.get(), timeout_ms, messages_.data(), size);
+  fill_end_ = 0;
   end_ = taken > 0 ? static_cast<std::size_t>(taken) : 0;
+  filled_at_ = 0;
   last_fill_ = end_;
   last_filled_at_ = last_heard_ = Clock::now();
 }
@@ -42,17 +46,28 @@ void FetchBuffer::top_up() {
   // partitions for a rebalance, and the records queued before it are skipped as outdated), and
   // the handler is slower than the batch foresaw. A callback inside may drop() records left:
   // the one taken then moves down to close the gap.
+  filled_at_ = end_;
   if (end_ - next_ == messages_.size()) return;
   std::move(messages_.begin() + static_cast<std::ptrdiff_t>(next_),
             messages_.begin() + static_cast<std::ptrdiff_t>(end_), messages_.begin());
   end_ -= next_;
   next_ = 0;
   const std::size_t room_at = end_;
-  if (rd_kafka_consume_batch_queue(queue_.get(), 0, messages_.data() + room_at, 1) == 1) {
+  open_room(room_at, 1);
+  const bool took = rd_kafka_consume_batch_queue(queue_.get(), 0, messages_.data() + room_at, 1) == 1;
+  fill_end_ = 0;
+  filled_at_ = end_;
+  if (took) {
     messages_[end_++] = messages_[room_at];
     ++last_fill_;
   }
   last_heard_ = Clock::now();
+}
+
+void FetchBuffer::open_room(std::size_t at, std::size_t size) noexcept {
+  std::fill_n(messages_.begin() + static_cast<std::ptrdiff_t>(at), size, nullptr);
+  fill_at_ = at;
+  fill_end_ = at + size;
 }
 
 }  // namespace processor::kafka::internal

@@ -48,8 +48,29 @@ class FetchBuffer {
   // batch; else waits up to `timeout_ms` for one record (a batch call would wait for a whole
   // batch). When not empty, a top-up: takes at most one record, behind the records left,
   // without waiting (top_up()). librdkafka serves callbacks (rebalances, errors) inside; a
-  // callback may drop() records left and end the call early with rd_kafka_yield().
+  // callback may drop() records left, and learn how many records the call took before it
+  // (taken_in_fill()).
   void fill(int timeout_ms);
+
+  // From a callback inside fill(): the records that fill()'s call has taken so far. A call that
+  // takes one record (a wait, a top-up) takes it after every callback it serves: 0 there. In a
+  // batch, exact unless librdkafka purged outdated records from it earlier in the call (a seek,
+  // a pause): then it counts them too.
+  std::size_t taken_in_fill() const noexcept {
+    std::size_t taken = 0;
+    while (fill_at_ + taken < fill_end_ && messages_[fill_at_ + taken] != nullptr) ++taken;
+    return taken;
+  }
+
+  // After fill(): destroys the records (and consumer errors) its call took that
+  // `drop(index, topic, partition)` selects, `index` counting them in the order they were taken;
+  // the others keep their order.
+  template <class Predicate>
+  void drop_filled(Predicate&& drop) {
+    std::size_t index = 0;
+    drop_in(filled_at_,
+            [&](std::string_view topic, std::int32_t partition) { return drop(index++, topic, partition); });
+  }
 
   // Whether librdkafka should hear from the consumer (a top-up) before the next record is handed
   // out: kBatchBudget has passed since it last did. Looks at the clock every kLookEvery calls.
@@ -68,16 +89,7 @@ class FetchBuffer {
   // the others keep their order.
   template <class Predicate>
   void drop(Predicate&& drop) {
-    std::size_t kept = next_;
-    for (std::size_t i = next_; i < end_; ++i) {
-      rd_kafka_message_t* message = messages_[i];
-      if (message->rkt != nullptr && drop(std::string_view(rd_kafka_topic_name(message->rkt)), message->partition)) {
-        rd_kafka_message_destroy(message);
-      } else {
-        messages_[kept++] = message;
-      }
-    }
-    end_ = kept;
+    drop_in(next_, drop);
   }
 
   // Destroys every buffered record.
@@ -88,11 +100,33 @@ class FetchBuffer {
 
   // fill() while records are left.
   void top_up();
+  // Nulls the room of one librdkafka call, [at, at + size), for taken_in_fill(): librdkafka
+  // writes the records there in the order it takes them.
+  void open_room(std::size_t at, std::size_t size) noexcept;
+  // drop() over the buffered records from `first` on.
+  template <class Predicate>
+  void drop_in(std::size_t first, Predicate&& drop) {
+    if (first >= end_) return;
+    std::size_t kept = first;
+    for (std::size_t i = first; i < end_; ++i) {
+      rd_kafka_message_t* message = messages_[i];
+      if (message->rkt != nullptr &&
+          drop(std::string_view(rd_kafka_topic_name(message->rkt)), message->partition)) {
+        rd_kafka_message_destroy(message);
+      } else {
+        messages_[kept++] = message;
+      }
+    }
+    end_ = kept;
+  }
 
   RdPtr<rd_kafka_queue_t> queue_;
   std::vector<rd_kafka_message_t*> messages_;
   std::size_t next_ = 0;
   std::size_t end_ = 0;
+  std::size_t fill_at_ = 0;  // the room of the librdkafka call under way: [fill_at_, fill_end_)
+  std::size_t fill_end_ = 0;
+  std::size_t filled_at_ = 0;  // where the records of the last fill() begin; they end at end_
   std::size_t batch_ = kFirstBatch;
   std::size_t last_fill_ = 0;           // records taken by the last batch and its top-ups; 0: none to time
   std::size_t calls_ = 0;               // of due()

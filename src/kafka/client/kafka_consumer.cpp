@@ -20,6 +20,16 @@ namespace processor::kafka {
 using internal::PartitionListPtr;
 using internal::RdPtr;
 
+namespace {
+
+bool contains(const std::vector<TopicPartition>& partitions, std::string_view topic, std::int32_t partition) {
+  return std::any_of(partitions.begin(), partitions.end(), [&](const TopicPartition& tp) {
+    return tp.partition == partition && tp.topic == topic;
+  });
+}
+
+}  // namespace
+
 struct KafkaConsumer::Impl {
   using Clock = std::chrono::steady_clock;
 
@@ -126,13 +136,20 @@ struct KafkaConsumer::Impl {
   RdPtr<rd_kafka_message_t> next_record(int timeout_ms, bool& arrived);
   // Records taken from the consumer queue and not handed out yet. Polling thread.
   internal::FetchBuffer buffer;
-  // Inside buffer.fill(): a revocation served there yields (rd_kafka_yield), so that the batch
-  // holds only records taken before it (an eager group's next assignment comes in a later call),
-  // and its partitions are noted here for the records of the batch to be dropped when the call
-  // returns.
+  // Inside buffer.fill(): a revocation served there is noted with the number of records the call
+  // had taken before it. Those of its partitions are dropped when the call returns; the records
+  // taken after it are the next assignment's (a wait can span a whole rebalance, and an eager
+  // group gives a partition back to the member that had it). The call is not ended early:
+  // rd_kafka_yield() does not end a batch call (librdkafka's own calls inside the callback,
+  // such as the assignment, reset it), and a yield still set when the call dequeues a record
+  // loses that record.
+  struct RevokedWhileFilling {
+    std::size_t taken_before = 0;
+    std::vector<TopicPartition> partitions;
+  };
   bool filling = false;
-  std::vector<TopicPartition> revoked_while_filling;
-  // One buffer.fill(), then the records of partitions revoked inside it are dropped.
+  std::vector<RevokedWhileFilling> revoked_while_filling;
+  // One buffer.fill(), then the records it took before a revocation of their partition are dropped.
   void fill_buffer(int timeout_ms);
   // Drops the buffered records of `partitions`: sought elsewhere, or no longer this member's.
   void drop_buffered(const std::vector<TopicPartition>& partitions);
@@ -491,14 +508,10 @@ void KafkaConsumer::Impl::revoke(rd_kafka_topic_partition_list_t* partitions) {
   for (const auto& tp : revoked) starts.erase(tp);
   forget_unvalidated(revoked);
   // Their fetched records are the next owner's. (librdkafka pauses the partitions when the
-  // rebalance starts and purges what was fetched before: normally none is left here.) A batch
-  // being filled ends with this revocation, so that it holds only records taken before it, and
-  // those of the revoked partitions go when the call returns (fill_buffer).
+  // rebalance starts and purges what was fetched before: normally none is left here.) Those a
+  // batch being filled took before this revocation go when the call returns (fill_buffer).
   drop_buffered(revoked);
-  if (filling) {
-    revoked_while_filling.insert(revoked_while_filling.end(), revoked.begin(), revoked.end());
-    rd_kafka_yield(rk());
-  }
+  if (filling) revoked_while_filling.push_back({buffer.taken_in_fill(), revoked});
   if (sink != nullptr) sink->on_revoked(revoked);
   internal::apply_rebalance_noexcept(rk(), RD_KAFKA_RESP_ERR__REVOKE_PARTITIONS, partitions);
   {
@@ -624,9 +637,13 @@ void KafkaConsumer::Impl::fill_buffer(int timeout_ms) {
   filling = true;
   buffer.fill(timeout_ms);
   filling = false;
-  // Per call: records a later call took belong to the assignment that followed the revocation.
   if (!revoked_while_filling.empty()) [[unlikely]] {
-    drop_buffered(revoked_while_filling);
+    buffer.drop_filled([&](std::size_t index, std::string_view topic, std::int32_t partition) {
+      return std::any_of(revoked_while_filling.begin(), revoked_while_filling.end(),
+                         [&](const RevokedWhileFilling& r) {
+                           return index < r.taken_before && contains(r.partitions, topic, partition);
+                         });
+    });
     revoked_while_filling.clear();
   }
   rethrow_callback_error();
@@ -634,10 +651,8 @@ void KafkaConsumer::Impl::fill_buffer(int timeout_ms) {
 
 void KafkaConsumer::Impl::drop_buffered(const std::vector<TopicPartition>& partitions) {
   if (buffer.empty() || partitions.empty()) return;
-  buffer.drop([&](std::string_view topic, std::int32_t partition) {
-    return std::any_of(partitions.begin(), partitions.end(),
-                       [&](const TopicPartition& tp) { return tp.partition == partition && tp.topic == topic; });
-  });
+  buffer.drop(
+      [&](std::string_view topic, std::int32_t partition) { return contains(partitions, topic, partition); });
 }
 
 void KafkaConsumer::Impl::rethrow_callback_error() {
