@@ -218,5 +218,80 @@ TEST(WorkQueue, ManyTakersNeverRunTwoRecordsOfALaneAtOnce) {
   EXPECT_EQ(queue.gauges().records, 0u);
 }
 
+// Takers in the workers' loop (take(), then finish_and_take()), counting how many run at once.
+struct Takers {
+  explicit Takers(WorkQueue& work_queue, int count) : queue(work_queue) {
+    for (int t = 0; t < count; ++t) {
+      threads.emplace_back([this] {
+        QueuedWork* item = queue.take();
+        while (item != nullptr) {
+          const int now = ++running;
+          for (int seen = most.load(); now > seen && !most.compare_exchange_weak(seen, now);) {
+          }
+          --running;
+          ++finished;
+          WorkQueue::Item done;
+          item = queue.finish_and_take(item, done);
+        }
+      });
+    }
+  }
+  ~Takers() {
+    queue.close();
+    for (auto& thread : threads) thread.join();
+  }
+  WorkQueue& queue;
+  std::atomic<int> running{0};
+  std::atomic<int> most{0};
+  std::atomic<int> finished{0};
+  std::vector<std::thread> threads;
+};
+
+TEST(WorkQueue, QuietBatchesRunInSeriesOnOneTakerAtATime) {
+  WorkQueue queue(8, std::chrono::hours(1));
+  Takers takers(queue, 4);
+  constexpr int kBatch = static_cast<int>(WorkQueue::kBacklogPerRunner) - 1;
+  const auto deadline = std::chrono::steady_clock::now() + 30s;
+  for (int i = 0; i < 20 * kBatch; i += kBatch) {
+    std::vector<std::unique_ptr<QueuedWork>> batch;
+    for (int j = i; j < i + kBatch; ++j) batch.push_back(work(j, QueuedWork::kNoLane));
+    queue.submit(batch, true);
+    while (takers.finished < i + kBatch && std::chrono::steady_clock::now() < deadline)
+      std::this_thread::yield();
+  }
+  EXPECT_EQ(takers.finished, 20 * kBatch);
+  EXPECT_EQ(takers.most, 1);
+}
+
+TEST(WorkQueue, AQuietBacklogGetsOneMoreTakerPerKBacklogPerRunnerItems) {
+  WorkQueue queue(8, std::chrono::hours(1));
+  std::vector<std::unique_ptr<QueuedWork>> batch;
+  for (int j = 0; j < static_cast<int>(WorkQueue::kBacklogPerRunner) + 2; ++j)
+    batch.push_back(work(j, QueuedWork::kNoLane));
+  queue.submit(batch, true);
+  QueuedWork* first = queue.take();
+  QueuedWork* second = queue.take();  // kBacklogPerRunner + 1 wait behind the first: no wait here
+  EXPECT_EQ(number_of(first), 0);
+  EXPECT_EQ(number_of(second), 1);
+  queue.finish(first);
+  queue.finish(second);
+}
+
+TEST(WorkQueue, AnItemThatRunsAWholeWatchEndsTheQuietForTheOthers) {
+  WorkQueue queue(4, 20ms);
+  std::vector<std::unique_ptr<QueuedWork>> batch =
+      items({{1, QueuedWork::kNoLane}, {2, QueuedWork::kNoLane}});
+  queue.submit(batch, true);
+  QueuedWork* slow = queue.take();  // runs until the other one is taken
+  ASSERT_EQ(number_of(slow), 1);
+  std::atomic<QueuedWork*> taken{nullptr};
+  std::thread other([&] { taken = queue.take(); });  // waits: in series, one runs at a time
+  other.join();
+  EXPECT_EQ(number_of(taken), 2) << "the record behind the slow one was not taken while it ran";
+  queue.finish(slow);
+  queue.finish(taken);
+  EXPECT_EQ(queue.gauges().records, 0u);
+}
+
 }  // namespace
 }  // namespace processor::kafka::internal

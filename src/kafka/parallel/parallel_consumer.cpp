@@ -4,7 +4,9 @@
 
 #include "processor/kafka/parallel_consumer.hpp"
 
+#include <algorithm>
 #include <string>
+#include <thread>
 
 #include "common/log_internal.hpp"
 #include "kafka/parallel/parallel_consumer_impl.hpp"
@@ -23,6 +25,18 @@ constexpr std::size_t kMaxBatch = 500;
 constexpr std::size_t kSubmitBatch = 64;
 // While a partition is paused the poller comes back this often to resume it when room is free.
 constexpr std::chrono::milliseconds kPausedPollTimeout{5};
+// What handing a record to a sleeping worker costs in CPU (a futex wake-up, the switches).
+constexpr std::int64_t kHandOffNanos = 5'000;
+
+// Handlers quicker than this run in series. With c cores the workers run c - 1 records at once
+// (the poller and librdkafka keep one busy); in series one at a time, without the hand-off: the
+// series is faster while run < hand-off / (c - 2). On 2 cores it always is: bounded at 20 µs, so
+// that a batch of slow records is not held up by one worker at a time. (And the WorkQueue's
+// watch wakes the other workers as soon as the series falls behind.)
+std::int64_t quick_run_limit_nanos() {
+  const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+  return cores <= 2 ? 20'000 : kHandOffNanos / static_cast<std::int64_t>(cores - 2);
+}
 
 [[noreturn]] void refuse(const std::string& what) { throw StateError(ErrorKind::InvalidArgument, what); }
 
@@ -66,7 +80,8 @@ ParallelConsumer::Impl::Impl(OffsetManager& offset_manager, ParallelConsumerOpti
     : manager(offset_manager),
       options(std::move(consumer_options)),
       handler(std::move(record_handler)),
-      queue(static_cast<std::size_t>(options.max_concurrency)) {
+      queue(static_cast<std::size_t>(options.max_concurrency)),
+      quick_run_nanos(quick_run_limit_nanos()) {
   batch.reserve(kSubmitBatch);
 }
 
@@ -97,12 +112,20 @@ ParallelConsumer::~ParallelConsumer() {
   }
 }
 
-RecordWork::RecordWork(const rd_kafka_message_t& message, AckTicket record_ticket, std::shared_ptr<PartitionRun> tenure)
-    : key_size(message.key_len),
-      offset(message.offset),
-      timestamp_ms(rd_kafka_message_timestamp(&message, nullptr)),
-      ticket(std::move(record_ticket)),
-      run(std::move(tenure)) {
+RecordWork::RecordWork(const rd_kafka_message_t& message, AckTicket record_ticket,
+                       std::shared_ptr<PartitionRun> tenure) {
+  reuse(message, std::move(record_ticket), std::move(tenure));
+}
+
+void RecordWork::reuse(const rd_kafka_message_t& message, AckTicket record_ticket,
+                       std::shared_ptr<PartitionRun> tenure) {
+  key_size = message.key_len;
+  attempts = 0;
+  offset = message.offset;
+  timestamp_ms = rd_kafka_message_timestamp(&message, nullptr);
+  ticket = std::move(record_ticket);
+  run = std::move(tenure);
+  key_and_value.clear();
   key_and_value.reserve(message.key_len + message.len);
   key_and_value.append(static_cast<const char*>(message.key), message.key_len);
   key_and_value.append(static_cast<const char*>(message.payload), message.len);
@@ -156,7 +179,14 @@ bool ParallelConsumer::Impl::dispatch(PartitionRun& run, internal::RdPtr<rd_kafk
   }
   std::optional<AckTicket> ticket = manager.track_record(run.partition.topic, run.partition.partition, offset);
   if (!ticket) return false;
-  auto work = std::make_unique<RecordWork>(*message, std::move(*ticket), run.shared_from_this());
+  std::unique_ptr<RecordWork> work;
+  if (spares.empty()) {
+    work = std::make_unique<RecordWork>(*message, std::move(*ticket), run.shared_from_this());
+  } else {
+    work.reset(static_cast<RecordWork*>(spares.back().release()));
+    spares.pop_back();
+    work->reuse(*message, std::move(*ticket), run.shared_from_this());
+  }
   work->lane = lane_of(run, *message);
   work->group = &run;
   message.reset();  // back to librdkafka at once, on this thread
@@ -168,7 +198,7 @@ bool ParallelConsumer::Impl::dispatch(PartitionRun& run, internal::RdPtr<rd_kafk
 
 void ParallelConsumer::Impl::submit_batch() {
   if (batch.empty()) return;
-  queue.submit(batch);
+  queue.submit(batch, !options.executor && runs_are_quick(), &spares);
   if (options.executor) pump_executor();
 }
 

@@ -57,6 +57,9 @@ struct PartitionRun : std::enable_shared_from_this<PartitionRun> {
 // max_buffered_bytes.
 struct RecordWork : internal::QueuedWork {
   RecordWork(const rd_kafka_message_t& message, AckTicket record_ticket, std::shared_ptr<PartitionRun> tenure);
+  // Makes a finished record (a spare of the WorkQueue) this one, keeping its buffer.
+  void reuse(const rd_kafka_message_t& message, AckTicket record_ticket,
+             std::shared_ptr<PartitionRun> tenure);
 
   // The record as the handler sees it (views into this object and its run).
   ConsumedRecord record() const;
@@ -67,8 +70,8 @@ struct RecordWork : internal::QueuedWork {
   std::size_t key_size = 0;
   std::int64_t offset = 0;
   std::int64_t timestamp_ms = -1;
-  AckTicket ticket;
-  std::shared_ptr<PartitionRun> run;
+  std::optional<AckTicket> ticket;    // released once settled
+  std::shared_ptr<PartitionRun> run;  // released once settled
 };
 
 struct ParallelConsumer::Impl final : internal::RecordSink {
@@ -116,8 +119,12 @@ struct ParallelConsumer::Impl final : internal::RecordSink {
     Retrying,   // queued again for a later try
     Abandoned,  // failed while its partition is being revoked: finish it unacknowledged
   };
-  // Runs the handler once; retries the record, or dead-letters it (on_failure).
+  // Runs the handler once; retries the record, or dead-letters it (on_failure). Times the run
+  // (run_nanos).
   Outcome run_record(RecordWork& work);
+  // Whether handlers run quicker than handing a record to another thread costs: then a batch runs
+  // in series on one worker (WorkQueue's quiet), with one wake-up per batch.
+  bool runs_are_quick() const noexcept { return run_nanos.load(std::memory_order_relaxed) < quick_run_nanos; }
   // A record whose run ended (not Retrying): acknowledged if Done (unless its partition left),
   // then no longer counted by its partition. The queue's finish() comes next.
   void settle(RecordWork& work, Outcome outcome);
@@ -133,6 +140,10 @@ struct ParallelConsumer::Impl final : internal::RecordSink {
   rd_kafka_t* rk = nullptr;
   internal::WorkQueue queue;
   std::vector<std::thread> workers;
+  // The handler's run time, averaged over the last runs (each weighs 1/8), and the most that
+  // counts as quick on this machine.
+  std::atomic<std::int64_t> run_nanos{0};
+  const std::int64_t quick_run_nanos;
 
   // Polling thread only.
   std::unordered_map<TopicPartition, std::shared_ptr<PartitionRun>> runs;
@@ -140,6 +151,7 @@ struct ParallelConsumer::Impl final : internal::RecordSink {
   std::int32_t last_partition = -1;
   PartitionRun* last_run = nullptr;
   std::vector<internal::WorkQueue::Item> batch;
+  std::vector<internal::WorkQueue::Item> spares;  // finished RecordWork, to reuse
   std::uint64_t next_serial = 1;
   std::uint64_t fetched = 0;  // records that reached on_record
   bool buffer_paused = false;

@@ -37,6 +37,9 @@ std::chrono::milliseconds backoff(const RetryPolicy& retry, int attempts) {
 // Inside a task the executor runs inline: the pump that submitted it goes on instead of nesting.
 thread_local bool t_pumping = false;
 
+constexpr unsigned kTimedEvery = 8;
+thread_local unsigned t_runs = kTimedEvery - 1;  // the first run of each thread is timed
+
 }  // namespace
 
 void ParallelConsumer::Impl::start_workers() {
@@ -103,10 +106,20 @@ void ParallelConsumer::Impl::pump_executor() {
 ParallelConsumer::Impl::Outcome ParallelConsumer::Impl::run_record(RecordWork& work) {
   const ConsumedRecord record = work.record();
   std::exception_ptr error;
+  // One run in kTimedEvery is timed (two clock reads cost a quick handler's run).
+  const bool timed = ++t_runs % kTimedEvery == 0;
+  const auto started = timed ? Clock::now() : Clock::time_point{};
   try {
     handler(record);
   } catch (...) {
     error = std::current_exception();
+  }
+  if (timed) {
+    const std::int64_t took =
+        std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - started).count();
+    const std::int64_t average = run_nanos.load(std::memory_order_relaxed);
+    run_nanos.store(average + (took - average) / 8,
+                    std::memory_order_relaxed);  // racing runs lose an update: fine
   }
   if (!error) {
     processed.fetch_add(1, std::memory_order_relaxed);
@@ -141,12 +154,14 @@ ParallelConsumer::Impl::Outcome ParallelConsumer::Impl::run_record(RecordWork& w
 
 void ParallelConsumer::Impl::settle(RecordWork& work, Outcome outcome) {
   if (outcome == Outcome::Done &&
-      (work.run->drained.load(std::memory_order_acquire) || !manager.ack(work.ticket))) {
+      (work.run->drained.load(std::memory_order_acquire) || !manager.ack(*work.ticket))) {
     late_acks_ignored.fetch_add(1, std::memory_order_relaxed);
   }
+  work.ticket.reset();
   // After the acknowledgement: the poller sees queued == 0 only when every record of the
   // partition is acknowledged (record_partition_ends relies on it).
   work.run->queued.fetch_sub(1, std::memory_order_acq_rel);
+  work.run.reset();
 }
 
 void ParallelConsumer::Impl::finish(RecordWork& work, Outcome outcome) {

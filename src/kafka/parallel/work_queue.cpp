@@ -9,7 +9,10 @@ namespace processor::kafka::internal {
 
 using processor::detail::MutexLock;
 
-WorkQueue::WorkQueue(std::size_t max_running) : max_running_(max_running) { assert(max_running >= 1); }
+WorkQueue::WorkQueue(std::size_t max_running, Clock::duration watch)
+    : max_running_(max_running), watch_(watch) {
+  assert(max_running >= 1);
+}
 
 WorkQueue::~WorkQueue() {
   MutexLock lock(mutex_);
@@ -22,13 +25,21 @@ WorkQueue::~WorkQueue() {
   for (const auto& [id, lane] : lanes_) {
     for (QueuedWork* work = lane.head; work != nullptr;) delete std::exchange(work, work->next_in_lane_);
   }
+  for (QueuedWork* work : spares_) delete work;
 }
 
-void WorkQueue::submit(std::vector<Item>& batch) {
+void WorkQueue::submit(std::vector<Item>& batch, bool quiet, std::vector<Item>* spares) {
   if (batch.empty()) return;
   std::size_t made_ready = 0;
   {
     MutexLock lock(mutex_);
+    quiet_ = quiet && stuck_ == nullptr;
+    if (spares != nullptr) {
+      for (std::size_t n = std::min(batch.size(), spares_.size()); n > 0; --n) {
+        spares->emplace_back(spares_.back());
+        spares_.pop_back();
+      }
+    }
     for (Item& item : batch) {
       QueuedWork* work = item.release();
       ++gauges_.records;
@@ -51,12 +62,27 @@ void WorkQueue::submit(std::vector<Item>& batch) {
     }
     gauges_.peak_bytes = std::max(gauges_.peak_bytes, gauges_.bytes);
     if (made_ready > 0) wake_taker_locked();
+    // Takers that went to sleep before the quiet do not watch it: one more wakes to.
+    if (quiet_ && !watching_ && waiting_takers_ > 1) work_.notify_one();
   }
   batch.clear();
 }
 
 void WorkQueue::wake_taker_locked() {
-  if (waiting_takers_ > 0 && !ready_.empty() && barriers_ == 0 && gauges_.running < max_running_) work_.notify_one();
+  if (waiting_takers_ > 0 && !ready_.empty() && barriers_ == 0 && gauges_.running < max_running_ &&
+      taker_may_take_locked()) {
+    work_.notify_one();
+  }
+}
+
+void WorkQueue::watch_locked(std::uint64_t takes_before) {
+  if (!quiet_) return;
+  if (!retries_.empty()) release_due_locked(Clock::now());
+  if (ready_.empty() || takes_ - takes_before >= kMinSeriesTakes) return;
+  // An item that ran the whole watch holds the quiet off until it is done.
+  if (takes_ == takes_before && last_taken_ != nullptr) stuck_ = last_taken_;
+  quiet_ = false;
+  wake_taker_locked();
 }
 
 WorkQueue::Clock::time_point WorkQueue::release_due_locked(Clock::time_point now) {
@@ -73,6 +99,8 @@ QueuedWork* WorkQueue::take_locked() {
   QueuedWork* work = ready_.front();
   ready_.pop_front();
   work->running_ = true;
+  ++takes_;
+  last_taken_ = work;
   ++gauges_.running;
   ++running_by_group_[work->group];
   return work;
@@ -85,18 +113,34 @@ QueuedWork* WorkQueue::take() {
 
 QueuedWork* WorkQueue::take_or_wait_locked() {
   while (!closed_) {
-    if (QueuedWork* work = take_locked()) {
-      wake_taker_locked();  // what is left may run on another taker
-      return work;
+    if (taker_may_take_locked()) {
+      if (QueuedWork* work = take_locked()) {
+        wake_taker_locked();  // what is left may run on another taker
+        return work;
+      }
     }
-    const auto next_retry = retries_.empty() ? Clock::time_point::max() : retries_.begin()->first;
+    // While a series runs, its runner takes the retries that come due (the watch covers a stuck
+    // runner): no wake-up for them.
+    const bool series_runs = !taker_may_take_locked();
+    auto until = retries_.empty() || series_runs ? Clock::time_point::max() : retries_.begin()->first;
+    const bool watch = quiet_ && !watching_;
+    const std::uint64_t takes_before = takes_;
+    const auto watch_until = watch ? Clock::now() + watch_ : Clock::time_point::max();
+    if (watch) {
+      watching_ = true;
+      until = std::min(until, watch_until);
+    }
     ++waiting_takers_;
-    if (next_retry == Clock::time_point::max()) {
+    if (until == Clock::time_point::max()) {
       work_.wait(mutex_);
     } else {
-      work_.wait_until(mutex_, next_retry);
+      work_.wait_until(mutex_, until);
     }
     --waiting_takers_;
+    if (watch) {
+      watching_ = false;
+      if (Clock::now() >= watch_until) watch_locked(takes_before);
+    }
   }
   return nullptr;
 }
@@ -107,6 +151,8 @@ QueuedWork* WorkQueue::try_take() {
 }
 
 void WorkQueue::stop_running_locked(QueuedWork* work) {
+  if (work == last_taken_) last_taken_ = nullptr;
+  if (work == stuck_) stuck_ = nullptr;
   work->running_ = false;
   --gauges_.running;
   auto it = running_by_group_.find(work->group);
@@ -144,9 +190,15 @@ WorkQueue::Item WorkQueue::finish(QueuedWork* work) {
 }
 
 QueuedWork* WorkQueue::finish_and_take(QueuedWork* work, Item& finished) {
-  finished.reset(work);
   MutexLock lock(mutex_);
   finish_locked(work);
+  if (spares_.size() < kMaxSpares) {
+    work->next_in_lane_ = nullptr;
+    work->attempts = 0;
+    spares_.push_back(work);
+  } else {
+    finished.reset(work);
+  }
   idle_.notify_all();  // before this taker may wait for work
   return take_or_wait_locked();
 }
