@@ -214,7 +214,7 @@ TEST_F(GroupTypes, ListWithTypeAndStateFiltersPrintsAsKafka) {
     EXPECT_EQ(sorted(our_lines), sorted(kafka_lines)) << "--list " << args << "\nKafka:\n"
                                                       << kafka.out << "ours:\n"
                                                       << ours.out;
-    if (!kafka_lines.empty() && !our_lines.empty()) {
+    if (!kafka_lines.empty() && kafka_lines[0].rfind("GROUP ", 0) == 0 && !our_lines.empty()) {
       EXPECT_EQ(our_lines[0], kafka_lines[0]) << args;
     }
     EXPECT_EQ(ours.err, kafka.err) << args;
