@@ -137,9 +137,10 @@ struct ParallelConsumerStats {
 //   acknowledged sets with the positions.
 // - Failures: see RetryPolicy and on_failure.
 // - Quick handlers: while the handler's runs (timed on a sample) take less than waking a
-//   worker costs, one worker runs the records of a batch one after another and the others
-//   sleep; the others are woken as soon as that worker falls behind (fewer than 100 records in
-//   10 ms while records wait) or one record runs 10 ms. Handlers never run on the polling thread.
+//   worker costs, one worker runs the records of a batch one after another (one more per 128
+//   records waiting) and the others sleep; the others are woken as soon as the series falls
+//   behind (fewer than 100 records in 10 ms while records wait) or one record runs 10 ms.
+//   Handlers never run on the polling thread.
 //
 // poll(), run() and close() belong to one thread; stop() and request_checkpoint() are safe from
 // any thread, handlers included. The handler is called from several threads at once (never for

@@ -133,7 +133,8 @@ class WorkQueue {
   // Wakes one waiting taker when an item may run (while quiet, only when none runs): each woken
   // taker wakes the next in turn, so a batch wakes as many as it needs, not all.
   void wake_taker_locked() PROCESSOR_REQUIRES(mutex_);
-  // Whether a taker may take now: while quiet, only when none runs.
+  // Whether a taker may take now: while quiet, only while fewer run than one per
+  // kBacklogPerRunner items ready, at least one.
   bool taker_may_take_locked() const PROCESSOR_REQUIRES(mutex_) {
     return !quiet_ || gauges_.running <= ready_.size() / kBacklogPerRunner;
   }
