@@ -125,8 +125,15 @@ void RecordWork::reuse(const rd_kafka_message_t& message, AckTicket record_ticke
   timestamp_ms = rd_kafka_message_timestamp(&message, nullptr);
   ticket = std::move(record_ticket);
   run = std::move(tenure);
+  // A buffer of the exact size when the old one is too small or far too large: growing it would
+  // double it (libstdc++), and its capacity is what max_buffered_bytes counts.
+  const std::size_t needed = message.key_len + message.len;
+  if (needed > key_and_value.capacity() || key_and_value.capacity() > 2 * needed + 64) {
+    std::string exact;
+    exact.reserve(needed);
+    key_and_value.swap(exact);
+  }
   key_and_value.clear();
-  key_and_value.reserve(message.key_len + message.len);
   key_and_value.append(static_cast<const char*>(message.key), message.key_len);
   key_and_value.append(static_cast<const char*>(message.payload), message.len);
   bytes = sizeof(RecordWork) + key_and_value.capacity();
