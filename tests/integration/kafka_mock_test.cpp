@@ -453,6 +453,35 @@ TEST_P(RebalanceProtocol, NoRecordIsLostWhenARebalanceIsServedInsideAWaitingPoll
   }
 }
 
+// A member closed while an assignment waits in its queue (the group completed a rebalance while
+// the member was not polling) is handed that assignment inside rd_kafka_consumer_close. It must
+// apply it as it is, without asking the terminating client for start offsets, and close cleanly.
+TEST_P(RebalanceProtocol, ACloseWithAnAssignmentWaitingClosesWithoutAnError) {
+  Producer producer(cluster_.bootstrap());
+  for (int p = 0; p < 4; ++p) producer.produce(topic_, p, 5);
+  Member a(cluster_.bootstrap(), group_, topic_, GetParam());
+  ASSERT_TRUE(poll_until(
+      a.consumer, [](const ConsumedRecord&) {}, [&] { return a.consumer.stats().assignments > 0; }));
+  Member b(cluster_.bootstrap(), group_, topic_, GetParam());
+  std::atomic<bool> done{false};
+  std::thread b_polls([&] {
+    while (!done) b.consumer.poll([](const ConsumedRecord&) {});
+  });
+  // `a` serves the revocation, then stops polling; the group completes the rebalance without it.
+  ASSERT_TRUE(poll_until(
+      a.consumer, [](const ConsumedRecord&) {}, [&] { return a.consumer.stats().revocations > 0; },
+      std::chrono::seconds(60)));
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (b.consumer.stats().assignments == 0 && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));  // `a`'s own SyncGroup answer
+  EXPECT_NO_THROW(a.consumer.close());
+  done = true;
+  b_polls.join();
+  EXPECT_GT(b.consumer.stats().assignments, 0u) << "the rebalance never completed";
+}
+
 INSTANTIATE_TEST_SUITE_P(EveryProtocol, RebalanceProtocol, ::testing::ValuesIn(testing::group_protocols()),
                          [](const auto& param_info) { return testing::group_protocol_name(param_info.param); });
 

@@ -380,6 +380,14 @@ void KafkaConsumer::Impl::forget_unvalidated(const std::vector<TopicPartition>& 
 }
 
 void KafkaConsumer::Impl::assign(rd_kafka_topic_partition_list_t* partitions) {
+  if (closed) {
+    // An assignment that waited in the queue, served by rd_kafka_consumer_close: the terminating
+    // client answers no query, and nothing will be consumed. It is applied as it is, so that the
+    // close goes on to revoke it; the manager never adopts these partitions, so the revocation
+    // commits nothing for them.
+    internal::apply_rebalance(rk(), RD_KAFKA_RESP_ERR__ASSIGN_PARTITIONS, partitions);
+    return;
+  }
   const auto assigned = internal::from_partition_list(partitions);
   // One OffsetFetch for the whole assignment; it and each log range query are retried inside the
   // rebalance while their errors are retriable (a topic seconds old, a leader moving, a
