@@ -2,6 +2,7 @@
 
 #include <map>
 #include <optional>
+#include <vector>
 
 #include "common/log_internal.hpp"
 #include "kafka/rdkafka/admin_request.hpp"
@@ -34,8 +35,11 @@ std::map<std::string, std::int32_t> partition_counts(rd_kafka_t* rk, std::chrono
   return counts;
 }
 
-void create_topics(rd_kafka_t* rk, const std::vector<std::string>& topics, std::int32_t partitions,
-                   int replication_factor, std::chrono::milliseconds timeout) {
+// Creates `topics` and returns those this call created: another member starting at the same
+// time may have created some of them first.
+std::vector<std::string> create_topics(rd_kafka_t* rk, const std::vector<std::string>& topics,
+                                       std::int32_t partitions, int replication_factor,
+                                       std::chrono::milliseconds timeout) {
   std::vector<RdPtr<rd_kafka_NewTopic_t>> requests;
   std::vector<rd_kafka_NewTopic_t*> raw;
   char error_text[512];
@@ -58,13 +62,19 @@ void create_topics(rd_kafka_t* rk, const std::vector<std::string>& topics, std::
   std::size_t count = 0;
   const rd_kafka_topic_result_t** results =
       rd_kafka_CreateTopics_result_topics(rd_kafka_event_CreateTopics_result(event.get()), &count);
+  std::vector<std::string> created;
   for (std::size_t i = 0; i < count; ++i) {
     const rd_kafka_resp_err_t topic_error = rd_kafka_topic_result_error(results[i]);
-    // Another member may have created it since we looked: its partition count is checked again.
-    if (topic_error == RD_KAFKA_RESP_ERR_NO_ERROR || topic_error == RD_KAFKA_RESP_ERR_TOPIC_ALREADY_EXISTS) continue;
-    throw kafka::internal::kafka_error(topic_error, std::string("creating changelog topic '") +
-                                                        rd_kafka_topic_result_name(results[i]) + "'");
+    const char* name = rd_kafka_topic_result_name(results[i]);
+    if (topic_error == RD_KAFKA_RESP_ERR_NO_ERROR) {
+      created.emplace_back(name);
+    } else if (topic_error != RD_KAFKA_RESP_ERR_TOPIC_ALREADY_EXISTS) {
+      throw kafka::internal::kafka_error(topic_error, std::string("creating changelog topic '") + name + "'");
+    }
+    // Already there: another member created it since we looked; its partition count is checked
+    // again below.
   }
+  return created;
 }
 
 }  // namespace
@@ -97,8 +107,7 @@ std::int32_t ensure_changelog_topics(rd_kafka_t* rk, const std::string& input_to
   }
   if (missing.empty()) return partitions;
 
-  create_topics(rk, missing, partitions, replication_factor, timeout);
-  for (const auto& changelog : missing) {
+  for (const auto& changelog : create_topics(rk, missing, partitions, replication_factor, timeout)) {
     processor::internal::log(LogLevel::Info, "streams", "created changelog topic '", changelog, "' (",
                              partitions, " partitions, cleanup.policy=compact)");
   }

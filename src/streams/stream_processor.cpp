@@ -63,10 +63,24 @@ void validate(const StreamProcessorOptions& options) {
     }
     require(seen.insert(store).second, "store '" + store + "' is listed twice");
   }
-  for (const char* reserved : {"group.id", "transactional.id", "isolation.level", "enable.auto.commit"}) {
-    require(options.properties.count(reserved) == 0,
-            std::string("property '") + reserved + "' is set by the StreamProcessor itself; remove it");
+  const std::pair<const char*, const kafka::KafkaProperties*> maps[] = {
+      {"properties", &options.properties},
+      {"consumer_properties", &options.consumer_properties},
+      {"producer_properties", &options.producer_properties},
+      {"restore_consumer_properties", &options.restore_consumer_properties}};
+  for (const auto& [field, map] : maps) {
+    for (const char* reserved : {"group.id", "transactional.id", "isolation.level", "enable.auto.commit"}) {
+      require(map->count(reserved) == 0, std::string("property '") + reserved + "' (in " + field +
+                                             ") is set by the StreamProcessor itself; remove it");
+    }
   }
+}
+
+// Where a task starts, for the log: an offset, or librdkafka's logical offset in words.
+std::string describe_start(std::int64_t start) {
+  if (start == RD_KAFKA_OFFSET_BEGINNING) return "the log start (no committed offset)";
+  if (start == RD_KAFKA_OFFSET_END) return "the log end (no committed offset)";
+  return "offset " + std::to_string(start);
 }
 
 // A random 16-hex-digit id, kept in the state directory.
@@ -104,7 +118,8 @@ void StreamProcessor::Impl::open() {
   db = std::make_unique<state::RocksDbStateBackend>(options.state_dir);
   const std::string instance = options.instance_id.empty() ? instance_id_of(*db) : options.instance_id;
 
-  kafka::KafkaProperties consumer_config = options.properties;
+  kafka::KafkaProperties consumer_config =
+      kafka::internal::properties_for(RD_KAFKA_CONSUMER, options.properties, options.consumer_properties);
   consumer_config["group.id"] = options.application_id;
   consumer_config["isolation.level"] = "read_committed";
   consumer_config["enable.auto.commit"] = "false";
@@ -124,7 +139,7 @@ void StreamProcessor::Impl::open() {
                                                  options.changelog_replication_factor, options.request_timeout);
   delivered.assign(options.stores.size(), std::vector<std::int64_t>(static_cast<std::size_t>(partitions), -1));
 
-  producer_config = options.properties;
+  producer_config = kafka::internal::properties_for(RD_KAFKA_PRODUCER, options.properties, options.producer_properties);
   producer_config["enable.idempotence"] = "true";
   if (exactly_once()) {
     transactional_id = options.application_id + "-" + instance;
@@ -133,7 +148,8 @@ void StreamProcessor::Impl::open() {
   }
   start_producer();
 
-  kafka::KafkaProperties restore_config = options.properties;
+  kafka::KafkaProperties restore_config =
+      kafka::internal::properties_for(RD_KAFKA_CONSUMER, options.properties, options.restore_consumer_properties);
   restore_config["group.id"] = options.application_id;
   // Completed restorations are timed from their last report, then handed to the user's callback.
   auto on_restore_progress = [this, user = options.on_restore_progress](const RestoreProgress& progress) {
@@ -265,7 +281,7 @@ bool StreamProcessor::Impl::activate(Task& task) {
   list->elems[0].offset = RD_KAFKA_OFFSET_INVALID;
   rd_kafka_resume_partitions(consumer.get(), list.get());
   processor::internal::log(LogLevel::Info, "streams", options.input_topic, ":", task.partition,
-                           " restored; processing from offset ", start);
+                           " restored; processing from ", describe_start(start));
   return true;
 }
 
@@ -275,7 +291,7 @@ void StreamProcessor::Impl::seek(std::int32_t partition, std::int64_t offset) {
   kafka::internal::throw_if_error(
       RdPtr<rd_kafka_error_t>(rd_kafka_seek_partitions(consumer.get(), list.get(),
                                                        kafka::internal::to_timeout_ms(options.request_timeout))),
-      "seeking " + options.input_topic + ":" + std::to_string(partition) + " to " + std::to_string(offset));
+      "seeking " + kafka::partition_key(options.input_topic, partition) + " to " + std::to_string(offset));
   if (list->elems[0].err != RD_KAFKA_RESP_ERR_NO_ERROR) {
     throw kafka::internal::kafka_error(list->elems[0].err, "seeking " + options.input_topic + ":" +
                                                                std::to_string(partition) + " to " +

@@ -8,6 +8,8 @@
 #include <set>
 
 #include "kafka_test_support.hpp"
+#include "processor/log.hpp"
+#include "recording_log_sink.hpp"
 #include "processor/streams.hpp"
 #include "state_dir_holder_process.hpp"
 #include "state_error_of.hpp"
@@ -143,6 +145,48 @@ TEST_F(StreamProcessorTest, CountsEachKeyExactlyOnceWithAChangelogPerInputPartit
   for (const auto& record : read_topic(bootstrap_, changelog_topic(application_, "counts"))) {
     EXPECT_EQ(std::stoi(record.key.substr(1)) % kPartitions, record.partition) << record.key;
   }
+}
+
+// Issue 25: one properties map went to the consumer, the producer and the restore consumer, so
+// the group settings every deployment tunes made librdkafka warn at each start (CONFWARN: "is a
+// consumer property and will be ignored by this producer instance"). Each client now takes the
+// properties that apply to it. The start's log also names a logical start in words and says
+// "created" once per changelog topic.
+TEST_F(StreamProcessorTest, GroupAndProducerPropertiesInTheSharedMapStartEveryClientWithoutAWarning) {
+  produce(100);
+  testing::RecordingSink recording;
+  set_log_sink(recording.sink());
+  {
+    auto o = options();
+    // librdkafka's default log level (6): its configuration warnings (level 4) are logged.
+    o.properties = {{"bootstrap.servers", bootstrap_},
+                    {"partition.assignment.strategy", "cooperative-sticky"},
+                    {"session.timeout.ms", "6000"},
+                    {"heartbeat.interval.ms", "500"},
+                    {"linger.ms", "5"}};
+    o.producer_properties = {{"compression.type", "lz4"}};
+    StreamProcessor processor(o, count_words());
+    process(processor, 100);
+    StreamProcessor second(
+        [&] {
+          auto other = o;
+          other.state_dir = state_dir_ / "second";
+          return other;
+        }(),
+        count_words());
+  }
+  set_log_sink({});
+  int created = 0;
+  int from_log_start = 0;
+  for (const auto& record : recording.records()) {
+    EXPECT_EQ(record.message.find("CONFWARN"), std::string::npos) << record.message;
+    EXPECT_EQ(record.message.find("offset -"), std::string::npos) << record.message;
+    if (record.message.starts_with("created changelog topic")) ++created;
+    if (record.message.ends_with("processing from the log start (no committed offset)")) ++from_log_start;
+  }
+  EXPECT_EQ(created, 1) << "one changelog topic, created by the first processor";
+  EXPECT_EQ(from_log_start, kPartitions);
+  expect_output_exactly_once();
 }
 
 TEST_F(StreamProcessorTest, ARestartReusesTheLocalStateAndReplaysNothing) {

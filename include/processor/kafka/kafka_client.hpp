@@ -7,13 +7,10 @@
 #include <string>
 #include <vector>
 
+#include "processor/kafka/kafka_properties.hpp"
 #include "processor/kafka/topic_partition.hpp"
 
 namespace processor::kafka {
-
-// librdkafka configuration properties, e.g. {{"bootstrap.servers", "127.0.0.1:9092"},
-// {"group.id", "orders-app"}}. See librdkafka's CONFIGURATION.md.
-using KafkaProperties = std::map<std::string, std::string>;
 
 // What librdkafka features this build has. Debian's librdkafka 2.0.2 predates the leader-epoch
 // API (2.1.0): commits then carry no leader epoch, and the broker cannot use it to detect a
@@ -55,6 +52,7 @@ class KafkaClient {
   // Serves queued callbacks (asynchronous commit results) when no KafkaConsumer is polling.
   void poll(std::chrono::milliseconds timeout);
 
+  // Internal: defined in src/, public so that the library's own code can name it.
   struct Impl;
 
  private:

@@ -93,11 +93,18 @@ struct StreamProcessorOptions {
   std::vector<std::string> stores;
   // The local state: one RocksDB database, one process at a time. Required.
   std::filesystem::path state_dir;
-  // librdkafka properties for the consumer, the producer and the restore consumer
-  // (bootstrap.servers is required; e.g. partition.assignment.strategy, session.timeout.ms).
-  // The processor sets group.id, isolation.level=read_committed, the transactional.id and the
-  // commit properties itself. Default: none.
+  // librdkafka properties shared by the processor's clients: its consumer, its producer and its
+  // restore consumer (bootstrap.servers is required; security.protocol, sasl.*, ssl.* belong
+  // here). Each client takes those that apply to it: a consumer property such as
+  // partition.assignment.strategy or session.timeout.ms does not reach the producer (where
+  // librdkafka would warn that it ignores it), a producer property such as linger.ms does not
+  // reach the consumers. The processor sets group.id, isolation.level=read_committed, the
+  // transactional.id and the commit properties itself. Default: none.
   kafka::KafkaProperties properties;
+  // Properties of one client, over the shared ones, taken whole. Default: none.
+  kafka::KafkaProperties consumer_properties;
+  kafka::KafkaProperties producer_properties;
+  kafka::KafkaProperties restore_consumer_properties;
   ProcessingGuarantee guarantee = ProcessingGuarantee::ExactlyOnce;
   // Commit the open transaction once it is this old. Default: 100 ms (Kafka Streams' default
   // under exactly-once). Raise it for throughput; lower it for output latency.
@@ -198,6 +205,7 @@ class StreamProcessor {
   // The transactional.id this member uses (empty under at-least-once).
   const std::string& transactional_id() const noexcept;
 
+  // Internal: defined in src/, public so that the library's own code can name it.
   struct Impl;
 
  private:

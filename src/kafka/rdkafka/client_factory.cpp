@@ -1,5 +1,9 @@
 #include "kafka/rdkafka/client_factory.hpp"
 
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+#include <sstream>
 #include <string>
 
 #include "common/log_internal.hpp"
@@ -33,7 +37,53 @@ void log_callback(const rd_kafka_t* rk, int level, const char* facility, const c
                            " ", facility != nullptr ? facility : "", ": ", line != nullptr ? line : "");
 }
 
+// Which clients each librdkafka property applies to: 'C' consumers only, 'P' producers only,
+// '*' both. Read once from librdkafka's own table (rd_kafka_conf_properties_show, the source of
+// its CONFIGURATION.md), so it follows the librdkafka the library runs with.
+const std::map<std::string, char, std::less<>>& property_scopes() {
+  static const std::map<std::string, char, std::less<>> scopes = [] {
+    std::map<std::string, char, std::less<>> table;
+    char* text = nullptr;
+    std::size_t size = 0;
+    if (FILE* out = open_memstream(&text, &size)) {
+      rd_kafka_conf_properties_show(out);
+      std::fclose(out);
+    }
+    if (text == nullptr) return table;
+    std::istringstream lines(std::string(text, size));
+    std::free(text);
+    // "<name padded> |  C  | <range> | ...": the name, then the scope.
+    const auto trimmed = [](const std::string& field) {
+      const auto first = field.find_first_not_of(' ');
+      return first == std::string::npos ? std::string() : field.substr(first, field.find_last_not_of(' ') - first + 1);
+    };
+    for (std::string line; std::getline(lines, line);) {
+      const auto bar = line.find('|');
+      if (bar == std::string::npos || line.size() < bar + 2) continue;
+      const auto next = line.find('|', bar + 1);
+      if (next == std::string::npos) continue;
+      const std::string name = trimmed(line.substr(0, bar));
+      const std::string scope = trimmed(line.substr(bar + 1, next - bar - 1));
+      if (scope == "C" || scope == "P" || scope == "*") table.emplace(name, scope[0]);
+    }
+    return table;
+  }();
+  return scopes;
+}
+
 }  // namespace
+
+KafkaProperties properties_for(rd_kafka_type_t type, const KafkaProperties& shared, const KafkaProperties& own) {
+  const char other = type == RD_KAFKA_PRODUCER ? 'C' : 'P';
+  KafkaProperties properties;
+  for (const auto& [name, value] : shared) {
+    const auto scope = property_scopes().find(name);
+    // A name librdkafka does not know goes on, for librdkafka to refuse with its message.
+    if (scope == property_scopes().end() || scope->second != other) properties.emplace(name, value);
+  }
+  for (const auto& [name, value] : own) properties.insert_or_assign(name, value);
+  return properties;
+}
 
 void require_properties(const KafkaProperties& properties, std::initializer_list<const char*> required,
                         const char* who) {

@@ -7,7 +7,7 @@
 #include <initializer_list>
 
 #include "kafka/rdkafka/handles.hpp"
-#include "processor/kafka/kafka_client.hpp"
+#include "processor/kafka/kafka_properties.hpp"
 
 namespace processor::kafka::internal {
 
@@ -15,6 +15,12 @@ namespace processor::kafka::internal {
 // `required` that `properties` lacks or leaves empty.
 void require_properties(const KafkaProperties& properties, std::initializer_list<const char*> required,
                         const char* who);
+
+// The properties of one client of `type` made from a map shared by several clients and its own:
+// the shared ones that apply to `type` (a consumer property such as session.timeout.ms never
+// reaches a producer, where librdkafka would warn that it ignores it), then `own`, which wins
+// and is taken whole.
+KafkaProperties properties_for(rd_kafka_type_t type, const KafkaProperties& shared, const KafkaProperties& own = {});
 
 // What a client is created with beyond its properties.
 struct ClientCallbacks {
