@@ -10,7 +10,8 @@
 #      inside its own build;
 #   4. FetchContent: a project (tests/install/fetchcontent) that declares this source tree with
 #      FetchContent_Declare(SOURCE_DIR) and FetchContent_MakeAvailable.
-# Every program must print "Current lag: 100" and then "seed parity OK". In 3 and 4 processor is
+# Every program must print "Current lag: 100" and then "seed parity OK". The first also compiles
+# README's quickstart and, when a broker runs (KAFKA_BOOTSTRAP, KAFKA_BROKER_SCRIPT), runs it. In 3 and 4 processor is
 # a subproject, so it must bring its library only: the consumer's build holds no executable but
 # seed_parity (none of processor's tests or examples), and compiles processor without -Werror.
 # 3 and 4 compile the library once each (about 1-2 minutes each on 2 cores).
@@ -51,13 +52,51 @@ echo "check_install: installing ${build_dir} into ${prefix}"
 cmake --install "${build_dir}" --prefix "${prefix}" >"${work}/install.log" ||
   { cat "${work}/install.log" >&2; exit 1; }
 
-echo "check_install: find_package(processor CONFIG) consumer (tests/install/find_package)"
+# The README's quickstart: the first C++ block after its "## Quickstart" heading.
+awk '/^## Quickstart/ { section = 1; next }
+     section && /^```cpp$/ { code = 1; next }
+     code && /^```$/ { exit }
+     code { print }' README.md >"${work}/quickstart.cpp"
+if [[ ! -s "${work}/quickstart.cpp" ]]; then
+  echo "check_install: FAILED: README.md has no C++ block under '## Quickstart'" >&2
+  exit 1
+fi
+
+echo "check_install: find_package(processor CONFIG) consumer (tests/install/find_package), with README's quickstart"
 cmake -S tests/install/find_package -B "${work}/find_package" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-  -DCMAKE_PREFIX_PATH="${prefix}" >"${work}/find_package-configure.log" ||
+  -DCMAKE_PREFIX_PATH="${prefix}" -DQUICKSTART_SOURCE="${work}/quickstart.cpp" >"${work}/find_package-configure.log" ||
   { cat "${work}/find_package-configure.log" >&2; exit 1; }
 cmake --build "${work}/find_package" -j "${JOBS:-2}"
 "${work}/find_package/seed_parity" | tee "${work}/find_package.out"
 expect_output "find_package consumer" "${work}/find_package.out"
+
+# The quickstart against the test broker (scripts/test.sh starts it): ten records in a new topic,
+# consumed and committed to the group, which Kafka's own kafka-consumer-groups then shows.
+if [[ -n "${KAFKA_BOOTSTRAP:-}" && -n "${KAFKA_BROKER_SCRIPT:-}" ]]; then
+  topic="quickstart-$$-${RANDOM}"
+  echo "check_install: running README's quickstart against ${KAFKA_BOOTSTRAP} (topic ${topic})"
+  bash "${KAFKA_BROKER_SCRIPT}" tool topics --bootstrap-server "${KAFKA_BOOTSTRAP}" --create --topic "${topic}" \
+    --partitions 1 --replication-factor 1 >/dev/null
+  seq 1 10 | sed 's/^/event-/' |
+    bash "${KAFKA_BROKER_SCRIPT}" tool console-producer --bootstrap-server "${KAFKA_BOOTSTRAP}" --topic "${topic}" \
+      >/dev/null
+  timeout 120 "${work}/find_package/quickstart" "${KAFKA_BOOTSTRAP}" "${topic}" | tee "${work}/quickstart.out"
+  if [[ "$(grep -c ': event-' "${work}/quickstart.out")" != 10 ]] ||
+    ! grep -qx 'lag of partition 0: 0' "${work}/quickstart.out"; then
+    echo "check_install: FAILED: the quickstart did not print ten events and 'lag of partition 0: 0'" >&2
+    exit 1
+  fi
+  # GROUP TOPIC PARTITION CURRENT-OFFSET ...: the group's committed offset is the log end, 10.
+  committed="$(bash "${KAFKA_BROKER_SCRIPT}" tool consumer-groups --bootstrap-server "${KAFKA_BOOTSTRAP}" \
+    --describe --group quickstart 2>/dev/null | awk -v topic="${topic}" '$2 == topic && $3 == 0 { print $4 }')"
+  if [[ "${committed}" != 10 ]]; then
+    echo "check_install: FAILED: kafka-consumer-groups shows offset '${committed}' for ${topic}:0, not 10" >&2
+    exit 1
+  fi
+  echo "check_install: README's quickstart: OK (kafka-consumer-groups shows offset 10)"
+else
+  echo "check_install: README's quickstart compiles; not run (KAFKA_BOOTSTRAP is not set)"
+fi
 
 echo "check_install: pkg-config consumer"
 pc_file="$(find "${prefix}" -name processor.pc -print -quit)"

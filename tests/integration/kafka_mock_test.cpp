@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <filesystem>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -11,6 +12,7 @@
 #include <thread>
 #include <vector>
 
+#include "kafka/rdkafka/client_factory.hpp"
 #include "kafka_api_keys.hpp"
 #include "kafka_test_support.hpp"
 #include "processor/kafka.hpp"
@@ -29,6 +31,30 @@ using testing::kOffsetCommitApiKey;
 using testing::kHeartbeatApiKey;
 
 using testing::fast_retries;
+
+// One properties map for several clients (StreamProcessor's): each client takes those that
+// librdkafka's property table gives its kind, and its own map over them, whole.
+TEST(ClientProperties, ASharedMapGivesEachClientKindItsOwnPropertiesAndTheClientsMapWins) {
+  const KafkaProperties shared = {{"bootstrap.servers", "b:9092"},
+                                  {"session.timeout.ms", "6000"},             // consumers only
+                                  {"partition.assignment.strategy", "range"},  // consumers only
+                                  {"auto.offset.reset", "earliest"},           // consumers only (topic)
+                                  {"linger.ms", "5"},                          // producers only
+                                  {"acks", "all"},                             // producers only (topic)
+                                  {"no.such.property", "x"}};                  // unknown: librdkafka refuses it
+  const auto producer = internal::properties_for(RD_KAFKA_PRODUCER, shared, {{"session.timeout.ms", "7000"}});
+  EXPECT_EQ(producer, (KafkaProperties{{"bootstrap.servers", "b:9092"},
+                                       {"linger.ms", "5"},
+                                       {"acks", "all"},
+                                       {"no.such.property", "x"},
+                                       {"session.timeout.ms", "7000"}}));
+  const auto consumer = internal::properties_for(RD_KAFKA_CONSUMER, shared);
+  EXPECT_EQ(consumer, (KafkaProperties{{"bootstrap.servers", "b:9092"},
+                                       {"session.timeout.ms", "6000"},
+                                       {"partition.assignment.strategy", "range"},
+                                       {"auto.offset.reset", "earliest"},
+                                       {"no.such.property", "x"}}));
+}
 
 class KafkaMock : public ::testing::Test {
  protected:
@@ -215,6 +241,87 @@ TEST_F(KafkaMock, ConsumerDrainsEveryPartitionAndCommitsTheEnd) {
   }
   EXPECT_EQ(member.consumer.stats().records, 1000u);
   EXPECT_EQ(member.consumer.stats().assignments, 4u);
+}
+
+// The one-call start: bootstrap servers, group, topics and a strategy; the consumer builds and
+// owns the client, the Kafka offset store, the broker metadata and the manager. What it commits
+// is the group's, as Kafka's tools read it, and its lag is current.
+TEST_F(KafkaMock, AOneCallStartConsumesCommitsToTheGroupAndReportsLag) {
+  Producer producer(cluster_.bootstrap());
+  for (int p = 0; p < 4; ++p) producer.produce(topic_, p, 25);
+  KafkaConsumerOptions options;
+  options.poll_timeout = std::chrono::milliseconds(50);
+  auto consumer = KafkaConsumer::connect({.bootstrap_servers = cluster_.bootstrap(),
+                                          .group = group_,
+                                          .topics = {topic_},
+                                          .strategy = OffsetCommitStrategy::every_n_events(10),
+                                          .properties = {{"session.timeout.ms", "6000"}}},
+                                         options);
+  std::set<std::pair<int, std::int64_t>> seen;
+  ASSERT_TRUE(poll_until(*consumer, [&](const ConsumedRecord& r) { seen.emplace(r.partition, r.offset); },
+                         [&] { return seen.size() == 100; }));
+  consumer->manager().commit();
+  for (int p = 0; p < 4; ++p) EXPECT_EQ(consumer->manager().lag(topic_, p), 0) << "partition " << p;
+  consumer->close();
+  consumer.reset();
+  // Read back by another client, as an admin tool would.
+  KafkaOffsetStore reader(standalone_client(), fast_retries());
+  for (int p = 0; p < 4; ++p) {
+    const auto committed = reader.get_offset(group_, {topic_, p});
+    ASSERT_TRUE(committed.has_value()) << "partition " << p;
+    EXPECT_EQ(committed->offset, 25) << "partition " << p;
+  }
+}
+
+TEST_F(KafkaMock, AOneCallStartRefusesAMissingFieldOrAPropertyThatAFieldSets) {
+  const auto refusal = [](const ConsumerSetup& setup) -> std::string {
+    try {
+      KafkaConsumer::connect(setup);
+    } catch (const StateError& error) {
+      EXPECT_EQ(error.kind(), ErrorKind::InvalidArgument);
+      return error.what();
+    }
+    return "no error";
+  };
+  const ConsumerSetup good{.bootstrap_servers = cluster_.bootstrap(), .group = group_, .topics = {topic_}};
+  auto setup = good;
+  setup.bootstrap_servers.clear();
+  EXPECT_NE(refusal(setup).find("bootstrap_servers"), std::string::npos) << refusal(setup);
+  setup = good;
+  setup.group.clear();
+  EXPECT_NE(refusal(setup).find("group"), std::string::npos) << refusal(setup);
+  setup = good;
+  setup.topics.clear();
+  EXPECT_NE(refusal(setup).find("topic"), std::string::npos) << refusal(setup);
+  setup = good;
+  setup.properties = {{"group.id", "another"}};
+  EXPECT_NE(refusal(setup).find("'group.id'"), std::string::npos) << refusal(setup);
+  setup = good;
+  setup.properties = {{"session.timeout.ms", "soon"}};
+  EXPECT_NE(refusal(setup).find("session.timeout.ms"), std::string::npos) << refusal(setup);
+}
+
+// The same start for the parallel consumer, with offsets in a RocksDB-backed store instead of
+// the group coordinator.
+TEST_F(KafkaMock, AOneCallParallelStartCommitsToTheStoreItIsGiven) {
+  Producer producer(cluster_.bootstrap());
+  for (int p = 0; p < 4; ++p) producer.produce(topic_, p, 25);
+  const auto dir = std::filesystem::temp_directory_path() / unique_name("connect-state");
+  {
+    auto store = std::make_shared<StateBackendOffsetStore>(std::make_shared<state::RocksDbStateBackend>(dir));
+    ParallelConsumerOptions options;
+    options.consumer.poll_timeout = std::chrono::milliseconds(50);
+    std::atomic<int> handled{0};
+    auto consumer = ParallelConsumer::connect(
+        {.bootstrap_servers = cluster_.bootstrap(), .group = group_, .topics = {topic_}, .store = store}, options,
+        [&](const ConsumedRecord&) { ++handled; });
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    while (handled < 100 && std::chrono::steady_clock::now() < deadline) consumer->poll();
+    ASSERT_EQ(handled.load(), 100);
+    consumer->close();
+    for (int p = 0; p < 4; ++p) EXPECT_EQ(store->get_offset(group_, {topic_, p})->offset, 25) << "partition " << p;
+  }
+  std::filesystem::remove_all(dir);
 }
 
 TEST_F(KafkaMock, PeriodicStrategyCommitsTrailingOffsetsAfterTrafficStops) {

@@ -10,6 +10,7 @@
 #include <string_view>
 #include <vector>
 
+#include "processor/kafka/consumer_setup.hpp"
 #include "processor/kafka/kafka_client.hpp"
 #include "processor/kafka/offset_manager.hpp"
 
@@ -156,6 +157,10 @@ class KafkaConsumer {
   // Subscribes `client` to options.topics. The manager must belong to the client's group.
   // Throws StateError(InvalidArgument) for no topics, an invalid topic or a group mismatch.
   KafkaConsumer(std::shared_ptr<KafkaClient> client, OffsetManager& manager, KafkaConsumerOptions options);
+  // The one-call start: the client, offset store, broker metadata and OffsetManager that
+  // `setup` describes, owned by the consumer; setup.topics replace options.topics. Throws
+  // StateError(InvalidArgument) naming a missing or refused value, and the constructor's errors.
+  static std::unique_ptr<KafkaConsumer> connect(ConsumerSetup setup, KafkaConsumerOptions options = {});
   // Closes (see close()) and logs, never throws.
   ~KafkaConsumer();
 
@@ -199,7 +204,10 @@ class KafkaConsumer {
 
   std::vector<TopicPartition> assignment() const;
   ConsumerStats stats() const;
+  // The manager this consumer feeds (commit(), lag(), checkpoints).
+  OffsetManager& manager() noexcept;
 
+  // Internal: defined in src/, public so that the library's own code can name it.
   struct Impl;
 
  private:

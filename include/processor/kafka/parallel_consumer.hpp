@@ -155,6 +155,11 @@ class ParallelConsumer {
   // max_buffered_bytes 0, an empty handler, and for KafkaConsumer's own errors.
   ParallelConsumer(std::shared_ptr<KafkaClient> client, OffsetManager& manager, ParallelConsumerOptions options,
                    RecordHandler handler);
+  // The one-call start (see ConsumerSetup): the client, offset store, broker metadata and
+  // OffsetManager that `setup` describes, owned by the consumer; setup.topics replace
+  // options.consumer.topics. Throws as KafkaConsumer::connect and the constructor.
+  static std::unique_ptr<ParallelConsumer> connect(ConsumerSetup setup, ParallelConsumerOptions options,
+                                                   RecordHandler handler);
   // Closes (see close()) and logs, never throws; then waits for handlers still running.
   ~ParallelConsumer();
 
@@ -185,7 +190,10 @@ class ParallelConsumer {
 
   std::vector<TopicPartition> assignment() const;
   ParallelConsumerStats stats() const;
+  // The manager this consumer feeds (commit(), lag(), checkpoints).
+  OffsetManager& manager() noexcept;
 
+  // Internal: defined in src/, public so that the library's own code can name it.
   struct Impl;
 
  private:

@@ -7,6 +7,7 @@
 #include <unordered_set>
 
 #include "common/log_internal.hpp"
+#include "kafka/client/consumer_setup.hpp"
 #include "kafka/client/fetch_buffer.hpp"
 #include "kafka/client/kafka_client_impl.hpp"
 #include "kafka/client/out_of_range_policy.hpp"
@@ -39,6 +40,8 @@ struct KafkaConsumer::Impl {
         options(std::move(consumer_options)),
         buffer(client->impl().rk()) {}
 
+  // The manager of a one-call start (connect()), first so that it goes last.
+  std::unique_ptr<OffsetManager> owned_manager;
   std::shared_ptr<KafkaClient> client;
   OffsetManager& manager;
   const KafkaConsumerOptions options;
@@ -253,6 +256,16 @@ KafkaConsumer::~KafkaConsumer() {
   processor::detail::MutexLock lock(impl_->client->impl().rebalance_mutex);
   impl_->client->impl().rebalance_handler = nullptr;
 }
+
+std::unique_ptr<KafkaConsumer> KafkaConsumer::connect(ConsumerSetup setup, KafkaConsumerOptions options) {
+  internal::ConsumerParts parts = internal::build_consumer(setup);
+  options.topics = std::move(setup.topics);
+  auto consumer = std::make_unique<KafkaConsumer>(std::move(parts.client), *parts.manager, std::move(options));
+  consumer->impl_->owned_manager = std::move(parts.manager);
+  return consumer;
+}
+
+OffsetManager& KafkaConsumer::manager() noexcept { return impl_->manager; }
 
 void KafkaConsumer::Impl::on_rebalance(rd_kafka_resp_err_t event, rd_kafka_topic_partition_list_t* partitions) {
   try {

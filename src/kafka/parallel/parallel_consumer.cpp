@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "common/log_internal.hpp"
+#include "kafka/client/consumer_setup.hpp"
 #include "kafka/parallel/parallel_consumer_impl.hpp"
 #include "kafka/rdkafka/errors.hpp"
 #include "kafka/rdkafka/partition_list.hpp"
@@ -103,6 +104,18 @@ ParallelConsumer::ParallelConsumer(std::shared_ptr<KafkaClient> client, OffsetMa
   internal::attach_sink(*impl_->consumer_impl, impl_.get());
   impl_->start_workers();
 }
+
+std::unique_ptr<ParallelConsumer> ParallelConsumer::connect(ConsumerSetup setup, ParallelConsumerOptions options,
+                                                            RecordHandler handler) {
+  internal::ConsumerParts parts = internal::build_consumer(setup);
+  options.consumer.topics = std::move(setup.topics);
+  auto consumer = std::make_unique<ParallelConsumer>(std::move(parts.client), *parts.manager, std::move(options),
+                                                     std::move(handler));
+  consumer->impl_->owned_manager = std::move(parts.manager);
+  return consumer;
+}
+
+OffsetManager& ParallelConsumer::manager() noexcept { return impl_->manager; }
 
 ParallelConsumer::~ParallelConsumer() {
   try {

@@ -132,6 +132,8 @@ struct ParallelConsumer::Impl final : internal::RecordSink {
   void finish(RecordWork& work, Outcome outcome);
   void fail(std::exception_ptr error);
 
+  // The manager of a one-call start (connect()), first so that it goes last.
+  std::unique_ptr<OffsetManager> owned_manager;
   OffsetManager& manager;
   const ParallelConsumerOptions options;
   const RecordHandler handler;
