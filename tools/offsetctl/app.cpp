@@ -12,6 +12,7 @@ void build_app(CLI::App& app, Invocation& invocation) {
   add_state_commands(app, invocation);
   add_lag_commands(app, invocation);
   add_exporter_commands(app, invocation);
+  add_changelog_commands(app, invocation);
 }
 
 }  // namespace processor::offsetctl

@@ -26,6 +26,7 @@ void add_share_groups_commands(CLI::App& app, Invocation& invocation);        //
 void add_state_commands(CLI::App& app, Invocation& invocation);     // state --state-dir DIR ...
 void add_lag_commands(CLI::App& app, Invocation& invocation);       // lag [--watch] [--plot FILE.svg]
 void add_exporter_commands(CLI::App& app, Invocation& invocation);  // exporter --listen HOST:PORT
+void add_changelog_commands(CLI::App& app, Invocation& invocation);  // changelog --application A --store S
 
 // The whole application, as main() and the fuzz target build it.
 void build_app(CLI::App& app, Invocation& invocation);

@@ -67,7 +67,7 @@ Plan plan_from_csv(const std::string& file, const std::string& group) {
   for (const auto& row : parse_offsets_csv(read_file(file))) {
     if (!row.group.empty() && row.group != group) continue;
     if (!plan.emplace(std::make_pair(row.topic, row.partition), row.offset).second) {
-      invalid("offsets CSV '" + file + "' lists " + row.topic + ":" + std::to_string(row.partition) + " twice");
+      invalid("offsets CSV '" + file + "' lists " + kafka::partition_key(row.topic, row.partition) + " twice");
     }
   }
   if (plan.empty()) invalid("offsets CSV '" + file + "' has no offsets of group '" + group + "'");
@@ -132,7 +132,7 @@ Plan plan_reset(const ResetRequest& request, const Current& current, StateBroker
   Plan plan;
   for (const auto& tp : target_partitions(request, scopes, current, dir)) {
     const auto stored = current.find(tp);
-    const std::string name = tp.first + ":" + std::to_string(tp.second);
+    const std::string name = kafka::partition_key(tp.first, tp.second);
     std::int64_t offset = 0;
     if (request.to_offset) {
       offset = *request.to_offset;
