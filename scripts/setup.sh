@@ -5,8 +5,16 @@
 # runs only when something is missing; librdkafka is built once into ~/.cache/processor
 # (scripts/librdkafka.sh), so a second run takes well under a second.
 #
-# Usage: bash scripts/setup.sh
+# Usage: bash scripts/setup.sh [library]
+#   library   only what the library and its examples build with (scripts/demo.sh): no test,
+#             fuzz, benchmark, browser or broker dependencies.
 set -euo pipefail
+
+profile="${1:-all}"
+if [[ "${profile}" != all && "${profile}" != library ]]; then
+  echo "setup: unknown profile '${profile}': use 'library' or nothing (everything)" >&2
+  exit 2
+fi
 
 # Each group says what uses it.
 packages=(
@@ -22,25 +30,36 @@ packages=(
   libssl-dev
   zlib1g-dev
   libzstd-dev
-  # The tests (GoogleTest) and the benchmarks (Google Benchmark).
-  libgtest-dev
-  googletest
-  libbenchmark-dev
-  # Clang's -Wthread-safety (the CI stage that checks the lock annotations), and libFuzzer with
-  # its sanitizer runtimes for the fuzz targets (tests/fuzz/).
-  clang-14
-  libclang-rt-14-dev
-  libfuzzer-14-dev
-  # offsetctl (tools/offsetctl): arguments, JSON output; the monitor's HTTP exporter.
-  libcli11-dev
-  libfmt-dev
-  nlohmann-json3-dev
+  # The monitor's HTTP exporter (processor::monitor).
   libcpp-httplib-dev
-  # The exporter's page is rendered in headless Chromium by a test.
-  chromium
-  # The example that plugs spdlog into the library's log sink (spdlog brings libfmt-dev).
-  libspdlog-dev
-  # The integration tier's Kafka broker: Maven fetches its jars (scripts/kafka/broker.sh fetch);
+)
+if [[ "${profile}" == all ]]; then
+  packages+=(
+    # The tests (GoogleTest) and the benchmarks (Google Benchmark).
+    libgtest-dev
+    googletest
+    libbenchmark-dev
+    # Clang's -Wthread-safety (the CI stage that checks the lock annotations), libFuzzer with its
+    # sanitizer runtimes for the fuzz targets (tests/fuzz/), and clang-format (the format stage).
+    clang-14
+    libclang-rt-14-dev
+    libfuzzer-14-dev
+    clang-format-14
+    # offsetctl (tools/offsetctl): arguments, JSON output.
+    libcli11-dev
+    libfmt-dev
+    nlohmann-json3-dev
+    # The exporter's page is rendered in headless Chromium by a test.
+    chromium
+    # The example that plugs spdlog into the library's log sink (spdlog brings libfmt-dev).
+    libspdlog-dev
+    # The integration tier's Kafka broker: Maven fetches its jars (scripts/kafka/broker.sh fetch);
+    # broker.sh picks free ports with python3 when it can.
+    maven
+    python3
+  )
+fi
+# The integration tier's Kafka broker: Maven fetches its jars (scripts/kafka/broker.sh fetch);
   # broker.sh picks free ports with python3 when it can.
   maven
   python3
@@ -52,7 +71,7 @@ if command -v java >/dev/null 2>&1; then
   # 'openjdk version "17.0.15" ...' -> 17; 'java version "1.8.0_392"' -> 8
   java_major="$(java -version 2>&1 | sed -n '1s/.*version "\(1\.\)\{0,1\}\([0-9][0-9]*\).*/\2/p')"
 fi
-if ((${java_major:-0} < 17)); then
+if [[ "${profile}" == all ]] && ((${java_major:-0} < 17)); then
   packages+=(openjdk-17-jre-headless)
 fi
 
@@ -69,7 +88,7 @@ done
 
 # The test that scrapes /metrics parses it with Prometheus' own Python client (PyPI), for the
 # python3 on PATH, which may not be Debian's.
-if ! python3 -c 'import prometheus_client' >/dev/null 2>&1; then
+if [[ "${profile}" == all ]] && ! python3 -c 'import prometheus_client' >/dev/null 2>&1; then
   echo "setup: installing the Python package prometheus_client"
   python3 -m pip install --quiet --user prometheus_client 2>/dev/null ||
     python3 -m pip install --quiet --user --break-system-packages prometheus_client
@@ -82,7 +101,7 @@ ensure_librdkafka() {
 
 if ((${#missing[@]} == 0)); then
   ensure_librdkafka
-  echo "setup: all ${#packages[@]} dependencies are installed"
+  echo "setup: all ${#packages[@]} dependencies (${profile}) are installed"
   exit 0
 fi
 
