@@ -14,16 +14,20 @@ enum class LogLevel { Debug, Info, Warning, Error };
 // Returns the enumerator's name, e.g. "Warning".
 std::string_view to_string(LogLevel level) noexcept;
 
-// Receives one log record. `component` says which part of the library wrote it:
-//   "consumer"      KafkaConsumer and its client: close, rebalances, automatic and revoke commits
+// Receives one log record. `component` says which part of the library wrote it (the whole list;
+// names are lower case with underscores):
+//   "consumer"       KafkaConsumer and its client: starts, rebalances, automatic and revoke commits
+//   "parallel"       ParallelConsumer: its workers, retries, dead letters, drains
+//   "streams"        StreamProcessor: changelog topics, restores, transactions, rewinds
 //   "offset_manager" OffsetManager: automatic commits sent asynchronously that failed
-//   "offset_store"  KafkaOffsetStore: asynchronous commit callbacks
-//   "producer"      TransactionalProducer
-//   "acks"          per-record acknowledgement metadata (OffsetManager::acked_after_restart)
-//   "rocksdb"       RocksDbStateBackend
-//   "rdkafka"       librdkafka's own log lines and fatal errors, from every client the library
-//                   creates; the message is "<client name> <facility>: <line>", e.g.
-//                   "rdkafka#consumer-1 CONFWARN: [thrd:app]: Configuration property ..."
+//   "offset_store"   KafkaOffsetStore: asynchronous commit callbacks
+//   "acks"           per-record acknowledgement metadata (spills, OffsetManager::acked_after_restart)
+//   "producer"       TransactionalProducer
+//   "rocksdb"        RocksDbStateBackend
+//   "lag_monitor"    LagMonitor (processor::monitor): describes and offset reads that failed
+//   "rdkafka"        librdkafka's own log lines and fatal errors, from every client the library
+//                    creates; the message is "<client name> <facility>: <line>", e.g.
+//                    "rdkafka#consumer-1 CONFWARN: [thrd:app]: Configuration property ..."
 // `message` is one line without a trailing newline. Both views are valid only during the call.
 //
 // The sink is called from any thread, librdkafka's internal threads included, possibly from

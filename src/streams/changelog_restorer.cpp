@@ -147,7 +147,7 @@ void ChangelogRestorer::restart_from_start(Entry& entry, const char* why) {
   kafka::internal::throw_if_error(
       kafka::internal::RdPtr<rd_kafka_error_t>(rd_kafka_seek_partitions(consumer_.get(), list.get(),
                                                                         kafka::internal::to_timeout_ms(request_timeout_))),
-      "seeking changelog " + entry.topic + ":" + std::to_string(entry.store->partition()) + " to its start");
+      "seeking changelog " + kafka::partition_key(entry.topic, entry.store->partition()) + " to its start");
 }
 
 void ChangelogRestorer::report(const Entry& entry, std::int64_t end, bool done) {
@@ -218,7 +218,7 @@ std::vector<std::int32_t> ChangelogRestorer::poll(std::chrono::milliseconds time
         if (message->payload != nullptr) {
           value = decode_changelog_value(
               std::string_view(static_cast<const char*>(message->payload), message->len),
-              entry.topic + ":" + std::to_string(message->partition) + "@" + std::to_string(message->offset));
+              kafka::partition_key(entry.topic, message->partition) + "@" + std::to_string(message->offset));
         }
         entry.store->add_restored(key, value);
         ++entry.batch_records;

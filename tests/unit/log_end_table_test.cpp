@@ -5,7 +5,7 @@
 
 #include <cmath>
 
-#include "monitor/log_end_table.hpp"
+#include "monitor/lag/log_end_table.hpp"
 
 namespace processor::monitor::internal {
 namespace {

@@ -6,7 +6,7 @@
 
 #include <vector>
 
-#include "monitor/status_rules.hpp"
+#include "monitor/lag/status_rules.hpp"
 
 namespace processor::monitor::internal {
 namespace {

@@ -89,7 +89,7 @@ struct PartitionResult {
 // GroupAdmin holds one Admin client (no group membership of its own). Every call is one or a few
 // batched requests, so that a group of 10^5 partitions costs a handful of round trips.
 // Calls throw StateError(Kafka) with the broker's error code, StateError(Timeout) when the
-// cluster does not answer within `timeout`, StateError(NotFound) for a topic that does not exist.
+// cluster does not answer within `request_timeout`, StateError(NotFound) for a topic that does not exist.
 // Safe for concurrent use by multiple threads.
 class GroupAdmin {
  public:
@@ -98,7 +98,7 @@ class GroupAdmin {
   // `properties` sets isolation.level.
   // Throws StateError(InvalidArgument) naming a property that is missing or that librdkafka rejects.
   static std::unique_ptr<GroupAdmin> create(KafkaProperties properties,
-                                            std::chrono::milliseconds timeout = std::chrono::seconds(30));
+                                            std::chrono::milliseconds request_timeout = std::chrono::seconds(30));
   ~GroupAdmin();
   GroupAdmin(const GroupAdmin&) = delete;
   GroupAdmin& operator=(const GroupAdmin&) = delete;
@@ -124,6 +124,7 @@ class GroupAdmin {
   // group's members are subscribed to.
   std::vector<PartitionResult> delete_offsets(std::string_view group, const std::vector<TopicPartition>& partitions);
 
+  // Internal: defined in src/, public so that the library's own code can name it.
   struct Impl;
 
  private:

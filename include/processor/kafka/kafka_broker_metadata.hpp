@@ -19,7 +19,7 @@ namespace processor::kafka {
 class KafkaBrokerMetadata : public BrokerMetadata {
  public:
   explicit KafkaBrokerMetadata(std::shared_ptr<KafkaClient> client,
-                               std::chrono::milliseconds timeout = std::chrono::seconds(10));
+                               std::chrono::milliseconds request_timeout = std::chrono::seconds(10));
 
   LogRange log_range(const TopicPartition& tp) override;
   std::optional<std::int64_t> offset_for_timestamp(const TopicPartition& tp, std::int64_t epoch_ms) override;

@@ -6,7 +6,6 @@
 #include <optional>
 
 #include "processor/error.hpp"
-#include "processor/kafka/kafka_broker_metadata.hpp"  // KafkaBrokerMetadata lived here; kept for one release
 #include "processor/kafka/kafka_client.hpp"
 #include "processor/kafka/offset_store.hpp"
 

@@ -25,6 +25,9 @@ struct TopicPartition {
   friend bool operator==(const TopicPartition&, const TopicPartition&) = default;
 };
 
+// "topic:partition", e.g. "orders:3": TopicPartition::to_key() of a topic and partition not
+// (yet) in a TopicPartition.
+std::string partition_key(std::string_view topic, std::int32_t partition);
 std::string to_string(const TopicPartition& tp);
 std::ostream& operator<<(std::ostream& out, const TopicPartition& tp);
 

@@ -28,7 +28,7 @@ class TransactionalProducer {
   // Throws StateError(InvalidArgument) for a missing or rejected property, StateError(Kafka or
   // Timeout) when the transaction coordinator cannot be initialised.
   explicit TransactionalProducer(KafkaProperties properties,
-                                 std::chrono::milliseconds timeout = std::chrono::seconds(30));
+                                 std::chrono::milliseconds request_timeout = std::chrono::seconds(30));
   ~TransactionalProducer();
 
   TransactionalProducer(const TransactionalProducer&) = delete;
@@ -48,6 +48,7 @@ class TransactionalProducer {
   // Aborts the open transaction: its records are never visible to read_committed readers.
   void abort();
 
+  // Internal: defined in src/, public so that the library's own code can name it.
   struct Impl;
 
  private:

@@ -99,6 +99,7 @@ class LagMonitor {
 
   const LagMonitorOptions& options() const noexcept;
 
+  // Internal: defined in src/, public so that the library's own code can name it.
   struct Impl;
 
  private:

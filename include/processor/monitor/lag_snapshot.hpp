@@ -77,7 +77,6 @@ struct GroupLag {
   std::optional<std::int64_t> max_lag() const;
   std::optional<double> max_lag_seconds() const;
   std::optional<std::int64_t> sum_lag() const;
-  std::optional<std::int64_t> topic_sum_lag(std::string_view topic) const;
 };
 
 // The monitor's own figures, cumulative since it started (exported as _total/_seconds metrics).

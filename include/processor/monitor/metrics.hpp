@@ -67,9 +67,6 @@ class Histogram {
   double sum_ PROCESSOR_GUARDED_BY(mutex_) = 0;
 };
 
-// The buckets client libraries use by default for durations in seconds (5 ms .. 10 s).
-std::vector<double> default_seconds_buckets();
-
 // All series of one metric name: one child per combination of label values, created on first use
 // and living as long as the registry (references stay valid).
 // Safe for concurrent use.

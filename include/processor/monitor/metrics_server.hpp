@@ -68,8 +68,10 @@ class MetricsServer {
   // "http://HOST:PORT", with the bound port. Throws as port().
   std::string url() const;
 
+  // Internal: defined in src/, public so that the library's own code can name it.
+  struct Impl;
+
  private:
-  class Impl;
   std::unique_ptr<Impl> impl_;
 };
 

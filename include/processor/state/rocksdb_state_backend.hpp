@@ -104,8 +104,10 @@ class RocksDbStateBackend : public StateBackend {
 
   const std::filesystem::path& path() const noexcept;
 
- private:
+  // Internal: defined in src/, public so that the library's own code can name it.
   struct Impl;
+
+ private:
   std::unique_ptr<Impl> impl_;
 };
 

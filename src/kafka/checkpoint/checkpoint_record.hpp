@@ -18,17 +18,16 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
 #include "encoding/crc32c.hpp"
 #include "encoding/fixed.hpp"
 #include "processor/error.hpp"
-#include "processor/kafka/offset_manager.hpp"
+#include "processor/kafka/offset_manager_options.hpp"
 #include "processor/state/state_backend.hpp"
 
 namespace processor::kafka::internal {
-
-#include <type_traits>
 
 inline constexpr std::uint8_t kCheckpointVersion = 1;
 inline constexpr std::uint8_t kCheckpointVersionWithAcks = 2;

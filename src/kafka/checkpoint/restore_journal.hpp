@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "kafka/checkpoint/checkpoint_record.hpp"
-#include "processor/kafka/offset_manager.hpp"
+#include "processor/kafka/offset_manager_options.hpp"
 #include "processor/kafka/offset_store.hpp"
 
 namespace processor::kafka::internal {

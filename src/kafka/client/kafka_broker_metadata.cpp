@@ -5,8 +5,8 @@
 
 namespace processor::kafka {
 
-KafkaBrokerMetadata::KafkaBrokerMetadata(std::shared_ptr<KafkaClient> client, std::chrono::milliseconds timeout)
-    : client_(std::move(client)), timeout_(timeout) {
+KafkaBrokerMetadata::KafkaBrokerMetadata(std::shared_ptr<KafkaClient> client, std::chrono::milliseconds request_timeout)
+    : client_(std::move(client)), timeout_(request_timeout) {
   if (!client_) throw StateError(ErrorKind::InvalidArgument, "KafkaBrokerMetadata needs a KafkaClient, got null");
 }
 

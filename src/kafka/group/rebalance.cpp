@@ -46,7 +46,7 @@ void move_partitions(rd_kafka_t* rk, rd_kafka_topic_partition_list_t* positions,
     if (entry.err == RD_KAFKA_RESP_ERR__STATE) {
       rd_kafka_topic_partition_list_add(stopped.get(), entry.topic, entry.partition)->offset = entry.offset;
     } else if (entry.err != RD_KAFKA_RESP_ERR_NO_ERROR) {
-      throw kafka_error(entry.err, std::string(what) + " (" + entry.topic + ":" + std::to_string(entry.partition) + ")");
+      throw kafka_error(entry.err, std::string(what) + " (" + partition_key(entry.topic, entry.partition) + ")");
     }
   }
   if (stopped->cnt == 0) return;

@@ -26,7 +26,7 @@ void raise_to(std::atomic<std::int64_t>& target, std::int64_t value) noexcept {
   }
 }
 
-std::string key_of(const PartitionSlot& slot) { return *slot.topic + ":" + std::to_string(slot.partition); }
+std::string key_of(const PartitionSlot& slot) { return partition_key(*slot.topic, slot.partition); }
 
 std::optional<std::int64_t> known(std::int64_t value) {
   return value == kNoOffset ? std::nullopt : std::optional<std::int64_t>(value);
@@ -40,7 +40,7 @@ void internal::refuse_before_registering(std::string_view topic, std::int32_t pa
   validate_partition(topic, partition);
   if (offset < 0) {
     throw StateError(ErrorKind::InvalidArgument, "invalid offset " + std::to_string(offset) + " for " +
-                                                     std::string(topic) + ":" + std::to_string(partition) +
+                                                     partition_key(topic, partition) +
                                                      ": offsets must be >= 0");
   }
   reject_high_watermark(topic, partition, high_watermark.value_or(-1));

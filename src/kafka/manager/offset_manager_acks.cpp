@@ -22,7 +22,7 @@ void refuse_untrackable(std::string_view topic, std::int32_t partition, std::int
     validate_topic(topic);
     validate_partition(topic, partition);
     throw StateError(ErrorKind::InvalidArgument, "cannot track offset " + std::to_string(record_offset) + " of " +
-                                                     std::string(topic) + ":" + std::to_string(partition) +
+                                                     partition_key(topic, partition) +
                                                      ": it is out of range");
   }
 }
@@ -83,9 +83,8 @@ std::shared_ptr<PartitionAcks> OffsetManager::track_in(PartitionSlot& slot, std:
     if (!current) {
       const std::int64_t committed = slot.committed.load(std::memory_order_acquire);
       if (record_offset < committed) {
-        throw StateError(ErrorKind::InvalidArgument, "record " + std::to_string(record_offset) + " of " + *slot.topic +
-                                                         ":" + std::to_string(slot.partition) +
-                                                         " is below the committed offset " + std::to_string(committed));
+        throw StateError(ErrorKind::InvalidArgument, "record " + std::to_string(record_offset) + " of " +
+                                                         partition_key(*slot.topic, slot.partition) + " is below the committed offset " + std::to_string(committed));
       }
       current = std::make_shared<PartitionAcks>(committed == kNoOffset ? record_offset : committed, impl_->tracking_options);
       slot.cold->ever_tracked = true;
@@ -120,7 +119,7 @@ bool OffsetManager::ack(std::string_view topic, std::int32_t partition, std::int
   validate_partition(topic, partition);
   if (!ever_tracked) {
     throw StateError(ErrorKind::InvalidArgument, "cannot acknowledge record " + std::to_string(record_offset) + " of " +
-                                                     std::string(topic) + ":" + std::to_string(partition) +
+                                                     partition_key(topic, partition) +
                                                      ": no record of that partition was ever tracked here");
   }
   return false;  // revoked since: its new owner processes it again
@@ -133,7 +132,7 @@ void OffsetManager::resume_tracking(std::string_view topic, std::int32_t partiti
   const std::int64_t start = slot.latest.load(std::memory_order_acquire);
   if (acked.committable != start) {
     throw StateError(ErrorKind::InvalidArgument,
-                     "cannot resume tracking of " + std::string(topic) + ":" + std::to_string(partition) + " at " +
+                     "cannot resume tracking of " + partition_key(topic, partition) + " at " +
                          std::to_string(acked.committable) + ": the partition starts at " +
                          (start == kNoOffset ? std::string("no known position") : std::to_string(start)));
   }

@@ -14,7 +14,7 @@ namespace processor::kafka {
 namespace {
 
 std::string name_of(const ConsumedRecord& record) {
-  return std::string(record.topic) + ":" + std::to_string(record.partition) + "@" + std::to_string(record.offset);
+  return partition_key(record.topic, record.partition) + "@" + std::to_string(record.offset);
 }
 
 std::string what_of(const std::exception_ptr& error) {

@@ -60,7 +60,7 @@ rd_kafka_resp_err_t first_error(rd_kafka_resp_err_t request_error, const rd_kafk
   for (int i = 0; i < list->cnt; ++i) {
     if (list->elems[i].err != RD_KAFKA_RESP_ERR_NO_ERROR) {
       if (failed_partition != nullptr) {
-        *failed_partition = std::string(list->elems[i].topic) + ":" + std::to_string(list->elems[i].partition);
+        *failed_partition = partition_key(list->elems[i].topic, list->elems[i].partition);
       }
       return list->elems[i].err;
     }

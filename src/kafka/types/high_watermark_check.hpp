@@ -14,7 +14,7 @@ namespace processor::kafka::internal {
 [[noreturn]] inline void reject_high_watermark(std::string_view topic, std::int32_t partition,
                                                std::int64_t high_watermark) {
   throw StateError(ErrorKind::InvalidArgument, "invalid high watermark " + std::to_string(high_watermark) + " for " +
-                                                   std::string(topic) + ":" + std::to_string(partition) +
+                                                   partition_key(topic, partition) +
                                                    ": it must be >= 0");
 }
 

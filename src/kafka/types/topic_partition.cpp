@@ -6,7 +6,15 @@
 
 namespace processor::kafka {
 
-std::string TopicPartition::to_key() const { return topic + ":" + std::to_string(partition); }
+std::string partition_key(std::string_view topic, std::int32_t partition) {
+  std::string key;
+  key.reserve(topic.size() + 12);
+  key.append(topic).push_back(':');
+  key += std::to_string(partition);
+  return key;
+}
+
+std::string TopicPartition::to_key() const { return partition_key(topic, partition); }
 
 std::string to_string(const TopicPartition& tp) { return tp.to_key(); }
 

@@ -6,7 +6,7 @@
 #include <cstdio>
 #include <ctime>
 
-#include "monitor/lag_chart_series.hpp"
+#include "monitor/http/lag_chart_series.hpp"
 #include "processor/error.hpp"
 
 namespace processor::monitor {

@@ -1,4 +1,4 @@
-#include "monitor/lag_chart_series.hpp"
+#include "monitor/http/lag_chart_series.hpp"
 
 #include <algorithm>
 #include <chrono>

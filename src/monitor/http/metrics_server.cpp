@@ -7,7 +7,7 @@
 #include <thread>
 
 #include "common/log_internal.hpp"
-#include "monitor/page.hpp"
+#include "monitor/http/page.hpp"
 #include "processor/error.hpp"
 
 namespace processor::monitor {
@@ -19,7 +19,7 @@ constexpr const char* kComponent = "metrics-server";
 
 }  // namespace
 
-class MetricsServer::Impl {
+struct MetricsServer::Impl {
  public:
   Impl(MetricsRegistry& registry, MetricsServerOptions options, LagHistoryProvider lag_history)
       : registry_(registry), options_(std::move(options)), lag_history_(std::move(lag_history)) {}

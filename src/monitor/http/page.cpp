@@ -1,4 +1,4 @@
-#include "monitor/page.hpp"
+#include "monitor/http/page.hpp"
 
 namespace processor::monitor::page {
 

@@ -5,7 +5,7 @@
 #include <utility>
 
 #include "common/log_internal.hpp"
-#include "monitor/partition_book.hpp"
+#include "monitor/lag/partition_book.hpp"
 #include "processor/detail/mutex.hpp"
 #include "processor/error.hpp"
 
@@ -126,7 +126,7 @@ void LagMonitor::Impl::run() {
     try {
       poll(std::chrono::system_clock::now());
     } catch (const std::exception& e) {  // out of memory, a sink that throws: keep polling
-      processor::internal::log(LogLevel::Error, "lag-monitor", "poll failed: ", e.what());
+      processor::internal::log(LogLevel::Error, "lag_monitor", "poll failed: ", e.what());
     }
     detail::MutexLock lock(thread_mutex);
     while (!stopping && SteadyClock::now() < next) wake.wait_until(thread_mutex, next);
@@ -147,7 +147,7 @@ void LagMonitor::Impl::describe(const std::vector<std::string>& names, std::vect
       return;
     }
   } catch (const std::exception& e) {
-    processor::internal::log(LogLevel::Warning, "lag-monitor", "describing ", names.size(), " groups failed: ", e.what());
+    processor::internal::log(LogLevel::Warning, "lag_monitor", "describing ", names.size(), " groups failed: ", e.what());
   }
   // One group's failure must not fail the others: ask again one by one.
   for (std::size_t i = 0; i < names.size(); ++i) {
@@ -158,7 +158,7 @@ void LagMonitor::Impl::describe(const std::vector<std::string>& names, std::vect
         continue;
       }
     } catch (const std::exception& e) {
-      processor::internal::log(LogLevel::Warning, "lag-monitor", "describing group ", names[i], " failed: ", e.what());
+      processor::internal::log(LogLevel::Warning, "lag_monitor", "describing group ", names[i], " failed: ", e.what());
     }
     failed[i] = true;
   }
@@ -169,7 +169,7 @@ bool LagMonitor::Impl::read_group(const std::string& name, GroupBook& book) {
   try {
     committed = source->committed_offsets(name);
   } catch (const std::exception& e) {
-    processor::internal::log(LogLevel::Warning, "lag-monitor", "reading the offsets of group ", name, " failed: ", e.what());
+    processor::internal::log(LogLevel::Warning, "lag_monitor", "reading the offsets of group ", name, " failed: ", e.what());
     return false;
   }
   for (const kafka::CommittedOffset& offset : committed) {
@@ -202,7 +202,7 @@ LagSnapshot LagMonitor::Impl::poll(std::chrono::system_clock::time_point now) {
     try {
       names = source->list_groups();
     } catch (const std::exception& e) {
-      processor::internal::log(LogLevel::Warning, "lag-monitor", "listing groups failed: ", e.what());
+      processor::internal::log(LogLevel::Warning, "lag_monitor", "listing groups failed: ", e.what());
       listed = false;
       ++errors;
       for (const auto& [name, book] : groups) names.push_back(name);  // report what we knew, as ERR
@@ -247,7 +247,7 @@ LagSnapshot LagMonitor::Impl::poll(std::chrono::system_clock::time_point now) {
     try {
       answer = source->log_offsets(request);
     } catch (const std::exception& e) {
-      processor::internal::log(LogLevel::Warning, "lag-monitor", "listing the offsets of ", request.size(),
+      processor::internal::log(LogLevel::Warning, "lag_monitor", "listing the offsets of ", request.size(),
                     " partitions failed: ", e.what());
       ++errors;
     }

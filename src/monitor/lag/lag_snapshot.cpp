@@ -64,11 +64,6 @@ std::optional<std::int64_t> GroupLag::sum_lag() const {
   return fold_known<std::int64_t>(partitions, [](const PartitionLag& p) { return p.lag; }, kSum);
 }
 
-std::optional<std::int64_t> GroupLag::topic_sum_lag(std::string_view topic) const {
-  return fold_known<std::int64_t>(
-      partitions, [topic](const PartitionLag& p) { return p.topic == topic ? p.lag : std::nullopt; }, kSum);
-}
-
 void LagHistory::add(LagSnapshot snapshot) {
   if (capacity_ == 0) return;
   if (snapshots_.size() == capacity_) snapshots_.pop_front();

@@ -1,4 +1,4 @@
-#include "monitor/log_end_table.hpp"
+#include "monitor/lag/log_end_table.hpp"
 
 #include <algorithm>
 

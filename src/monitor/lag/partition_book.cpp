@@ -1,4 +1,4 @@
-#include "monitor/partition_book.hpp"
+#include "monitor/lag/partition_book.hpp"
 
 #include <algorithm>
 #include <limits>

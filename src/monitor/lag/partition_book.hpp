@@ -12,8 +12,8 @@
 #include <unordered_map>
 #include <vector>
 
-#include "monitor/log_end_table.hpp"
-#include "monitor/status_rules.hpp"
+#include "monitor/lag/log_end_table.hpp"
+#include "monitor/lag/status_rules.hpp"
 #include "processor/kafka/group_admin.hpp"
 #include "processor/monitor/lag_snapshot.hpp"
 #include "processor/monitor/lag_source.hpp"

@@ -1,4 +1,4 @@
-#include "monitor/status_rules.hpp"
+#include "monitor/lag/status_rules.hpp"
 
 namespace processor::monitor::internal {
 

@@ -24,7 +24,7 @@
 #include <cstdint>
 #include <span>
 
-#include "monitor/log_end_table.hpp"
+#include "monitor/lag/log_end_table.hpp"
 #include "processor/monitor/lag_snapshot.hpp"
 
 namespace processor::monitor::internal {

@@ -131,10 +131,6 @@ Histogram::Snapshot Histogram::snapshot() const {
   return snapshot;
 }
 
-std::vector<double> default_seconds_buckets() {
-  return {0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10};
-}
-
 template <class Metric>
 MetricFamily<Metric>::MetricFamily(std::string name, std::string help, std::vector<std::string> label_names,
                                    std::vector<double> upper_bounds)
