@@ -59,11 +59,6 @@ if [[ "${profile}" == all ]]; then
     python3
   )
 fi
-# The integration tier's Kafka broker: Maven fetches its jars (scripts/kafka/broker.sh fetch);
-  # broker.sh picks free ports with python3 when it can.
-  maven
-  python3
-)
 # The integration tier's Kafka broker (scripts/kafka/broker.sh, Kafka 4.x) needs Java 17 or newer.
 # Any such runtime on PATH will do; otherwise install Debian's OpenJDK 17 (a no-op once it is).
 java_major=0
