@@ -23,7 +23,7 @@ cmake -S . -B "${build_dir}" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPROCES
   -DPROCESSOR_BUILD_EXAMPLES=ON >"${build_dir}/configure.log" 2>&1 ||
   { cat "${build_dir}/configure.log" >&2; exit 1; }
 
-echo "demo: building the library and the demo on ${JOBS:-2} jobs (about 2 minutes on 2 cores the first time)"
+echo "demo: building the library and the demo on ${JOBS:-2} jobs (about a minute on 2 cores the first time)"
 cmake --build "${build_dir}" -j "${JOBS:-2}" --target demo
 
 echo "demo: built in $((SECONDS - started)) s; running ${build_dir}/examples/demo"
