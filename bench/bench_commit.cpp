@@ -303,8 +303,10 @@ void summarize(const bench::CollectingReporter& r, bench::Summary& s) {
   } else {
     s.missing("restore_from_checkpoint() 100k partitions, RocksDB");
   }
-  s.note("100k partitions = 100 topics x 1000 partitions; RocksDB in a temporary directory, sync_writes=false (WAL "
-         "in the page cache), as RocksDbOptions defaults.");
+  s.note(
+      "100k partitions = 100 topics x 1000 partitions; RocksDB in a temporary directory, sync_writes=false "
+      "(WAL "
+      "in the page cache), as RocksDbOptions defaults.");
 }
 
 }  // namespace

@@ -48,10 +48,14 @@ inline double percentile(std::vector<double> values, double p) {
 
 inline double seconds_per_unit(benchmark::TimeUnit unit) {
   switch (unit) {
-    case benchmark::kNanosecond: return 1e-9;
-    case benchmark::kMicrosecond: return 1e-6;
-    case benchmark::kMillisecond: return 1e-3;
-    default: return 1.0;
+    case benchmark::kNanosecond:
+      return 1e-9;
+    case benchmark::kMicrosecond:
+      return 1e-6;
+    case benchmark::kMillisecond:
+      return 1e-3;
+    default:
+      return 1.0;
   }
 }
 
@@ -73,8 +77,8 @@ inline std::string normalized_name(const std::string& name) {
 }
 
 struct Measurements {
-  std::vector<double> real_s, cpu_s;                      // per iteration, per run
-  std::map<std::string, std::vector<double>> counters;    // per run
+  std::vector<double> real_s, cpu_s;                    // per iteration, per run
+  std::map<std::string, std::vector<double>> counters;  // per run
   bool has_median = false;
   double median_real_s = 0, median_cpu_s = 0;
   std::map<std::string, double> median_counters;
@@ -200,14 +204,15 @@ class Summary {
         << cell("anchor (median)", widths[2]) << " | " << cell("ratio", widths[3]) << " | "
         << cell("target", widths[4]) << " | met?\n";
     for (const auto& r : results_) {
-      out << cell(r.measure, widths[0]) << " | " << cell(r.ours, widths[1]) << " | " << cell(r.anchor, widths[2])
-          << " | " << cell(r.ratio, widths[3]) << " | " << cell(r.target, widths[4]) << " | " << r.met << "\n";
+      out << cell(r.measure, widths[0]) << " | " << cell(r.ours, widths[1]) << " | "
+          << cell(r.anchor, widths[2]) << " | " << cell(r.ratio, widths[3]) << " | "
+          << cell(r.target, widths[4]) << " | " << r.met << "\n";
     }
     for (const auto& note : notes_) out << "note: " << note << "\n";
     out << "\n";
     for (const auto& r : results_) {
-      out << "RESULT|" << r.measure << "|" << r.ours << "|" << r.anchor << "|" << r.ratio << "|" << r.target << "|"
-          << r.met << "\n";
+      out << "RESULT|" << r.measure << "|" << r.ours << "|" << r.anchor << "|" << r.ratio << "|" << r.target
+          << "|" << r.met << "\n";
     }
     out.flush();
   }
@@ -239,9 +244,9 @@ inline std::string machine_line() {
   char date[64];
   std::strftime(date, sizeof date, "%Y-%m-%d %H:%M:%S UTC", std::gmtime(&now));
   std::ostringstream out;
-  out << "machine: " << host << ", " << std::thread::hardware_concurrency() << " hardware threads, " << cpu_model()
-      << "; date: " << date << "; librdkafka " << rd_kafka_version_str() << ", RocksDB " << ROCKSDB_MAJOR << "."
-      << ROCKSDB_MINOR << "." << ROCKSDB_PATCH << ", Google Benchmark 1.7 (Debian)"
+  out << "machine: " << host << ", " << std::thread::hardware_concurrency() << " hardware threads, "
+      << cpu_model() << "; date: " << date << "; librdkafka " << rd_kafka_version_str() << ", RocksDB "
+      << ROCKSDB_MAJOR << "." << ROCKSDB_MINOR << "." << ROCKSDB_PATCH << ", Google Benchmark 1.7 (Debian)"
 #ifdef NDEBUG
       << ", NDEBUG"
 #endif
@@ -254,8 +259,8 @@ class TempDir {
  public:
   explicit TempDir(const std::string& name) {
     const char* base = std::getenv("TMPDIR");
-    std::string pattern = std::string(base != nullptr && *base != '\0' ? base : "/tmp") + "/processor-bench-" + name +
-                          "-XXXXXX";
+    std::string pattern = std::string(base != nullptr && *base != '\0' ? base : "/tmp") +
+                          "/processor-bench-" + name + "-XXXXXX";
     std::vector<char> buffer(pattern.begin(), pattern.end());
     buffer.push_back('\0');
     if (mkdtemp(buffer.data()) == nullptr) throw std::runtime_error("mkdtemp failed for " + pattern);
@@ -289,7 +294,8 @@ int run_main(int argc, char** argv, const char* binary, SummaryFn&& summarize) {
     const std::string_view arg = argv[i];
     if (arg.rfind("--benchmark_color=", 0) == 0) {
       const std::string_view value = arg.substr(std::string_view("--benchmark_color=").size());
-      color = value == "true" || value == "yes" || value == "1" || (value == "auto" && isatty(STDOUT_FILENO) != 0);
+      color = value == "true" || value == "yes" || value == "1" ||
+              (value == "auto" && isatty(STDOUT_FILENO) != 0);
     }
   }
   benchmark::Initialize(&argc, argv);

@@ -31,9 +31,9 @@
 #include <librdkafka/rdkafka.h>
 
 #include <atomic>
-#include <ctime>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <functional>
 #include <memory>
 #include <stdexcept>
@@ -120,7 +120,7 @@ struct Target {
   // oldest: about 1M of these messages over 4 partitions.
   std::int64_t consume_count = 0;
   std::int64_t end_offsets_sum = 0;  // what the committed offsets sum to after a full run
-  bool e2e_setup_failed = false;      // --e2e-fail-first-setup
+  bool e2e_setup_failed = false;     // --e2e-fail-first-setup
   bool rtt_setup_failed = false;
 
   void create_topic(const std::string& topic) {
@@ -177,10 +177,11 @@ void produce(Target& target, const std::string& topic, std::int64_t count) {
   for (std::int64_t i = 0; i < count; ++i) {
     const int length = std::snprintf(value, sizeof value, "value-%lld", static_cast<long long>(i));
     for (;;) {
-      const rd_kafka_resp_err_t produced = rd_kafka_producev(
-          rk, RD_KAFKA_V_TOPIC(topic.c_str()), RD_KAFKA_V_PARTITION(static_cast<std::int32_t>(i % kPartitions)),
-          RD_KAFKA_V_VALUE(value, static_cast<std::size_t>(length)), RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY),
-          RD_KAFKA_V_END);
+      const rd_kafka_resp_err_t produced =
+          rd_kafka_producev(rk, RD_KAFKA_V_TOPIC(topic.c_str()),
+                            RD_KAFKA_V_PARTITION(static_cast<std::int32_t>(i % kPartitions)),
+                            RD_KAFKA_V_VALUE(value, static_cast<std::size_t>(length)),
+                            RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY), RD_KAFKA_V_END);
       if (produced == RD_KAFKA_RESP_ERR__QUEUE_FULL) {
         rd_kafka_poll(rk, 10);
         continue;
@@ -201,7 +202,8 @@ void produce(Target& target, const std::string& topic, std::int64_t count) {
   for (int p = 0; p < kPartitions; ++p) {
     std::int64_t low = 0;
     std::int64_t high = 0;
-    const rd_kafka_resp_err_t queried = rd_kafka_query_watermark_offsets(rk, topic.c_str(), p, &low, &high, 10'000);
+    const rd_kafka_resp_err_t queried =
+        rd_kafka_query_watermark_offsets(rk, topic.c_str(), p, &low, &high, 10'000);
     if (queried != RD_KAFKA_RESP_ERR_NO_ERROR) {
       rd_kafka_destroy(rk);
       throw std::runtime_error(std::string("watermarks: ") + rd_kafka_err2str(queried));
@@ -210,7 +212,8 @@ void produce(Target& target, const std::string& topic, std::int64_t count) {
     target.end_offsets_sum += high;
   }
   rd_kafka_destroy(rk);
-  if (g_delivery_failures.load() != failures_before) throw std::runtime_error("some messages were not delivered");
+  if (g_delivery_failures.load() != failures_before)
+    throw std::runtime_error("some messages were not delivered");
 }
 
 void ensure_produced(Target& target) {
@@ -223,12 +226,13 @@ void ensure_produced(Target& target) {
   target.produce_seconds = bench::seconds_since(start);
   target.produced = true;
   if (target.consume_count < g_messages) {
-    std::cout << "bench_e2e: WARNING: the " << target.label << " cluster retains " << target.consume_count << " of the "
-              << g_messages << " messages (librdkafka's mock keeps 5 MiB per partition); the runs consume those. "
+    std::cout << "bench_e2e: WARNING: the " << target.label << " cluster retains " << target.consume_count
+              << " of the " << g_messages
+              << " messages (librdkafka's mock keeps 5 MiB per partition); the runs consume those. "
               << "For 10M use a real broker (KAFKA_BOOTSTRAP)." << std::endl;
   }
-  std::cout << "bench_e2e: produced " << g_messages << " messages to " << target.label << " topic " << target.e2e_topic
-            << " in " << bench::fmt(target.produce_seconds) << " s" << std::endl;
+  std::cout << "bench_e2e: produced " << g_messages << " messages to " << target.label << " topic "
+            << target.e2e_topic << " in " << bench::fmt(target.produce_seconds) << " s" << std::endl;
 }
 
 std::chrono::seconds consume_deadline() {
@@ -243,12 +247,14 @@ constexpr const char* kQueuedMinMessages = "1000000";
 
 struct ConsumeRun {
   std::int64_t records = 0;
-  double seconds = 0;      // first record to the last one
-  double with_join = 0;    // subscribe to the last record
-  double cpu_seconds = 0;  // the consuming thread's CPU time, first record to the last one
+  double seconds = 0;         // first record to the last one
+  double with_join = 0;       // subscribe to the last record
+  double cpu_seconds = 0;     // the consuming thread's CPU time, first record to the last one
   std::uint64_t commits = 0;  // ours: automatic commits during the run
   double rate() const { return seconds > 0 ? static_cast<double>(records) / seconds : 0; }
-  double cpu_ns_per_record() const { return records > 0 ? cpu_seconds * 1e9 / static_cast<double>(records) : 0; }
+  double cpu_ns_per_record() const {
+    return records > 0 ? cpu_seconds * 1e9 / static_cast<double>(records) : 0;
+  }
 };
 
 double thread_cpu_seconds() {
@@ -295,7 +301,8 @@ ConsumeRun consume_bare(const Target& target, PollStyle style) {
   while (count < wanted) {
     ssize_t got = 0;
     if (queue != nullptr) {
-      got = rd_kafka_consume_batch_queue(queue, timeout_ms, messages.data(), timeout_ms == 0 ? kBatchSize : 1);
+      got =
+          rd_kafka_consume_batch_queue(queue, timeout_ms, messages.data(), timeout_ms == 0 ? kBatchSize : 1);
     } else if ((messages[0] = rd_kafka_consumer_poll(rk, timeout_ms)) != nullptr) {
       got = 1;
     }
@@ -318,7 +325,8 @@ ConsumeRun consume_bare(const Target& target, PollStyle style) {
   const double cpu = thread_cpu_seconds() - first_cpu;
   rd_kafka_consumer_close(rk);
   rd_kafka_destroy(rk);
-  if (count < wanted) throw std::runtime_error("bare consumer timed out after " + std::to_string(count) + " messages");
+  if (count < wanted)
+    throw std::runtime_error("bare consumer timed out after " + std::to_string(count) + " messages");
   return ConsumeRun{count, std::chrono::duration<double>(end - first).count(),
                     std::chrono::duration<double>(end - start).count(), cpu};
 }
@@ -354,7 +362,8 @@ ConsumeRun consume_ours(const Target& target) {
     while (count < wanted && bench::Clock::now() < deadline) consumer.poll(handler);
     const auto end = bench::Clock::now();
     const double cpu = thread_cpu_seconds() - first_cpu;
-    if (count < wanted) throw std::runtime_error("KafkaConsumer timed out after " + std::to_string(count) + " messages");
+    if (count < wanted)
+      throw std::runtime_error("KafkaConsumer timed out after " + std::to_string(count) + " messages");
     run = ConsumeRun{count, std::chrono::duration<double>(end - first).count(),
                      std::chrono::duration<double>(end - start).count(), cpu};
     const OffsetStats stats = manager.stats();
@@ -374,10 +383,10 @@ ConsumeRun consume_ours(const Target& target) {
 }
 
 struct PairResults {
-  std::vector<double> bare_rate, ours_rate, ratio;   // bare: PollStyle::Drain, the anchor
-  std::vector<double> fixed_rate;                    // bare with PollStyle::Fixed100 (diagnostic)
-  std::vector<double> batch_rate;                    // bare with PollStyle::Batch (diagnostic)
-  std::vector<double> bare_cpu_ns, ours_cpu_ns;      // consuming thread's CPU per record
+  std::vector<double> bare_rate, ours_rate, ratio;  // bare: PollStyle::Drain, the anchor
+  std::vector<double> fixed_rate;                   // bare with PollStyle::Fixed100 (diagnostic)
+  std::vector<double> batch_rate;                   // bare with PollStyle::Batch (diagnostic)
+  std::vector<double> bare_cpu_ns, ours_cpu_ns;     // consuming thread's CPU per record
 };
 PairResults g_pairs[2];  // [0] mock, [1] broker
 
@@ -412,10 +421,18 @@ void BM_E2E(benchmark::State& state, Target& (*target_of)(), int slot) {
       const std::size_t turn = pairs.bare_rate.size() % 4;
       for (std::size_t k = 0; k < 4; ++k) {
         switch ((turn + k) % 4) {
-          case 0: bare = consume_bare(target, PollStyle::Drain); break;
-          case 1: ours = consume_ours(target); break;
-          case 2: batch = consume_bare(target, PollStyle::Batch); break;
-          default: fixed = consume_bare(target, PollStyle::Fixed100); break;
+          case 0:
+            bare = consume_bare(target, PollStyle::Drain);
+            break;
+          case 1:
+            ours = consume_ours(target);
+            break;
+          case 2:
+            batch = consume_bare(target, PollStyle::Batch);
+            break;
+          default:
+            fixed = consume_bare(target, PollStyle::Fixed100);
+            break;
         }
       }
     } catch (const std::exception& error) {
@@ -448,10 +465,12 @@ struct RttEnv {
   explicit RttEnv(Target& target) {
     // Ours: a group member whose manager commits through KafkaOffsetStore.
     const std::string group = support::unique_name("bench-rtt-ours");
-    client = KafkaClient::create({{"bootstrap.servers", target.bootstrap}, {"group.id", group}, {"log_level", "3"}});
+    client = KafkaClient::create(
+        {{"bootstrap.servers", target.bootstrap}, {"group.id", group}, {"log_level", "3"}});
     store = std::make_shared<KafkaOffsetStore>(client);
-    manager = std::make_unique<OffsetManager>(group, nullptr, store, OffsetCommitStrategy::manual(),
-                                              OffsetManagerOptions{std::make_shared<KafkaBrokerMetadata>(client)});
+    manager =
+        std::make_unique<OffsetManager>(group, nullptr, store, OffsetCommitStrategy::manual(),
+                                        OffsetManagerOptions{std::make_shared<KafkaBrokerMetadata>(client)});
     KafkaConsumerOptions options;
     options.topics = {target.rtt_topic};
     options.poll_timeout = std::chrono::milliseconds(50);
@@ -509,7 +528,8 @@ struct RttEnv {
     const auto start = bench::Clock::now();
     const std::size_t written = manager->commit();
     const double seconds = bench::seconds_since(start);
-    if (written != kPartitions) throw std::runtime_error("commit() wrote " + std::to_string(written) + " partitions");
+    if (written != kPartitions)
+      throw std::runtime_error("commit() wrote " + std::to_string(written) + " partitions");
     return seconds;
   }
   double commit_raw() {
@@ -518,7 +538,8 @@ struct RttEnv {
     const auto start = bench::Clock::now();
     const rd_kafka_resp_err_t error = rd_kafka_commit(raw, offsets, 0);
     const double seconds = bench::seconds_since(start);
-    if (error != RD_KAFKA_RESP_ERR_NO_ERROR) throw std::runtime_error(std::string("rd_kafka_commit: ") + rd_kafka_err2str(error));
+    if (error != RD_KAFKA_RESP_ERR_NO_ERROR)
+      throw std::runtime_error(std::string("rd_kafka_commit: ") + rd_kafka_err2str(error));
     for (int i = 0; i < offsets->cnt; ++i) {
       if (offsets->elems[i].err != RD_KAFKA_RESP_ERR_NO_ERROR) {
         throw std::runtime_error(std::string("rd_kafka_commit: ") + rd_kafka_err2str(offsets->elems[i].err));
@@ -605,7 +626,8 @@ void summarize_target(const std::string& label, int slot, bench::Summary& s) {
   using bench::fmt;
   const PairResults& pairs = g_pairs[slot];
   const Target* target = slot == 0 ? g_mock.get() : g_broker.get();
-  const std::int64_t consumed = target != nullptr && target->consume_count > 0 ? target->consume_count : g_messages;
+  const std::int64_t consumed =
+      target != nullptr && target->consume_count > 0 ? target->consume_count : g_messages;
   const std::string e2e = "e2e consume " + std::to_string(consumed) + " msgs" +
                           (consumed < g_messages ? " (of " + std::to_string(g_messages) + " produced)" : "") +
                           ", 4 partitions, " + label;
@@ -614,7 +636,8 @@ void summarize_target(const std::string& label, int slot, bench::Summary& s) {
     const double bare = bench::median(pairs.bare_rate);
     bench::Result result{e2e, fmt(ours / 1e3) + " k msgs/s", fmt(bare / 1e3) + " k msgs/s (bare librdkafka)"};
     result.ratio = "ours/bare " + bench::format(ours / bare, 3) + " (pairwise median " +
-                   bench::format(bench::median(pairs.ratio), 3) + ", n=" + std::to_string(pairs.ratio.size()) + ")";
+                   bench::format(bench::median(pairs.ratio), 3) +
+                   ", n=" + std::to_string(pairs.ratio.size()) + ")";
     result.target = ">=0.97";
     result.met = bench::met(ours / bare >= 0.97);
     s.add(result);
@@ -638,10 +661,11 @@ void summarize_target(const std::string& label, int slot, bench::Summary& s) {
   if (!samples.ours.empty()) {
     const double ours = bench::median(samples.ours);
     const double raw = bench::median(samples.raw);
-    bench::Result result{rtt, fmt(ours * 1e6) + " us (p90 " + fmt(bench::percentile(samples.ours, 0.9) * 1e6) + ")",
-                         fmt(raw * 1e6) + " us rd_kafka_commit (p90 " + fmt(bench::percentile(samples.raw, 0.9) * 1e6) +
-                             ")"};
-    result.ratio = "ours/raw " + bench::format(ours / raw, 3) + " (n=" + std::to_string(samples.ours.size()) + ")";
+    bench::Result result{
+        rtt, fmt(ours * 1e6) + " us (p90 " + fmt(bench::percentile(samples.ours, 0.9) * 1e6) + ")",
+        fmt(raw * 1e6) + " us rd_kafka_commit (p90 " + fmt(bench::percentile(samples.raw, 0.9) * 1e6) + ")"};
+    result.ratio =
+        "ours/raw " + bench::format(ours / raw, 3) + " (n=" + std::to_string(samples.ours.size()) + ")";
     result.target = "<=1.05";
     result.met = bench::met(ours / raw <= 1.05);
     s.add(result);
@@ -653,13 +677,21 @@ void summarize_target(const std::string& label, int slot, bench::Summary& s) {
 void summarize(const bench::CollectingReporter&, bench::Summary& s) {
   summarize_target("mock cluster", 0, s);
   if (g_broker) summarize_target("broker " + g_broker->bootstrap, 1, s);
-  s.note("e2e msgs/s are timed from the first record to the last (the group join, ~3 s on the mock, is excluded); "
-         "each iteration runs the bare loop (rd_kafka_consumer_poll per record: 100 ms idle, 0 while draining), ours "
-         "(KafkaConsumer takes records in batches, rd_kafka_consume_batch_queue), the fixed-timeout bare loop and "
-         "the bare batch loop back to back in rotating order; the mock cluster's broker threads share "
-         "this process and its " + std::to_string(std::thread::hardware_concurrency()) + " hardware threads; all "
-         "consumers use queued.min.messages=" + kQueuedMinMessages + " (librdkafka 2.0.2's default 100k makes them "
-         "stall on a 1 s fetch tick with small messages).");
+  s.note(
+      "e2e msgs/s are timed from the first record to the last (the group join, ~3 s on the mock, is "
+      "excluded); "
+      "each iteration runs the bare loop (rd_kafka_consumer_poll per record: 100 ms idle, 0 while draining), "
+      "ours "
+      "(KafkaConsumer takes records in batches, rd_kafka_consume_batch_queue), the fixed-timeout bare loop "
+      "and "
+      "the bare batch loop back to back in rotating order; the mock cluster's broker threads share "
+      "this process and its " +
+      std::to_string(std::thread::hardware_concurrency()) +
+      " hardware threads; all "
+      "consumers use queued.min.messages=" +
+      kQueuedMinMessages +
+      " (librdkafka 2.0.2's default 100k makes them "
+      "stall on a 1 s fetch tick with small messages).");
 }
 
 // Removes --e2e-messages N / --e2e-messages=N and --e2e-fail-first-setup from argv.
@@ -694,14 +726,20 @@ int main(int argc, char** argv) {
   }
   std::cout << "bench_e2e: " << g_messages << " messages per run" << std::endl;
   benchmark::RegisterBenchmark("BM_E2E/mock", BM_E2E, mock_target, 0)
-      ->Iterations(1)->UseManualTime()->Unit(benchmark::kSecond);
+      ->Iterations(1)
+      ->UseManualTime()
+      ->Unit(benchmark::kSecond);
   benchmark::RegisterBenchmark("BM_CommitRoundTrip/mock", BM_CommitRoundTrip, mock_target, 0)
-      ->UseManualTime()->Unit(benchmark::kMicrosecond);
+      ->UseManualTime()
+      ->Unit(benchmark::kMicrosecond);
   if (!support::real_broker().empty()) {
     benchmark::RegisterBenchmark("BM_E2E/broker", BM_E2E, broker_target, 1)
-        ->Iterations(1)->UseManualTime()->Unit(benchmark::kSecond);
+        ->Iterations(1)
+        ->UseManualTime()
+        ->Unit(benchmark::kSecond);
     benchmark::RegisterBenchmark("BM_CommitRoundTrip/broker", BM_CommitRoundTrip, broker_target, 1)
-        ->UseManualTime()->Unit(benchmark::kMicrosecond);
+        ->UseManualTime()
+        ->Unit(benchmark::kMicrosecond);
   }
   const int code = bench::run_main(argc, argv, "bench_e2e", summarize);
   for (auto& env : g_rtt) env.reset();

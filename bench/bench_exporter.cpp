@@ -40,7 +40,8 @@ const LagSnapshot& snapshot_100k() {
       std::snprintf(topic, sizeof topic, "bench-topic-%03d", t);
       for (int p = 0; p < kPartitionsPerTopic; ++p) {
         const std::int64_t end = 1'000'000 + 7919LL * (t * kPartitionsPerTopic + p) % 100'000;
-        PartitionLag lag = processor::testing::synthetic_partition(topic, p, end, (p * 37) % 5000, (p % 600) * 0.25);
+        PartitionLag lag =
+            processor::testing::synthetic_partition(topic, p, end, (p * 37) % 5000, (p % 600) * 0.25);
         lag.member_id = "consumer-" + std::to_string(p % 10) + "-8c1e4f0a-6a55-4d2b-9b8e-0f3b6f2d9c11";
         lag.client_id = "consumer-" + std::to_string(p % 10);
         lag.host = "/10.0.0." + std::to_string(p % 10 + 1);
@@ -145,7 +146,8 @@ void summarize(const bench::CollectingReporter& r, bench::Summary& s) {
   const auto bytes = r.counter("BM_WriteLagMetrics100k", "bytes");
   const auto samples = r.counter("BM_WriteLagMetrics100k", "samples");
   for (const auto& [name, measure] :
-       {std::pair<std::string, std::string>{"BM_WriteLagMetrics100k", "lag metrics text, 100k partitions (write_lag_metrics)"},
+       {std::pair<std::string, std::string>{"BM_WriteLagMetrics100k",
+                                            "lag metrics text, 100k partitions (write_lag_metrics)"},
         {"BM_RegistryScrape100k", "lag metrics text, 100k partitions (MetricsRegistry::scrape)"}}) {
     const auto ours = r.real(name);
     if (!ours) {
@@ -157,7 +159,8 @@ void summarize(const bench::CollectingReporter& r, bench::Summary& s) {
     const auto floor_cpu = r.cpu("BM_Floor_AppendAndToChars100k");
     if (floor && ours_cpu && floor_cpu) {
       result.ours += " (CPU " + fmt(*ours_cpu * 1e3) + " ms)";
-      result.anchor = fmt(*floor * 1e3) + " ms (CPU " + fmt(*floor_cpu * 1e3) + " ms), append + to_chars floor";
+      result.anchor =
+          fmt(*floor * 1e3) + " ms (CPU " + fmt(*floor_cpu * 1e3) + " ms), append + to_chars floor";
       result.ratio = "ours/floor " + fmt(*ours / *floor) + "x wall, " + fmt(*ours_cpu / *floor_cpu) + "x CPU";
     }
     s.add(result);
@@ -165,7 +168,8 @@ void summarize(const bench::CollectingReporter& r, bench::Summary& s) {
   if (bytes && samples) {
     s.note("one scrape = " + fmt(*bytes / 1e6) + " MB, " + fmt(*samples) +
            " samples (6 per partition: offset, lag, lag_seconds, status, latest and earliest offset)");
-    s.note("on a shared machine the wall times carry the waits for a core; the CPU ratio is the steadier one");
+    s.note(
+        "on a shared machine the wall times carry the waits for a core; the CPU ratio is the steadier one");
   }
 }
 

@@ -35,7 +35,8 @@ namespace {
 std::atomic<std::int64_t> g_live_bytes{0};
 
 void* counted(void* p) noexcept {
-  if (p != nullptr) g_live_bytes.fetch_add(static_cast<std::int64_t>(malloc_usable_size(p)), std::memory_order_relaxed);
+  if (p != nullptr)
+    g_live_bytes.fetch_add(static_cast<std::int64_t>(malloc_usable_size(p)), std::memory_order_relaxed);
   return p;
 }
 void* allocate(std::size_t size) noexcept { return counted(std::malloc(size == 0 ? 1 : size)); }
@@ -172,11 +173,11 @@ struct AnchorConsumer {
     cluster.create_topic("t", 1);
     char error[512];
     rd_kafka_conf_t* conf = rd_kafka_conf_new();
-    for (const auto& [name, value] : std::vector<std::pair<std::string, std::string>>{
-             {"bootstrap.servers", cluster.bootstrap()},
-             {"group.id", "bench-anchor"},
-             {"enable.auto.offset.store", "false"},
-             {"log_level", "3"}}) {
+    for (const auto& [name, value] :
+         std::vector<std::pair<std::string, std::string>>{{"bootstrap.servers", cluster.bootstrap()},
+                                                          {"group.id", "bench-anchor"},
+                                                          {"enable.auto.offset.store", "false"},
+                                                          {"log_level", "3"}}) {
       if (rd_kafka_conf_set(conf, name.c_str(), value.c_str(), error, sizeof error) != RD_KAFKA_CONF_OK) {
         throw std::runtime_error(error);
       }
@@ -289,7 +290,8 @@ void BM_Ack_PartitionAcks(benchmark::State& state) {
   const auto end = run_ack_cycles(
       state, shuffled(n), [&](std::int64_t, std::int64_t offset) { return acks.try_track(offset); },
       [&](std::int64_t, std::int64_t offset) { acks.ack(offset); });
-  if (end && (acks.committable() != *end || acks.outstanding() != 0)) state.SkipWithError("acknowledgements were lost");
+  if (end && (acks.committable() != *end || acks.outstanding() != 0))
+    state.SkipWithError("acknowledgements were lost");
 }
 BENCHMARK(BM_Ack_PartitionAcks)->Arg(1'000)->Arg(10'000)->UseManualTime()->Unit(benchmark::kMicrosecond);
 
@@ -303,11 +305,15 @@ void BM_Ack_Manager(benchmark::State& state, bool by_ticket) {
                         OffsetCommitStrategy::periodic(hours(1)), options);
   for (int p = 0; p < 64; ++p) manager.update_offset("t", p, 0);  // a realistic index
   std::vector<std::optional<AckTicket>> tickets(static_cast<std::size_t>(n));
-  const auto ticket = [&](std::int64_t i) -> std::optional<AckTicket>& { return tickets[static_cast<std::size_t>(i)]; };
+  const auto ticket = [&](std::int64_t i) -> std::optional<AckTicket>& {
+    return tickets[static_cast<std::size_t>(i)];
+  };
   if (by_ticket) {
     run_ack_cycles(
         state, shuffled(n),
-        [&](std::int64_t i, std::int64_t offset) { return (ticket(i) = manager.track_record("t", 7, offset)).has_value(); },
+        [&](std::int64_t i, std::int64_t offset) {
+          return (ticket(i) = manager.track_record("t", 7, offset)).has_value();
+        },
         [&](std::int64_t i, std::int64_t) { manager.ack(*ticket(i)); });
   } else {
     run_ack_cycles(
@@ -315,8 +321,16 @@ void BM_Ack_Manager(benchmark::State& state, bool by_ticket) {
         [&](std::int64_t, std::int64_t offset) { manager.ack("t", 7, offset); });
   }
 }
-BENCHMARK_CAPTURE(BM_Ack_Manager, ByName, false)->Arg(1'000)->Arg(10'000)->UseManualTime()->Unit(benchmark::kMicrosecond);
-BENCHMARK_CAPTURE(BM_Ack_Manager, ByTicket, true)->Arg(1'000)->Arg(10'000)->UseManualTime()->Unit(benchmark::kMicrosecond);
+BENCHMARK_CAPTURE(BM_Ack_Manager, ByName, false)
+    ->Arg(1'000)
+    ->Arg(10'000)
+    ->UseManualTime()
+    ->Unit(benchmark::kMicrosecond);
+BENCHMARK_CAPTURE(BM_Ack_Manager, ByTicket, true)
+    ->Arg(1'000)
+    ->Arg(10'000)
+    ->UseManualTime()
+    ->Unit(benchmark::kMicrosecond);
 
 // ---- 3. Threads updating distinct partitions ----
 //
@@ -353,7 +367,9 @@ template <ThreadMode mode>
 void BM_Threads(benchmark::State& state) {
   const int threads = static_cast<int>(state.range(0));
   // About 10 ms of work per thread when it has a core to itself.
-  const std::int64_t per_thread = mode == ThreadMode::ByName ? 1'000'000 : mode == ThreadMode::Handle ? 8'000'000 : 4'000'000;
+  const std::int64_t per_thread = mode == ThreadMode::ByName   ? 1'000'000
+                                  : mode == ThreadMode::Handle ? 8'000'000
+                                                               : 4'000'000;
   ThreadsEnv& env = threads_env(mode);
   double span_total = 0;
   for (auto _ : state) {
@@ -382,7 +398,8 @@ void BM_Threads(benchmark::State& state) {
     const auto start = bench::Clock::now();
     go.store(true, std::memory_order_release);
     for (auto& worker : workers) worker.join();
-    const double span = std::chrono::duration<double>(*std::max_element(ends.begin(), ends.end()) - start).count();
+    const double span =
+        std::chrono::duration<double>(*std::max_element(ends.begin(), ends.end()) - start).count();
     state.SetIterationTime(span);
     span_total += span;
   }
@@ -390,11 +407,26 @@ void BM_Threads(benchmark::State& state) {
   state.counters["ns_per_thread_op"] = span_total * 1e9 / (rounds * static_cast<double>(per_thread));
   state.counters["M_updates_per_s"] = rounds * threads * static_cast<double>(per_thread) / span_total / 1e6;
 }
-BENCHMARK_TEMPLATE(BM_Threads, ThreadMode::Handle)->ArgName("threads")->Arg(1)->Arg(2)->Arg(8)->UseManualTime()
+BENCHMARK_TEMPLATE(BM_Threads, ThreadMode::Handle)
+    ->ArgName("threads")
+    ->Arg(1)
+    ->Arg(2)
+    ->Arg(8)
+    ->UseManualTime()
     ->Unit(benchmark::kMillisecond);
-BENCHMARK_TEMPLATE(BM_Threads, ThreadMode::ByName)->ArgName("threads")->Arg(1)->Arg(2)->Arg(8)->UseManualTime()
+BENCHMARK_TEMPLATE(BM_Threads, ThreadMode::ByName)
+    ->ArgName("threads")
+    ->Arg(1)
+    ->Arg(2)
+    ->Arg(8)
+    ->UseManualTime()
     ->Unit(benchmark::kMillisecond);
-BENCHMARK_TEMPLATE(BM_Threads, ThreadMode::HandleEveryN)->ArgName("threads")->Arg(1)->Arg(2)->Arg(8)->UseManualTime()
+BENCHMARK_TEMPLATE(BM_Threads, ThreadMode::HandleEveryN)
+    ->ArgName("threads")
+    ->Arg(1)
+    ->Arg(2)
+    ->Arg(8)
+    ->UseManualTime()
     ->Unit(benchmark::kMillisecond);
 
 // ---- 6. Memory ----
@@ -410,15 +442,15 @@ std::size_t malloc_in_use() {
 void BM_Memory(benchmark::State& state) {
   for (auto _ : state) {
     // Per tracked partition: registration (slot, cold state, index) and one update.
-    auto manager = std::make_unique<OffsetManager>("bench-memory", nullptr, std::make_shared<InMemoryOffsetStore>(),
-                                                   OffsetCommitStrategy::manual());
+    auto manager = std::make_unique<OffsetManager>(
+        "bench-memory", nullptr, std::make_shared<InMemoryOffsetStore>(), OffsetCommitStrategy::manual());
     const std::int64_t before = live_bytes();
     const std::size_t malloc_before = malloc_in_use();
     for (int p = 0; p < kMemoryPartitions; ++p) manager->partition("memory-topic", p).update(1);
     const double per_partition = static_cast<double>(live_bytes() - before) / kMemoryPartitions;
-    const double malloc_per_partition =
-        static_cast<double>(static_cast<std::int64_t>(malloc_in_use()) - static_cast<std::int64_t>(malloc_before)) /
-        kMemoryPartitions;
+    const double malloc_per_partition = static_cast<double>(static_cast<std::int64_t>(malloc_in_use()) -
+                                                            static_cast<std::int64_t>(malloc_before)) /
+                                        kMemoryPartitions;
     // After a commit: the committed views, plus the in-memory store's copy.
     manager->commit();
     const double per_partition_committed = static_cast<double>(live_bytes() - before) / kMemoryPartitions;
@@ -428,8 +460,8 @@ void BM_Memory(benchmark::State& state) {
     // (the default max_outstanding), partitions registered beforehand.
     constexpr int kAckPartitions = 100;
     constexpr std::int64_t kOutstanding = 10'000;
-    manager = std::make_unique<OffsetManager>("bench-memory", nullptr, std::make_shared<InMemoryOffsetStore>(),
-                                              OffsetCommitStrategy::manual());
+    manager = std::make_unique<OffsetManager>(
+        "bench-memory", nullptr, std::make_shared<InMemoryOffsetStore>(), OffsetCommitStrategy::manual());
     for (int p = 0; p < kAckPartitions; ++p) manager->partition("acks-topic", p);
     const std::int64_t before_acks = live_bytes();
     for (int p = 0; p < kAckPartitions; ++p) {
@@ -440,8 +472,8 @@ void BM_Memory(benchmark::State& state) {
         }
       }
     }
-    const double per_ack_manager =
-        static_cast<double>(live_bytes() - before_acks) / (kAckPartitions * static_cast<double>(kOutstanding));
+    const double per_ack_manager = static_cast<double>(live_bytes() - before_acks) /
+                                   (kAckPartitions * static_cast<double>(kOutstanding));
     manager.reset();
 
     // Per outstanding ack in one PartitionAcks with 100'000 outstanding.
@@ -522,15 +554,16 @@ void summarize(const bench::CollectingReporter& r, bench::Summary& s) {
   }
 
   if (const auto round_robin = r.cpu("BM_Update_Handle_RoundRobin64")) {
-    bench::Result result{"update via handle, 64 partitions round-robin (diagnostic)", fmt(*round_robin * 1e9) + " ns",
-                         anchor_text};
+    bench::Result result{"update via handle, 64 partitions round-robin (diagnostic)",
+                         fmt(*round_robin * 1e9) + " ns", anchor_text};
     if (anchor) result.ratio = "anchor/ours " + fmt(*anchor / *round_robin) + "x";
     s.add(result);
   }
 
-  const std::pair<const char*, const char*> ack_kinds[] = {{"PartitionAcks", "PartitionAcks::ack"},
-                                                          {"Manager/ByTicket", "OffsetManager::ack(AckTicket)"},
-                                                          {"Manager/ByName", "OffsetManager::ack(topic, partition, offset)"}};
+  const std::pair<const char*, const char*> ack_kinds[] = {
+      {"PartitionAcks", "PartitionAcks::ack"},
+      {"Manager/ByTicket", "OffsetManager::ack(AckTicket)"},
+      {"Manager/ByName", "OffsetManager::ack(topic, partition, offset)"}};
   for (const auto& [kind, label] : ack_kinds) {
     for (const int n : {1'000, 10'000}) {
       const std::string name = std::string("BM_Ack_") + kind + "/" + std::to_string(n);
@@ -562,7 +595,8 @@ void summarize(const bench::CollectingReporter& r, bench::Summary& s) {
     const auto one = r.counter(std::string(family) + "/threads:1", "M_updates_per_s");
     for (const int threads : {1, 2, 8}) {
       const std::string name = std::string(family) + "/threads:" + std::to_string(threads);
-      const std::string measure = std::string(label) + ", " + std::to_string(threads) + " thread" + (threads > 1 ? "s" : "");
+      const std::string measure =
+          std::string(label) + ", " + std::to_string(threads) + " thread" + (threads > 1 ? "s" : "");
       const auto aggregate = r.counter(name, "M_updates_per_s");
       const auto per_thread = r.counter(name, "ns_per_thread_op");
       if (!aggregate || !per_thread) {

@@ -139,7 +139,8 @@ void summarize(const bench::CollectingReporter& r, bench::Summary& s) {
   const auto poll = r.real("BM_PollOnce100k");
   const auto evaluation = r.counter("BM_PollOnce100k", "evaluation_ms");
   if (evaluation) {
-    bench::Result result{"monitor evaluation, 100k partitions (partition-offsets/s)", rate(*evaluation / 1e3)};
+    bench::Result result{"monitor evaluation, 100k partitions (partition-offsets/s)",
+                         rate(*evaluation / 1e3)};
     if (floor) {
       result.anchor = rate(*floor) + " (copy samples)";
       result.ratio = "floor/ours " + fmt(*evaluation / 1e3 / *floor) + "x";
@@ -160,9 +161,10 @@ void summarize(const bench::CollectingReporter& r, bench::Summary& s) {
   } else {
     s.missing("monitor poll_once(), 100k partitions (partition-offsets/s)");
   }
-  s.note("100k partitions = 100 topics x 1000 partitions of one group with 10 members; in-memory LagSource. "
-         "poll_once() includes the source's copies of its answers and the snapshot (10^5 PartitionLag with "
-         "their strings); evaluation is lag, window, status and lag in seconds only.");
+  s.note(
+      "100k partitions = 100 topics x 1000 partitions of one group with 10 members; in-memory LagSource. "
+      "poll_once() includes the source's copies of its answers and the snapshot (10^5 PartitionLag with "
+      "their strings); evaluation is lag, window, status and lag in seconds only.");
 }
 
 }  // namespace

@@ -24,7 +24,6 @@
 // Prints the bench_common summary and RESULT lines for scripts/bench.sh, then a markdown table
 // (also written to --markdown FILE). Exit 1 when a run fails, never because a target is missed.
 
-
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -78,8 +77,8 @@ struct Config {
 // Runs `command`, returns the numbers of its "<prefix> {json}" line; its stderr goes to `log`.
 Fields run_json(const std::string& command, const std::string& prefix, const std::string& log,
                 std::chrono::seconds timeout) {
-  const std::string line_command = "timeout --kill-after=10 " + std::to_string(timeout.count()) + " " + command +
-                                   " 2>>" + log;
+  const std::string line_command =
+      "timeout --kill-after=10 " + std::to_string(timeout.count()) + " " + command + " 2>>" + log;
   FILE* pipe = ::popen(line_command.c_str(), "r");
   if (pipe == nullptr) throw std::runtime_error("cannot run " + command);
   std::string result;
@@ -90,7 +89,8 @@ Fields run_json(const std::string& command, const std::string& prefix, const std
   }
   const int status = ::pclose(pipe);
   if (status != 0 || result.empty()) {
-    throw std::runtime_error("run failed (status " + std::to_string(status) + "; log " + log + "): " + command);
+    throw std::runtime_error("run failed (status " + std::to_string(status) + "; log " + log +
+                             "): " + command);
   }
   Fields fields;
   static const std::regex number_field("\"([a-z_]+)\"\\s*:\\s*(-?[0-9.eE+-]+|true|false)");
@@ -115,8 +115,8 @@ Fields run_one(const Config& config, const std::string& topic, const Run& run) {
                       " --records " + std::to_string(run.records) + " --max-concurrency " +
                       std::to_string(run.max_concurrency) + " --work-ms " + std::to_string(run.work_ms);
   if (run.slow_seconds > 0) {
-    flags += " --slow-partition " + std::to_string(kSlowPartition) + " --slow-offset " + std::to_string(kSlowOffset) +
-             " --slow-seconds " + std::to_string(run.slow_seconds);
+    flags += " --slow-partition " + std::to_string(kSlowPartition) + " --slow-offset " +
+             std::to_string(kSlowOffset) + " --slow-seconds " + std::to_string(run.slow_seconds);
   }
   const auto timeout = std::chrono::seconds(180 + run.slow_seconds + run.records / 1'000);
   const std::string log = (std::filesystem::temp_directory_path() / "bench-parallel.log").string();
@@ -142,7 +142,8 @@ struct Medians {
 };
 
 // Runs `runners` `repetitions` times, rotating who goes first; prints each run.
-Medians repeat(const Config& config, const std::string& topic, const std::string& label, std::vector<Run> runners) {
+Medians repeat(const Config& config, const std::string& topic, const std::string& label,
+               std::vector<Run> runners) {
   Medians medians;
   for (int r = 0; r < config.repetitions; ++r) {
     for (std::size_t k = 0; k < runners.size(); ++k) {
@@ -173,8 +174,8 @@ std::string machine_markdown() {
   char date[64];
   std::strftime(date, sizeof date, "%Y-%m-%d %H:%M UTC", std::gmtime(&now));
   std::ostringstream out;
-  out << date << "; " << std::thread::hardware_concurrency() << " CPUs (`nproc`), " << bench::cpu_model() << ", "
-      << fmt(ram_gb) << " GiB RAM; librdkafka " << rd_kafka_version_str()
+  out << date << "; " << std::thread::hardware_concurrency() << " CPUs (`nproc`), " << bench::cpu_model()
+      << ", " << fmt(ram_gb) << " GiB RAM; librdkafka " << rd_kafka_version_str()
       << "; parallel-consumer-core 0.5.3.2 (kafka-clients 3.7.0, Java 17)";
   return out.str();
 }
@@ -201,14 +202,17 @@ int driver_main(const Config& config) {
   // The input: enough for the longest case, and for the slow case's window.
   std::int64_t needed = config.zero_work_records;
   for (const auto& [concurrency, latency] : config.cases) {
-    needed = std::max(needed, std::min<std::int64_t>(config.max_records, static_cast<std::int64_t>(
-                                                                             concurrency * 1000.0 / latency * config.case_seconds)));
+    needed = std::max(needed,
+                      std::min<std::int64_t>(
+                          config.max_records,
+                          static_cast<std::int64_t>(concurrency * 1000.0 / latency * config.case_seconds)));
   }
   const double slow_ceiling = (kSlowConcurrency - 1) * 1000.0 / kSlowWorkMs;
   // The slow case stops after this many records, before the other partitions run dry.
   const std::int64_t slow_records = std::max<std::int64_t>(
-      kSlowOffset * kPartitions * 4, std::min<std::int64_t>(static_cast<std::int64_t>(slow_ceiling * config.slow_seconds * 0.75),
-                                              needed * (kPartitions - 1) / kPartitions * 9 / 10));
+      kSlowOffset * kPartitions * 4,
+      std::min<std::int64_t>(static_cast<std::int64_t>(slow_ceiling * config.slow_seconds * 0.75),
+                             needed * (kPartitions - 1) / kPartitions * 9 / 10));
   const std::string topic = processor::testing::unique_name("bench-parallel-input");
   processor::testing::create_topic(config.bootstrap, topic, kPartitions);
   const auto produce_start = Clock::now();
@@ -236,8 +240,8 @@ int driver_main(const Config& config) {
     if (!peer) return;
     const double cpu_ratio = per_million(m, "ours") / per_million(m, "peer");
     const double rss_ratio = m("ours", "peak_rss_bytes") / m("peer", "peak_rss_bytes");
-    summary.add(Result{label + ": CPU s per 1M records (vs PC)", fmt(per_million(m, "ours")), fmt(per_million(m, "peer")),
-                       fmt(cpu_ratio) + "x"});
+    summary.add(Result{label + ": CPU s per 1M records (vs PC)", fmt(per_million(m, "ours")),
+                       fmt(per_million(m, "peer")), fmt(cpu_ratio) + "x"});
     summary.add(Result{label + ": peak RSS MB (vs PC)", fmt(m("ours", "peak_rss_bytes") / 1e6),
                        fmt(m("peer", "peak_rss_bytes") / 1e6), fmt(rss_ratio) + "x"});
   };
@@ -249,14 +253,15 @@ int driver_main(const Config& config) {
   const Medians z = repeat(config, topic, "0 ms, concurrency 16,", zero_runs);
   const double raw_rate = z("raw", "records_per_s");
   const double zero_ratio = z("ours", "records_per_s") / raw_rate;
-  summary.add(Result{"0 ms work, Key, concurrency 16: records/s (vs raw librdkafka loop)", fmt(z("ours", "records_per_s")),
-                     fmt(raw_rate), fmt(zero_ratio) + "x", ">= 0.8x", met(zero_ratio >= 0.8)});
+  summary.add(Result{"0 ms work, Key, concurrency 16: records/s (vs raw librdkafka loop)",
+                     fmt(z("ours", "records_per_s")), fmt(raw_rate), fmt(zero_ratio) + "x", ">= 0.8x",
+                     met(zero_ratio >= 0.8)});
   if (peer) {
     const double ratio = z("ours", "records_per_s") / z("peer", "records_per_s");
     summary.add(Result{"0 ms work, Key, concurrency 16: records/s (vs PC)", fmt(z("ours", "records_per_s")),
                        fmt(z("peer", "records_per_s")), fmt(ratio) + "x", ">= 2x", met(ratio >= 2)});
-    summary.add(Result{"0 ms work: PC records/s (vs raw librdkafka loop)", fmt(z("peer", "records_per_s")), fmt(raw_rate),
-                       fmt(z("peer", "records_per_s") / raw_rate) + "x"});
+    summary.add(Result{"0 ms work: PC records/s (vs raw librdkafka loop)", fmt(z("peer", "records_per_s")),
+                       fmt(raw_rate), fmt(z("peer", "records_per_s") / raw_rate) + "x"});
   }
   cpu_and_memory("0 ms, concurrency 16", z);
   rows.push_back(Row{"0 ms, concurrency 16", z("ours", "records_per_s"), z("peer", "records_per_s"), raw_rate,
@@ -270,14 +275,15 @@ int driver_main(const Config& config) {
   }
   std::string sleeps;
   for (const auto& [latency, measured] : sleep_ms) {
-    sleeps += (sleeps.empty() ? "" : ", ") + std::string("sleep_for(") + std::to_string(latency) + " ms) takes " +
-              bench::format(measured, 3) + " ms";
+    sleeps += (sleeps.empty() ? "" : ", ") + std::string("sleep_for(") + std::to_string(latency) +
+              " ms) takes " + bench::format(measured, 3) + " ms";
   }
   summary.note(sleeps + " here: the true ceilings are concurrency / that");
   for (const auto& [concurrency, latency] : config.cases) {
     const double ceiling = concurrency * 1000.0 / latency;
     const auto records = std::max<std::int64_t>(
-        concurrency * 4, std::min<std::int64_t>(config.max_records, static_cast<std::int64_t>(ceiling * config.case_seconds)));
+        concurrency * 4,
+        std::min<std::int64_t>(config.max_records, static_cast<std::int64_t>(ceiling * config.case_seconds)));
     const std::string label = std::to_string(latency) + " ms, concurrency " + std::to_string(concurrency);
     std::vector<Run> runs = {{"ours", concurrency, latency, records}};
     if (peer) runs.push_back({"peer", concurrency, latency, records});
@@ -291,9 +297,10 @@ int driver_main(const Config& config) {
     // The ceiling: concurrency / latency, unless the raw loop fetches less than that.
     const bool broker_bound = raw_rate < ceiling;
     const double bound = std::min(ceiling, raw_rate);
-    summary.add(Result{label + ", Key: records/s (vs " + (broker_bound ? "raw loop, below " : "") + "concurrency/latency " +
-                           fmt(ceiling) + ")",
-                       fmt(ours_rate), fmt(bound), fmt(ours_rate / bound) + "x", ">= 0.9x", met(ours_rate >= 0.9 * bound)});
+    summary.add(Result{label + ", Key: records/s (vs " + (broker_bound ? "raw loop, below " : "") +
+                           "concurrency/latency " + fmt(ceiling) + ")",
+                       fmt(ours_rate), fmt(bound), fmt(ours_rate / bound) + "x", ">= 0.9x",
+                       met(ours_rate >= 0.9 * bound)});
     cpu_and_memory(label, m);
     rows.push_back(Row{label, ours_rate, m("peer", "records_per_s"), ceiling, per_million(m, "ours"),
                        per_million(m, "peer"), m("ours", "peak_rss_bytes"), m("peer", "peak_rss_bytes")});
@@ -302,7 +309,8 @@ int driver_main(const Config& config) {
   // d) the slow record
   std::vector<Run> slow_runs = {{"ours", kSlowConcurrency, kSlowWorkMs, slow_records, config.slow_seconds}};
   if (peer) slow_runs.push_back({"peer", kSlowConcurrency, kSlowWorkMs, slow_records, config.slow_seconds});
-  const std::string slow_label = "one record slow for " + std::to_string(config.slow_seconds) + " s, 1 ms, concurrency 16";
+  const std::string slow_label =
+      "one record slow for " + std::to_string(config.slow_seconds) + " s, 1 ms, concurrency 16";
   const Medians s = repeat(config, topic, slow_label + ",", slow_runs);
   const double ours_slow = s("ours", "slow_records_per_s");
   if (peer) {
@@ -312,9 +320,9 @@ int driver_main(const Config& config) {
   }
   summary.add(Result{slow_label + ": records/s while it is outstanding (vs (16-1)/1 ms)", fmt(ours_slow),
                      fmt(slow_ceiling), fmt(ours_slow / slow_ceiling) + "x"});
-  rows.push_back(Row{slow_label + " (rate while outstanding)", ours_slow, s("peer", "slow_records_per_s"), slow_ceiling,
-                     per_million(s, "ours"), per_million(s, "peer"), s("ours", "peak_rss_bytes"),
-                     s("peer", "peak_rss_bytes")});
+  rows.push_back(Row{slow_label + " (rate while outstanding)", ours_slow, s("peer", "slow_records_per_s"),
+                     slow_ceiling, per_million(s, "ours"), per_million(s, "peer"),
+                     s("ours", "peak_rss_bytes"), s("peer", "peak_rss_bytes")});
   summary.print(std::cout);
 
   // The markdown table for bench/README.md.
@@ -322,13 +330,15 @@ int driver_main(const Config& config) {
   md << "bench_parallel, " << machine_markdown() << "; medians of " << config.repetitions
      << " runs; ordering Key; ceiling = concurrency / latency (0 ms: the raw librdkafka loop; " << sleeps
      << ")\n\n"
-     << "| case | ours rec/s | PC rec/s | ours/PC | ceiling | ours/ceiling | CPU s/1M rec ours | PC | peak RSS MB ours | PC |\n"
+     << "| case | ours rec/s | PC rec/s | ours/PC | ceiling | ours/ceiling | CPU s/1M rec ours | PC | peak "
+        "RSS MB ours | PC |\n"
      << "|---|---|---|---|---|---|---|---|---|---|\n";
   for (const Row& row : rows) {
-    md << "| " << row.label << " | " << fmt(row.ours_rate) << " | " << (peer ? fmt(row.peer_rate) : "-") << " | "
-       << (peer ? fmt(row.ours_rate / row.peer_rate) : "-") << " | " << fmt(row.ceiling) << " | "
-       << fmt(row.ours_rate / row.ceiling) << " | " << fmt(row.ours_cpu) << " | " << (peer ? fmt(row.peer_cpu) : "-")
-       << " | " << fmt(row.ours_rss / 1e6) << " | " << (peer ? fmt(row.peer_rss / 1e6) : "-") << " |\n";
+    md << "| " << row.label << " | " << fmt(row.ours_rate) << " | " << (peer ? fmt(row.peer_rate) : "-")
+       << " | " << (peer ? fmt(row.ours_rate / row.peer_rate) : "-") << " | " << fmt(row.ceiling) << " | "
+       << fmt(row.ours_rate / row.ceiling) << " | " << fmt(row.ours_cpu) << " | "
+       << (peer ? fmt(row.peer_cpu) : "-") << " | " << fmt(row.ours_rss / 1e6) << " | "
+       << (peer ? fmt(row.peer_rss / 1e6) : "-") << " |\n";
   }
   std::cout << "\n" << md.str() << std::endl;
   if (!config.markdown.empty()) std::ofstream(config.markdown) << md.str();
@@ -371,7 +381,8 @@ int main(int argc, char** argv) {
     if (options.count("repetitions")) config.repetitions = std::stoi(options["repetitions"]);
     if (options.count("case-seconds")) config.case_seconds = std::stod(options["case-seconds"]);
     if (options.count("max-records")) config.max_records = std::stoll(options["max-records"]);
-    if (options.count("zero-work-records")) config.zero_work_records = std::stoll(options["zero-work-records"]);
+    if (options.count("zero-work-records"))
+      config.zero_work_records = std::stoll(options["zero-work-records"]);
     if (options.count("slow-seconds")) config.slow_seconds = std::stoi(options["slow-seconds"]);
     if (options.count("markdown")) config.markdown = options["markdown"];
     if (options.count("queued-min-messages")) config.queued_min_messages = options["queued-min-messages"];

@@ -119,7 +119,8 @@ class RunClock {
     if (args.slow()) {
       if (slow_start_ == Clock::time_point{}) throw std::runtime_error("the slow record was never processed");
       const bool slow_first = slow_end_ != Clock::time_point{} && slow_end_ < last_;
-      const double window = std::chrono::duration<double>((slow_first ? slow_end_ : last_) - slow_start_).count();
+      const double window =
+          std::chrono::duration<double>((slow_first ? slow_end_ : last_) - slow_start_).count();
       const std::int64_t in_window = (slow_first ? done_at_slow_end_ : records_) - done_at_slow_start_;
       out << ",\"slow_window_seconds\":" << window << ",\"slow_window_records\":" << in_window
           << ",\"slow_records_per_s\":" << static_cast<double>(in_window) / window
@@ -148,34 +149,39 @@ inline std::chrono::seconds run_deadline(const ChildArgs& args) {
 inline void child_ours(const ChildArgs& args) {
   const auto begun = Clock::now();
   auto client = processor::kafka::KafkaClient::create({{"bootstrap.servers", args.bootstrap},
-                                            {"group.id", args.group},
-                                            {"queued.min.messages", args.queued_min_messages},
-                                            {"log_level", "3"}});
+                                                       {"group.id", args.group},
+                                                       {"queued.min.messages", args.queued_min_messages},
+                                                       {"log_level", "3"}});
   auto store = std::make_shared<processor::kafka::KafkaOffsetStore>(client);
   // Periodic commits every 5 s: the peer's commit interval (PERIODIC_CONSUMER_ASYNCHRONOUS).
-  processor::kafka::OffsetManager manager(args.group, nullptr, store, processor::kafka::OffsetCommitStrategy::periodic(std::chrono::seconds(5)),
-                               processor::kafka::OffsetManagerOptions{std::make_shared<processor::kafka::KafkaBrokerMetadata>(client)});
+  processor::kafka::OffsetManager manager(
+      args.group, nullptr, store, processor::kafka::OffsetCommitStrategy::periodic(std::chrono::seconds(5)),
+      processor::kafka::OffsetManagerOptions{
+          std::make_shared<processor::kafka::KafkaBrokerMetadata>(client)});
   processor::kafka::ParallelConsumerOptions options;
   options.consumer.topics = {args.topic};
   options.max_concurrency = args.max_concurrency;
-  options.ordering = args.ordering == "partition" ? processor::kafka::ProcessingOrder::Partition
+  options.ordering = args.ordering == "partition"   ? processor::kafka::ProcessingOrder::Partition
                      : args.ordering == "unordered" ? processor::kafka::ProcessingOrder::Unordered
                                                     : processor::kafka::ProcessingOrder::Key;
   options.drain_timeout = std::chrono::seconds(1);
   RunClock clock(args.records);
   const auto work = std::chrono::milliseconds(args.work_ms);
-  processor::kafka::ParallelConsumer consumer(client, manager, options, [&](const processor::kafka::ConsumedRecord& record) {
-    clock.started();
-    if (args.slow() && record.partition == args.slow_partition && record.offset == args.slow_offset) {
-      clock.slow(args.slow_seconds);
-    } else if (args.work_ms > 0) {
-      std::this_thread::sleep_for(work);
-    }
-    clock.finished();
-  });
+  processor::kafka::ParallelConsumer consumer(
+      client, manager, options, [&](const processor::kafka::ConsumedRecord& record) {
+        clock.started();
+        if (args.slow() && record.partition == args.slow_partition && record.offset == args.slow_offset) {
+          clock.slow(args.slow_seconds);
+        } else if (args.work_ms > 0) {
+          std::this_thread::sleep_for(work);
+        }
+        clock.finished();
+      });
   const auto deadline = begun + run_deadline(args);
   while (!clock.complete()) {
-    if (Clock::now() > deadline) throw std::runtime_error("ours: timed out after " + std::to_string(consumer.stats().processed) + " records");
+    if (Clock::now() > deadline)
+      throw std::runtime_error("ours: timed out after " + std::to_string(consumer.stats().processed) +
+                               " records");
     consumer.poll();
   }
   // Diagnostics: what the consumer fetched, how often it paused partitions, its peak buffer.
@@ -195,9 +201,12 @@ inline void child_raw(const ChildArgs& args) {
   const auto begun = Clock::now();
   char error[512];
   rd_kafka_conf_t* conf = rd_kafka_conf_new();
-  const std::pair<const char*, std::string> properties[] = {
-      {"bootstrap.servers", args.bootstrap}, {"group.id", args.group},     {"enable.auto.commit", "true"},
-      {"auto.offset.reset", "earliest"},     {"queued.min.messages", args.queued_min_messages}, {"log_level", "3"}};
+  const std::pair<const char*, std::string> properties[] = {{"bootstrap.servers", args.bootstrap},
+                                                            {"group.id", args.group},
+                                                            {"enable.auto.commit", "true"},
+                                                            {"auto.offset.reset", "earliest"},
+                                                            {"queued.min.messages", args.queued_min_messages},
+                                                            {"log_level", "3"}};
   for (const auto& [name, value] : properties) {
     if (rd_kafka_conf_set(conf, name, value.c_str(), error, sizeof error) != RD_KAFKA_CONF_OK) {
       rd_kafka_conf_destroy(conf);

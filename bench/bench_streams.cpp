@@ -45,10 +45,10 @@
 namespace {
 
 using namespace processor;
-using ::bench::Result;
-using ::bench::Summary;
 using ::bench::fmt;
 using ::bench::met;
+using ::bench::Result;
+using ::bench::Summary;
 using Clock = std::chrono::steady_clock;
 
 constexpr int kPartitions = 12;
@@ -75,13 +75,15 @@ double cpu_seconds() {
 }
 
 std::int64_t epoch_ms() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
       .count();
 }
 
 std::string be64(std::int64_t value) {
   std::string out(8, '\0');
-  for (int i = 0; i < 8; ++i) out[static_cast<std::size_t>(i)] = static_cast<char>((value >> (56 - 8 * i)) & 0xff);
+  for (int i = 0; i < 8; ++i)
+    out[static_cast<std::size_t>(i)] = static_cast<char>((value >> (56 - 8 * i)) & 0xff);
   return out;
 }
 std::int64_t from_be64(const std::string& bytes) {
@@ -98,7 +100,8 @@ std::string key_of(int index, int width) {
 
 // Creates `topic` and fills it: `records` records; key i % keys (or every key once when
 // keys == records), `key_bytes` long, on partition key % partitions.
-void make_input(const Config& config, const std::string& topic, int partitions, int records, int keys, int key_bytes) {
+void make_input(const Config& config, const std::string& topic, int partitions, int records, int keys,
+                int key_bytes) {
   testing::create_topic(config.bootstrap, topic, partitions);
   testing::Producer producer(config.bootstrap, {{"linger.ms", "20"}, {"batch.size", "1000000"}});
   std::mt19937 random(11);
@@ -110,7 +113,8 @@ void make_input(const Config& config, const std::string& topic, int partitions, 
 }
 
 streams::StreamProcessorOptions processor_options(const Config& config, const std::string& application,
-                                                  const std::string& input, const std::filesystem::path& state_dir) {
+                                                  const std::string& input,
+                                                  const std::filesystem::path& state_dir) {
   streams::StreamProcessorOptions options;
   options.application_id = application;
   options.input_topic = input;
@@ -126,7 +130,8 @@ streams::StreamProcessorOptions processor_options(const Config& config, const st
 }
 
 // The counting function: the count as an 8-byte big-endian long in the store and the output.
-streams::RecordFunction count_into(const std::string& output, std::function<void(const kafka::ConsumedRecord&)> seen) {
+streams::RecordFunction count_into(const std::string& output,
+                                   std::function<void(const kafka::ConsumedRecord&)> seen) {
   return [output, seen](const kafka::ConsumedRecord& record, streams::RecordContext& context) {
     streams::PartitionStore& counts = context.store(std::size_t{0});
     const auto current = counts.get(record.key);
@@ -202,7 +207,8 @@ double field(const std::map<std::string, double>& fields, const char* name) {
 std::string peer_common(const std::string& application) {
   return " --bootstrap " + std::string(std::getenv("KAFKA_BOOTSTRAP")) + " --application-id " + application +
          " --commit-interval-ms " + std::to_string(kCommitIntervalMs) + " --session-timeout-ms " +
-         std::to_string(kSessionTimeoutMs) + " --transaction-timeout-ms " + std::to_string(kTransactionTimeoutMs);
+         std::to_string(kSessionTimeoutMs) + " --transaction-timeout-ms " +
+         std::to_string(kTransactionTimeoutMs);
 }
 
 struct Restore {
@@ -366,7 +372,8 @@ Failover ours_failover(const Config& config) {
   const auto deadline = Clock::now() + std::chrono::seconds(60);
   while (owned(members[0]).size() + owned(members[1]).size() < kPartitions || owned(members[0]).empty() ||
          owned(members[1]).empty()) {
-    if (Clock::now() > deadline) throw std::runtime_error("ours: the two members never shared the partitions");
+    if (Clock::now() > deadline)
+      throw std::runtime_error("ours: the two members never shared the partitions");
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
   std::this_thread::sleep_for(std::chrono::seconds(3));
@@ -384,7 +391,8 @@ Failover ours_failover(const Config& config) {
       std::lock_guard<std::mutex> lock(members[1].mutex);
       for (const int partition : killed) {
         const auto it = members[1].first.find(partition);
-        if (it != members[1].first.end() && members[1].active.count(partition) > 0) times.push_back(it->second);
+        if (it != members[1].first.end() && members[1].active.count(partition) > 0)
+          times.push_back(it->second);
       }
     }
     if (times.size() == killed.size()) {
@@ -419,9 +427,9 @@ int run(const Config& config) {
     if (peer) {
       const std::string application = testing::unique_name("bench-ks");
       testing::create_topic(config.bootstrap, application + "-output", kPartitions);
-      const auto fields = run_peer(config, "throughput" + peer_common(application) + " --input " + input +
-                                               " --output " + application + "-output --records " +
-                                               std::to_string(config.records));
+      const auto fields =
+          run_peer(config, "throughput" + peer_common(application) + " --input " + input + " --output " +
+                               application + "-output --records " + std::to_string(config.records));
       std::cout << "Kafka Streams: " << fmt(field(fields, "records_per_s")) << " records/s, "
                 << fmt(field(fields, "cpu_ns_per_record")) << " ns CPU/record" << std::endl;
       peer_rate.push_back(field(fields, "records_per_s"));
@@ -434,8 +442,8 @@ int run(const Config& config) {
     const double cpu_ratio = median_of(ours_cpu) / median_of(peer_cpu);
     summary.add(Result{"EOS throughput records/s (" + size + ", vs Kafka Streams)", fmt(median_of(ours_rate)),
                        fmt(median_of(peer_rate)), fmt(rate_ratio) + "x", ">= 2x", met(rate_ratio >= 2)});
-    summary.add(Result{"EOS CPU ns/record (vs Kafka Streams)", fmt(median_of(ours_cpu)), fmt(median_of(peer_cpu)),
-                       fmt(cpu_ratio) + "x", "<= 0.5x", met(cpu_ratio <= 0.5)});
+    summary.add(Result{"EOS CPU ns/record (vs Kafka Streams)", fmt(median_of(ours_cpu)),
+                       fmt(median_of(peer_cpu)), fmt(cpu_ratio) + "x", "<= 0.5x", met(cpu_ratio <= 0.5)});
   } else {
     summary.add(Result{"EOS throughput records/s (" + size + ")", fmt(median_of(ours_rate))});
     summary.add(Result{"EOS CPU ns/record", fmt(median_of(ours_cpu))});
@@ -446,23 +454,24 @@ int run(const Config& config) {
   make_input(config, restore_input, 1, config.restore_keys, config.restore_keys, 32);
   const Restore ours = ours_restore(config, restore_input, config.restore_keys);
   const double ours_mb = ours.bytes / 1e6;
-  std::cout << "ours: restored " << ours.records << " records, " << fmt(ours_mb) << " MB in " << fmt(ours.seconds)
-            << " s" << std::endl;
+  std::cout << "ours: restored " << ours.records << " records, " << fmt(ours_mb) << " MB in "
+            << fmt(ours.seconds) << " s" << std::endl;
   const std::string keys = std::to_string(config.restore_keys) + " keys";
   const double ours_rate_mb = ours_mb / ours.seconds;
-  summary.add(Result{"restore MB/s (" + keys + ", " + fmt(ours_mb) + " MB)", fmt(ours_rate_mb), "100 MB/s floor",
-                     fmt(ours_rate_mb / 100) + "x", ">= 1x", met(ours_rate_mb >= 100)});
+  summary.add(Result{"restore MB/s (" + keys + ", " + fmt(ours_mb) + " MB)", fmt(ours_rate_mb),
+                     "100 MB/s floor", fmt(ours_rate_mb / 100) + "x", ">= 1x", met(ours_rate_mb >= 100)});
   if (peer) {
     const std::string application = testing::unique_name("bench-ks-restore");
     testing::create_topic(config.bootstrap, application + "-output", 1);
-    const auto fields = run_peer(config, "restore" + peer_common(application) + " --input " + restore_input +
-                                             " --output " + application + "-output --records " +
-                                             std::to_string(config.restore_keys));
+    const auto fields =
+        run_peer(config, "restore" + peer_common(application) + " --input " + restore_input + " --output " +
+                             application + "-output --records " + std::to_string(config.restore_keys));
     const double peer_seconds = field(fields, "restore_seconds");
-    std::cout << "Kafka Streams: restored " << field(fields, "restored_records") << " records in " << fmt(peer_seconds)
-              << " s" << std::endl;
-    summary.add(Result{"restore seconds (" + keys + ", vs Kafka Streams)", fmt(ours.seconds), fmt(peer_seconds),
-                       fmt(ours.seconds / peer_seconds) + "x", "<= 0.5x", met(ours.seconds <= 0.5 * peer_seconds)});
+    std::cout << "Kafka Streams: restored " << field(fields, "restored_records") << " records in "
+              << fmt(peer_seconds) << " s" << std::endl;
+    summary.add(Result{"restore seconds (" + keys + ", vs Kafka Streams)", fmt(ours.seconds),
+                       fmt(peer_seconds), fmt(ours.seconds / peer_seconds) + "x", "<= 0.5x",
+                       met(ours.seconds <= 0.5 * peer_seconds)});
   }
 
   // 3. Failover.
@@ -478,8 +487,9 @@ int run(const Config& config) {
       const std::string topic = application + "-input";
       testing::create_topic(config.bootstrap, topic, kPartitions);
       testing::create_topic(config.bootstrap, application + "-output", kPartitions);
-      const auto fields = run_peer(config, "failover" + peer_common(application) + " --input " + topic + " --output " +
-                                               application + "-output --rate 2000 --warmup-s 10");
+      const auto fields =
+          run_peer(config, "failover" + peer_common(application) + " --input " + topic + " --output " +
+                               application + "-output --rate 2000 --warmup-s 10");
       const double peer_last = field(fields, "failover_seconds_last");
       summary.add(Result{what + ", vs Kafka Streams", fmt(ours_failover_result.last_seconds), fmt(peer_last),
                          fmt(ours_failover_result.last_seconds / peer_last) + "x", "-", "-"});

@@ -15,17 +15,13 @@
 //      processor on the same application id: it restores the counts from the changelog topic
 //      (printing RestoreProgress) and continues counting; checks every count against the words.
 
+#include <fcntl.h>
 #include <librdkafka/rdkafka.h>
 #include <librdkafka/rdkafka_mock.h>
-#include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
-
-#include <processor/kafka.hpp>
-#include <processor/state.hpp>
-#include <processor/streams.hpp>
 
 #include <chrono>
 #include <cstdio>
@@ -33,6 +29,9 @@
 #include <filesystem>
 #include <map>
 #include <optional>
+#include <processor/kafka.hpp>
+#include <processor/state.hpp>
+#include <processor/streams.hpp>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -48,8 +47,8 @@ constexpr const char* kGroup = "demo-group";
 constexpr int kPartitions = 6;
 constexpr int kEvents = 60'000;
 constexpr int kUsers = 1'000;
-constexpr double kKillAt = 0.40;                           // fraction processed before the SIGKILL
-constexpr const char* kSeenPrefix = "demo:seen:";          // demo:seen:<partition>:<offset> -> times
+constexpr double kKillAt = 0.40;                                 // fraction processed before the SIGKILL
+constexpr const char* kSeenPrefix = "demo:seen:";                // demo:seen:<partition>:<offset> -> times
 constexpr auto kSimulatedWork = std::chrono::microseconds(100);  // per event, so there is a "midway"
 
 // A plain librdkafka producer handle (the demo's producer, and the mock cluster's owner).
@@ -166,11 +165,10 @@ std::map<int, std::int64_t> produce_events(const std::string& bootstrap, int cou
     const std::string key = "user-" + std::to_string(i % kUsers);
     const std::string value = std::to_string((i * 7919) % 10'000);
     rd_kafka_resp_err_t err;
-    while ((err = rd_kafka_producev(producer, RD_KAFKA_V_TOPIC(kTopic),
-                                   RD_KAFKA_V_KEY(key.data(), key.size()),
-                                   RD_KAFKA_V_VALUE(const_cast<char*>(value.data()), value.size()),
-                                   RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY), RD_KAFKA_V_END)) ==
-           RD_KAFKA_RESP_ERR__QUEUE_FULL) {
+    while ((err = rd_kafka_producev(
+                producer, RD_KAFKA_V_TOPIC(kTopic), RD_KAFKA_V_KEY(key.data(), key.size()),
+                RD_KAFKA_V_VALUE(const_cast<char*>(value.data()), value.size()),
+                RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY), RD_KAFKA_V_END)) == RD_KAFKA_RESP_ERR__QUEUE_FULL) {
       rd_kafka_poll(producer, 10);  // the local queue is full: let deliveries drain it
     }
     if (err != RD_KAFKA_RESP_ERR_NO_ERROR) throw std::runtime_error(rd_kafka_err2str(err));
@@ -197,10 +195,10 @@ std::map<int, std::int64_t> produce_events(const std::string& bootstrap, int cou
 
 struct Child {
   pid_t pid = -1;
-  int out = -1;             // read end of the child's stdout
-  std::string pending;      // a partial line
-  int processed = 0;        // the last "progress N" read
-  bool assigned = false;    // whether the group has handed it its partitions yet
+  int out = -1;           // read end of the child's stdout
+  std::string pending;    // a partial line
+  int processed = 0;      // the last "progress N" read
+  bool assigned = false;  // whether the group has handed it its partitions yet
 };
 
 // fork + exec of this binary in --consumer mode. Everything is prepared before fork(): the
@@ -312,12 +310,16 @@ bool verify(const std::string& db_dir, const std::map<int, std::int64_t>& log_en
   std::printf("\n");
 
   if (missing != 0 || sum_lag != 0 || sum_end != kEvents) {
-    std::printf("demo: FAILED — %lld events in the log (%d produced), %lld processed, %lld missing, "
-                "total lag %lld\n", sum_end, kEvents, sum_processed, missing, sum_lag);
+    std::printf(
+        "demo: FAILED — %lld events in the log (%d produced), %lld processed, %lld missing, "
+        "total lag %lld\n",
+        sum_end, kEvents, sum_processed, missing, sum_lag);
     return false;
   }
-  std::printf("demo: OK — %d events produced, %lld processed, 0 missing, %lld reprocessed after the "
-              "crash, total lag 0\n", kEvents, sum_processed, sum_again);
+  std::printf(
+      "demo: OK — %d events produced, %lld processed, 0 missing, %lld reprocessed after the "
+      "crash, total lag 0\n",
+      kEvents, sum_processed, sum_again);
   return true;
 }
 
@@ -365,7 +367,8 @@ void produce_words(const std::string& bootstrap, const std::vector<std::string>&
 
 std::string format_counts(const std::map<std::string, long long>& counts) {
   std::string text;
-  for (const auto& [word, count] : counts) text += (text.empty() ? "" : " ") + word + "=" + std::to_string(count);
+  for (const auto& [word, count] : counts)
+    text += (text.empty() ? "" : " ") + word + "=" + std::to_string(count);
   return text;
 }
 
@@ -387,20 +390,23 @@ streams::StreamProcessorStats count_words(const std::string& bootstrap, const st
                         {"log_level", "3"}};
   options.guarantee = kGuarantee;
   options.on_restore_progress = [](const streams::RestoreProgress& progress) {
-    std::printf("demo:   restore of '%s' partition %d%s: changelog offsets %lld..%lld of %lld, %llu records applied\n",
-                progress.store.c_str(), progress.partition, progress.done ? " done" : "",
-                static_cast<long long>(progress.start_offset), static_cast<long long>(progress.position),
-                static_cast<long long>(progress.end_offset), static_cast<unsigned long long>(progress.records));
+    std::printf(
+        "demo:   restore of '%s' partition %d%s: changelog offsets %lld..%lld of %lld, %llu records "
+        "applied\n",
+        progress.store.c_str(), progress.partition, progress.done ? " done" : "",
+        static_cast<long long>(progress.start_offset), static_cast<long long>(progress.position),
+        static_cast<long long>(progress.end_offset), static_cast<unsigned long long>(progress.records));
   };
   // The per-record function, as a user writes it.
-  streams::StreamProcessor processor(options, [&](const kafka::ConsumedRecord& record, streams::RecordContext& context) {
-    streams::PartitionStore& store = context.store("counts");
-    const auto current = store.get(record.key);
-    const std::string count = std::to_string((current ? std::stoll(*current) : 0) + 1);
-    store.put(record.key, count);
-    context.output().send(kCountsTopic, record.key, count);
-    counts[std::string(record.key)] = std::stoll(count);
-  });
+  streams::StreamProcessor processor(
+      options, [&](const kafka::ConsumedRecord& record, streams::RecordContext& context) {
+        streams::PartitionStore& store = context.store("counts");
+        const auto current = store.get(record.key);
+        const std::string count = std::to_string((current ? std::stoll(*current) : 0) + 1);
+        store.put(record.key, count);
+        context.output().send(kCountsTopic, record.key, count);
+        counts[std::string(record.key)] = std::stoll(count);
+      });
   // Until every record is processed, then 1 s more: a processor that started at the wrong
   // offsets would process records beyond `records` there.
   auto idle_since = Clock::now();
@@ -425,14 +431,17 @@ bool run_word_count(EmbeddedKafka& kafka, Clock::time_point deadline) {
   // does not implement (CreateTopics, see rdkafka_mock.h): create it here, as many partitions as
   // the input. (The mock keeps every record: it does not compact.)
   kafka.create_topic(streams::changelog_topic(kApplication, "counts"), kWordPartitions);
-  std::printf("demo: topic '%s' (%d partitions, one word per record, keyed by the word), output '%s',\n"
-              "      store 'counts' backed by the changelog topic '%s'\n",
-              kWordsTopic, kWordPartitions, kCountsTopic, streams::changelog_topic(kApplication, "counts").c_str());
-  std::printf("demo: at-least-once here: the mock cluster does not keep offsets committed inside a\n"
-              "      transaction (TxnOffsetCommit); on a real broker StreamProcessor runs exactly-once\n");
+  std::printf(
+      "demo: topic '%s' (%d partitions, one word per record, keyed by the word), output '%s',\n"
+      "      store 'counts' backed by the changelog topic '%s'\n",
+      kWordsTopic, kWordPartitions, kCountsTopic, streams::changelog_topic(kApplication, "counts").c_str());
+  std::printf(
+      "demo: at-least-once here: the mock cluster does not keep offsets committed inside a\n"
+      "      transaction (TxnOffsetCommit); on a real broker StreamProcessor runs exactly-once\n");
 
   const char* tmp = std::getenv("TMPDIR");
-  std::string state_dir = std::string(tmp != nullptr && *tmp != '\0' ? tmp : "/tmp") + "/processor-demo-streams-XXXXXX";
+  std::string state_dir =
+      std::string(tmp != nullptr && *tmp != '\0' ? tmp : "/tmp") + "/processor-demo-streams-XXXXXX";
   if (mkdtemp(state_dir.data()) == nullptr) throw std::runtime_error("cannot create " + state_dir);
 
   std::map<std::string, long long> expected;
@@ -447,21 +456,24 @@ bool run_word_count(EmbeddedKafka& kafka, Clock::time_point deadline) {
               format_counts(counts).c_str());
 
   std::filesystem::remove_all(state_dir);
-  std::printf("demo: processor 1 closed and its state directory deleted, as when a machine is lost: the\n"
-              "      counts now live only in the changelog topic\n");
+  std::printf(
+      "demo: processor 1 closed and its state directory deleted, as when a machine is lost: the\n"
+      "      counts now live only in the changelog topic\n");
 
   const auto second = split(kSecondText);
   for (const auto& word : second) ++expected[word];
   produce_words(kafka.bootstrap(), second);
   std::printf("demo: produced %zu more words: \"%s\"\n", second.size(), kSecondText);
-  std::printf("demo: processor 2 starts on the same application id with an empty state directory; it\n"
-              "      restores 'counts' from the changelog before it processes a record:\n");
+  std::printf(
+      "demo: processor 2 starts on the same application id with an empty state directory; it\n"
+      "      restores 'counts' from the changelog before it processes a record:\n");
   std::map<std::string, long long> continued;
   stats = count_words(kafka.bootstrap(), state_dir, second.size(), continued, deadline);
-  std::printf("demo: processor 2 restored %llu changelog records, then processed %llu records (only the new\n"
-              "      ones: it resumed from the committed input offsets); counts it output: %s\n",
-              static_cast<unsigned long long>(stats.restored_records), static_cast<unsigned long long>(stats.records),
-              format_counts(continued).c_str());
+  std::printf(
+      "demo: processor 2 restored %llu changelog records, then processed %llu records (only the new\n"
+      "      ones: it resumed from the committed input offsets); counts it output: %s\n",
+      static_cast<unsigned long long>(stats.restored_records), static_cast<unsigned long long>(stats.records),
+      format_counts(continued).c_str());
   std::filesystem::remove_all(state_dir);
 
   for (const auto& [word, count] : continued) counts[word] = count;
@@ -470,8 +482,9 @@ bool run_word_count(EmbeddedKafka& kafka, Clock::time_point deadline) {
                 format_counts(expected).c_str());
     return false;
   }
-  std::printf("demo: OK — every word's count equals the times it was produced: the restored counts\n"
-              "      continued exactly, nothing lost and nothing counted twice\n");
+  std::printf(
+      "demo: OK — every word's count equals the times it was produced: the restored counts\n"
+      "      continued exactly, nothing lost and nothing counted twice\n");
   return true;
 }
 
@@ -497,8 +510,10 @@ int run_demo() {
   }
 
   Child second = start_consumer(kafka.bootstrap(), db_dir);
-  std::printf("demo: consumer restarted (pid %d): it resumes from the offsets in RocksDB once the group\n"
-              "      has expired the killed member's session (session.timeout.ms = 3000)\n", second.pid);
+  std::printf(
+      "demo: consumer restarted (pid %d): it resumes from the offsets in RocksDB once the group\n"
+      "      has expired the killed member's session (session.timeout.ms = 3000)\n",
+      second.pid);
   const int status = watch_consumer(second, std::nullopt, deadline);
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
     std::printf("demo: FAILED — the restarted consumer did not exit cleanly (wait status %d)\n", status);

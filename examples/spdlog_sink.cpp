@@ -1,11 +1,11 @@
 // processor's log sink into spdlog, one JSON object per line: the library's own warnings and
 // librdkafka's log lines alike. Needs no broker: librdkafka's built-in mock cluster
 // (test.mock.num.brokers) stands in for Kafka.
-#include <processor/kafka.hpp>
 #include <spdlog/sinks/stdout_sinks.h>
 #include <spdlog/spdlog.h>
 
 #include <chrono>
+#include <processor/kafka.hpp>
 #include <string>
 #include <string_view>
 
@@ -13,10 +13,14 @@ namespace {
 
 spdlog::level::level_enum to_spdlog(processor::LogLevel level) {
   switch (level) {
-    case processor::LogLevel::Debug: return spdlog::level::debug;
-    case processor::LogLevel::Info: return spdlog::level::info;
-    case processor::LogLevel::Warning: return spdlog::level::warn;
-    case processor::LogLevel::Error: return spdlog::level::err;
+    case processor::LogLevel::Debug:
+      return spdlog::level::debug;
+    case processor::LogLevel::Info:
+      return spdlog::level::info;
+    case processor::LogLevel::Warning:
+      return spdlog::level::warn;
+    case processor::LogLevel::Error:
+      return spdlog::level::err;
   }
   return spdlog::level::err;
 }

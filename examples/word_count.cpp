@@ -15,13 +15,12 @@
 // offsets commit in one Kafka transaction. Run more instances with the same application id to
 // share the partitions. Stops on SIGINT or SIGTERM.
 
-#include <processor/streams.hpp>
-
 #include <atomic>
 #include <chrono>
 #include <csignal>
 #include <cstdio>
 #include <map>
+#include <processor/streams.hpp>
 #include <string>
 
 namespace {
@@ -36,7 +35,8 @@ int main(int argc, char** argv) {
   using namespace processor;
   std::map<std::string, std::string> args;  // --name value
   for (int i = 1; i + 1 < argc; i += 2) args[argv[i]] = argv[i + 1];
-  for (const char* required : {"--bootstrap-servers", "--input", "--output", "--application-id", "--state-dir"}) {
+  for (const char* required :
+       {"--bootstrap-servers", "--input", "--output", "--application-id", "--state-dir"}) {
     if (args.count(required) == 0) {
       std::fprintf(stderr,
                    "usage: word_count --bootstrap-servers HOST:PORT --input TOPIC --output TOPIC "
@@ -54,14 +54,14 @@ int main(int argc, char** argv) {
   options.properties = {{"bootstrap.servers", args["--bootstrap-servers"]}};
 
   try {
-    streams::StreamProcessor processor(options, [&](const kafka::ConsumedRecord& record,
-                                                    streams::RecordContext& context) {
-      streams::PartitionStore& counts = context.store("counts");
-      const auto current = counts.get(record.key);
-      const std::string count = std::to_string((current ? std::stoll(*current) : 0) + 1);
-      counts.put(record.key, count);
-      context.output().send(output, record.key, count);
-    });
+    streams::StreamProcessor processor(
+        options, [&](const kafka::ConsumedRecord& record, streams::RecordContext& context) {
+          streams::PartitionStore& counts = context.store("counts");
+          const auto current = counts.get(record.key);
+          const std::string count = std::to_string((current ? std::stoll(*current) : 0) + 1);
+          counts.put(record.key, count);
+          context.output().send(output, record.key, count);
+        });
 
     std::signal(SIGINT, request_stop);
     std::signal(SIGTERM, request_stop);
@@ -71,8 +71,9 @@ int main(int argc, char** argv) {
       if (std::chrono::steady_clock::now() - last_report >= std::chrono::seconds(1)) {
         const auto stats = processor.stats();
         std::printf("word_count: %llu records, %llu commits, %zu partitions active, %zu restoring\n",
-                    static_cast<unsigned long long>(stats.records), static_cast<unsigned long long>(stats.commits),
-                    processor.active_partitions().size(), processor.restoring_partitions().size());
+                    static_cast<unsigned long long>(stats.records),
+                    static_cast<unsigned long long>(stats.commits), processor.active_partitions().size(),
+                    processor.restoring_partitions().size());
         std::fflush(stdout);
         last_report = std::chrono::steady_clock::now();
       }

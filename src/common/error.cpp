@@ -4,14 +4,22 @@ namespace processor {
 
 std::string_view to_string(ErrorKind kind) noexcept {
   switch (kind) {
-    case ErrorKind::InvalidArgument: return "InvalidArgument";
-    case ErrorKind::NotFound: return "NotFound";
-    case ErrorKind::Storage: return "Storage";
-    case ErrorKind::Corruption: return "Corruption";
-    case ErrorKind::CommitFailed: return "CommitFailed";
-    case ErrorKind::Kafka: return "Kafka";
-    case ErrorKind::Timeout: return "Timeout";
-    case ErrorKind::Unavailable: return "Unavailable";
+    case ErrorKind::InvalidArgument:
+      return "InvalidArgument";
+    case ErrorKind::NotFound:
+      return "NotFound";
+    case ErrorKind::Storage:
+      return "Storage";
+    case ErrorKind::Corruption:
+      return "Corruption";
+    case ErrorKind::CommitFailed:
+      return "CommitFailed";
+    case ErrorKind::Kafka:
+      return "Kafka";
+    case ErrorKind::Timeout:
+      return "Timeout";
+    case ErrorKind::Unavailable:
+      return "Unavailable";
   }
   return "Unknown";
 }

@@ -23,7 +23,8 @@ static_assert(kOverflow == kLinear + 1 + (32 - kFirstExponent) * kSubBuckets);
 void check_index(std::size_t index) {
   if (index >= LatencyHistogram::kBucketCount) {
     throw StateError(ErrorKind::InvalidArgument, "histogram bucket index " + std::to_string(index) +
-                                                     " is not below " + std::to_string(LatencyHistogram::kBucketCount));
+                                                     " is not below " +
+                                                     std::to_string(LatencyHistogram::kBucketCount));
   }
 }
 
@@ -37,8 +38,8 @@ std::size_t LatencyHistogram::bucket_index(std::uint64_t micros) noexcept {
   const std::uint64_t below = micros - 1;
   const int exponent = std::bit_width(below) - 1;  // >= kFirstExponent
   const std::uint64_t sub_bucket = (below >> (exponent - kSubBucketBits)) - kSubBuckets;
-  return static_cast<std::size_t>(kLinear + 1 + static_cast<std::uint64_t>(exponent - kFirstExponent) * kSubBuckets +
-                                  sub_bucket);
+  return static_cast<std::size_t>(
+      kLinear + 1 + static_cast<std::uint64_t>(exponent - kFirstExponent) * kSubBuckets + sub_bucket);
 }
 
 std::uint64_t LatencyHistogram::bucket_lower_micros(std::size_t index) {
@@ -84,7 +85,8 @@ void LatencyHistogram::record_micros(std::uint64_t micros) noexcept {
 
 std::uint64_t LatencyHistogram::percentile_micros(double quantile) const {
   if (!(quantile >= 0.0 && quantile <= 1.0)) {
-    throw StateError(ErrorKind::InvalidArgument, "quantile " + std::to_string(quantile) + " is not in [0, 1]");
+    throw StateError(ErrorKind::InvalidArgument,
+                     "quantile " + std::to_string(quantile) + " is not in [0, 1]");
   }
   if (count_ == 0) return 0;
   if (quantile == 1.0) return max_micros_;

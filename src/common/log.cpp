@@ -40,10 +40,14 @@ LogState& log_state() {
 
 std::string_view to_string(LogLevel level) noexcept {
   switch (level) {
-    case LogLevel::Debug: return "Debug";
-    case LogLevel::Info: return "Info";
-    case LogLevel::Warning: return "Warning";
-    case LogLevel::Error: return "Error";
+    case LogLevel::Debug:
+      return "Debug";
+    case LogLevel::Info:
+      return "Info";
+    case LogLevel::Warning:
+      return "Warning";
+    case LogLevel::Error:
+      return "Error";
   }
   return "Unknown";
 }
@@ -59,7 +63,9 @@ void set_log_sink(LogSink sink) {
   // `previous` is released here, outside the lock: its destructor may run arbitrary code.
 }
 
-void set_log_level(LogLevel minimum) noexcept { log_state().minimum.store(minimum, std::memory_order_relaxed); }
+void set_log_level(LogLevel minimum) noexcept {
+  log_state().minimum.store(minimum, std::memory_order_relaxed);
+}
 
 LogLevel log_level() noexcept { return log_state().minimum.load(std::memory_order_relaxed); }
 

@@ -80,8 +80,9 @@ class LeReader {
  private:
   void need(std::size_t length) const {
     if (remaining() < length) {
-      throw StateError(ErrorKind::Corruption, "corrupt " + std::string(what_) + " at key '" + std::string(key_) +
-                                                  "': " + std::string(what_) + " is truncated");
+      throw StateError(ErrorKind::Corruption, "corrupt " + std::string(what_) + " at key '" +
+                                                  std::string(key_) + "': " + std::string(what_) +
+                                                  " is truncated");
     }
   }
 

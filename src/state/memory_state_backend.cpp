@@ -11,8 +11,8 @@ namespace processor::state {
 
 MemoryStateBackend::MemoryStateBackend(std::optional<std::chrono::milliseconds> ttl) : ttl_(ttl) {
   if (ttl_ && ttl_->count() <= 0) {
-    throw StateError(ErrorKind::InvalidArgument, "MemoryStateBackend: ttl must be positive, got " +
-                                                     std::to_string(ttl_->count()) + "ms");
+    throw StateError(ErrorKind::InvalidArgument,
+                     "MemoryStateBackend: ttl must be positive, got " + std::to_string(ttl_->count()) + "ms");
   }
 }
 
@@ -20,8 +20,7 @@ bool MemoryStateBackend::live(const Entry& entry, Clock::time_point now) const n
   return entry.expires_at > now;
 }
 
-MemoryStateBackend::Clock::time_point MemoryStateBackend::expiry(
-    Clock::time_point now) const noexcept {
+MemoryStateBackend::Clock::time_point MemoryStateBackend::expiry(Clock::time_point now) const noexcept {
   // A TTL too long to represent means "never": saturate instead of overflowing the clock.
   const auto representable =
       std::chrono::duration_cast<std::chrono::milliseconds>(Clock::time_point::max() - now);
@@ -133,9 +132,9 @@ std::size_t MemoryStateBackend::count() {
   detail::SharedLock lock(mutex_);
   if (!ttl_) return entries_.size();
   const auto now = Clock::now();
-  return static_cast<std::size_t>(std::count_if(
-      entries_.begin(), entries_.end(),
-      [&](const Map::value_type& entry) { return live(entry.second, now); }));
+  return static_cast<std::size_t>(
+      std::count_if(entries_.begin(), entries_.end(),
+                    [&](const Map::value_type& entry) { return live(entry.second, now); }));
 }
 
 void MemoryStateBackend::write(const WriteBatch& batch) {
@@ -182,8 +181,7 @@ void MemoryStateBackend::write(const WriteBatch& batch) {
   stats_.removes += removes;
 }
 
-std::vector<std::pair<std::string, std::string>> MemoryStateBackend::scan(
-    std::string_view prefix) {
+std::vector<std::pair<std::string, std::string>> MemoryStateBackend::scan(std::string_view prefix) {
   const auto now = Clock::now();
   std::vector<std::pair<std::string, std::string>> rows;
   detail::SharedLock lock(mutex_);

@@ -88,15 +88,14 @@ void prepare_directory(const fs::path& dir, const RocksDbOptions& options) {
                                                "' does not exist (create_if_missing is false)");
     }
     if (fs::create_directories(dir, error); error) {
-      throw StateError(ErrorKind::Storage, "cannot create RocksDB directory '" + dir.string() +
-                                               "': " + error.message());
+      throw StateError(ErrorKind::Storage,
+                       "cannot create RocksDB directory '" + dir.string() + "': " + error.message());
     }
   } else if (error) {
     throw StateError(ErrorKind::Storage,
                      "cannot access RocksDB directory '" + dir.string() + "': " + error.message());
   } else if (!fs::is_directory(status)) {
-    throw StateError(ErrorKind::Storage,
-                     "RocksDB path '" + dir.string() + "' exists but is not a directory");
+    throw StateError(ErrorKind::Storage, "RocksDB path '" + dir.string() + "' exists but is not a directory");
   }
 }
 
@@ -124,13 +123,15 @@ class Database {
                                           : rocksdb::DB::Open(db_options, path_.string(), &opened);
     switch (lock_holder(status)) {
       case LockHolder::ThisProcess:
-        throw StateError(ErrorKind::Storage, "RocksDB directory '" + path_.string() +
-                                                 "' is locked by this process: another RocksDbStateBackend, or a "
-                                                 "snapshot taken from one, still has it open: " + status.ToString());
+        throw StateError(ErrorKind::Storage,
+                         "RocksDB directory '" + path_.string() +
+                             "' is locked by this process: another RocksDbStateBackend, or a "
+                             "snapshot taken from one, still has it open: " +
+                             status.ToString());
       case LockHolder::AnotherProcess:
-        throw StateError(ErrorKind::Storage, "RocksDB directory '" + path_.string() +
-                                                 "' is locked by another process, which has it open: " +
-                                                 status.ToString());
+        throw StateError(ErrorKind::Storage,
+                         "RocksDB directory '" + path_.string() +
+                             "' is locked by another process, which has it open: " + status.ToString());
       case LockHolder::None:
         break;
     }
@@ -275,7 +276,8 @@ class Database {
   // switch only leaves the write to the current memtable, so it is not an error.
   void switch_memtable() const {
     std::uint64_t entries = 0;
-    if (!db_->GetIntProperty(rocksdb::DB::Properties::kNumEntriesActiveMemTable, &entries) || entries == 0) return;
+    if (!db_->GetIntProperty(rocksdb::DB::Properties::kNumEntriesActiveMemTable, &entries) || entries == 0)
+      return;
     rocksdb::FlushOptions flush_options;
     flush_options.wait = false;
     flush_options.allow_write_stall = true;
@@ -285,10 +287,9 @@ class Database {
 
   Rows scan(std::string_view prefix, const rocksdb::Snapshot* snapshot) const {
     Rows rows;
-    for_each_with_prefix(prefix, snapshot,
-                         [&rows](const rocksdb::Slice& key, const rocksdb::Slice& value) {
-                           rows.emplace_back(key.ToString(), value.ToString());
-                         });
+    for_each_with_prefix(prefix, snapshot, [&rows](const rocksdb::Slice& key, const rocksdb::Slice& value) {
+      rows.emplace_back(key.ToString(), value.ToString());
+    });
     return rows;
   }
 
@@ -332,14 +333,11 @@ struct RocksDbStateBackend::Impl {
 };
 
 RocksDbStateBackend::RocksDbStateBackend(std::filesystem::path dir, RocksDbOptions options)
-    : impl_(std::make_unique<Impl>(
-          Impl{std::make_shared<const Database>(std::move(dir), options)})) {}
+    : impl_(std::make_unique<Impl>(Impl{std::make_shared<const Database>(std::move(dir), options)})) {}
 
 RocksDbStateBackend::~RocksDbStateBackend() = default;
 
-const std::filesystem::path& RocksDbStateBackend::path() const noexcept {
-  return impl_->database->path();
-}
+const std::filesystem::path& RocksDbStateBackend::path() const noexcept { return impl_->database->path(); }
 
 std::optional<std::string> RocksDbStateBackend::get(std::string_view key) {
   return impl_->database->get(key, nullptr);
@@ -349,8 +347,8 @@ bool RocksDbStateBackend::contains(std::string_view key) {
   const auto& database = *impl_->database;
   // A PinnableSlice avoids copying a value nobody reads.
   rocksdb::PinnableSlice value;
-  const auto status = database.db().Get(rocksdb::ReadOptions(), database.db().DefaultColumnFamily(),
-                                        to_slice(key), &value);
+  const auto status =
+      database.db().Get(rocksdb::ReadOptions(), database.db().DefaultColumnFamily(), to_slice(key), &value);
   if (status.IsNotFound()) return false;
   database.check(status, "contains", key);
   return true;
@@ -370,11 +368,10 @@ rocksdb::WriteBatch to_rocksdb(const WriteBatch& batch, const Database& database
   rocksdb::WriteBatch rocks_batch(write_batch_bytes(batch.size(), bytes));
   for (const auto& operation : batch.operations()) {
     if (operation.type == WriteBatch::OpType::Put) {
-      database.check(rocks_batch.Put(to_slice(operation.key), to_slice(operation.value)),
-                     "write batch put", operation.key);
-    } else {
-      database.check(rocks_batch.Delete(to_slice(operation.key)), "write batch remove",
+      database.check(rocks_batch.Put(to_slice(operation.key), to_slice(operation.value)), "write batch put",
                      operation.key);
+    } else {
+      database.check(rocks_batch.Delete(to_slice(operation.key)), "write batch remove", operation.key);
     }
   }
   return rocks_batch;
@@ -389,7 +386,8 @@ void RocksDbStateBackend::write_unlogged(std::span<const UnloggedWrite> writes) 
   rocksdb::WriteBatch rocks_batch(write_batch_bytes(writes.size(), bytes));
   for (const auto& write : writes) {
     if (write.value) {
-      database.check(rocks_batch.Put(to_slice(write.key), to_slice(*write.value)), "write batch put", write.key);
+      database.check(rocks_batch.Put(to_slice(write.key), to_slice(*write.value)), "write batch put",
+                     write.key);
     } else {
       database.check(rocks_batch.Delete(to_slice(write.key)), "write batch remove", write.key);
     }
@@ -421,8 +419,8 @@ void RocksDbStateBackend::write_puts(std::span<const PutView> puts) {
   database.apply(rocks_batch, "write batch");
 }
 
-void RocksDbStateBackend::for_each(std::string_view prefix,
-                                   const std::function<void(std::string_view key, std::string_view value)>& visit) {
+void RocksDbStateBackend::for_each(
+    std::string_view prefix, const std::function<void(std::string_view key, std::string_view value)>& visit) {
   impl_->database->for_each_with_prefix(
       prefix, nullptr, [&visit](const rocksdb::Slice& key, const rocksdb::Slice& value) {
         visit(std::string_view(key.data(), key.size()), std::string_view(value.data(), value.size()));
@@ -432,21 +430,18 @@ void RocksDbStateBackend::for_each(std::string_view prefix,
 std::vector<std::string> RocksDbStateBackend::list_keys(std::string_view prefix) {
   std::vector<std::string> keys;
   impl_->database->for_each_with_prefix(
-      prefix, nullptr, [&keys](const rocksdb::Slice& key, const rocksdb::Slice&) {
-        keys.push_back(key.ToString());
-      });
+      prefix, nullptr,
+      [&keys](const rocksdb::Slice& key, const rocksdb::Slice&) { keys.push_back(key.ToString()); });
   return keys;
 }
 
-Rows RocksDbStateBackend::scan(std::string_view prefix) {
-  return impl_->database->scan(prefix, nullptr);
-}
+Rows RocksDbStateBackend::scan(std::string_view prefix) { return impl_->database->scan(prefix, nullptr); }
 
 std::size_t RocksDbStateBackend::count() {
   // RocksDB only estimates its key count ("rocksdb.estimate-num-keys"); iterating is exact.
   std::size_t keys = 0;
-  impl_->database->for_each_with_prefix(
-      "", nullptr, [&keys](const rocksdb::Slice&, const rocksdb::Slice&) { ++keys; });
+  impl_->database->for_each_with_prefix("", nullptr,
+                                        [&keys](const rocksdb::Slice&, const rocksdb::Slice&) { ++keys; });
   return keys;
 }
 

@@ -20,12 +20,10 @@ std::optional<std::string> CopiedSnapshot::get(std::string_view key) const {
   return it->second;
 }
 
-std::vector<std::pair<std::string, std::string>> CopiedSnapshot::scan(
-    std::string_view prefix) const {
+std::vector<std::pair<std::string, std::string>> CopiedSnapshot::scan(std::string_view prefix) const {
   std::vector<std::pair<std::string, std::string>> rows;
-  for_each_with_prefix(entries_, prefix, [&rows](const auto& entry) {
-    rows.emplace_back(entry.first, entry.second);
-  });
+  for_each_with_prefix(entries_, prefix,
+                       [&rows](const auto& entry) { rows.emplace_back(entry.first, entry.second); });
   return rows;
 }
 
@@ -74,8 +72,7 @@ void StateBackend::write(const WriteBatch& batch) {
   }
 }
 
-std::vector<std::pair<std::string, std::string>> StateBackend::scan(
-    std::string_view prefix) {
+std::vector<std::pair<std::string, std::string>> StateBackend::scan(std::string_view prefix) {
   std::vector<std::pair<std::string, std::string>> rows;
   for (auto& key : list_keys(prefix)) {
     // A key listed a moment ago may be gone by now; a vanished key is not an error.

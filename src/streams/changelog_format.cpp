@@ -37,14 +37,14 @@ void append_changelog_value(std::string& out, std::string_view value) {
 
 std::string_view decode_changelog_value(std::string_view bytes, std::string_view where) {
   if (bytes.empty()) {
-    throw StateError(ErrorKind::Corruption,
-                     "corrupt changelog record at " + printable(where) + ": empty value (a removal is a null value)");
+    throw StateError(ErrorKind::Corruption, "corrupt changelog record at " + printable(where) +
+                                                ": empty value (a removal is a null value)");
   }
   const auto version = static_cast<std::uint8_t>(bytes[0]);
   if (version != kChangelogVersion) {
-    throw StateError(ErrorKind::Corruption, "corrupt changelog record at " + printable(where) + ": unknown version " +
-                                                std::to_string(version) + " (expected " +
-                                                std::to_string(kChangelogVersion) + ")");
+    throw StateError(ErrorKind::Corruption, "corrupt changelog record at " + printable(where) +
+                                                ": unknown version " + std::to_string(version) +
+                                                " (expected " + std::to_string(kChangelogVersion) + ")");
   }
   return bytes.substr(1);
 }
@@ -64,7 +64,8 @@ std::string encode_position(std::int64_t position) {
 
 std::int64_t decode_position(std::string_view bytes, std::string_view key) {
   auto corrupt = [&](const std::string& why) {
-    return StateError(ErrorKind::Corruption, "corrupt changelog position at key '" + printable(key) + "': " + why);
+    return StateError(ErrorKind::Corruption,
+                      "corrupt changelog position at key '" + printable(key) + "': " + why);
   };
   if (bytes.size() != kPositionSize) {
     throw corrupt("size " + std::to_string(bytes.size()) + ", expected " + std::to_string(kPositionSize));

@@ -30,7 +30,9 @@ ChangelogRestorer::ChangelogRestorer(const kafka::KafkaProperties& properties,
                                      std::function<void(const RestoreProgress&)> on_progress,
                                      std::chrono::milliseconds progress_interval,
                                      std::chrono::milliseconds request_timeout)
-    : on_progress_(std::move(on_progress)), progress_interval_(progress_interval), request_timeout_(request_timeout) {
+    : on_progress_(std::move(on_progress)),
+      progress_interval_(progress_interval),
+      request_timeout_(request_timeout) {
   kafka::KafkaProperties config = properties;
   // librdkafka assigns partitions only to a consumer with a group; this one never joins it,
   // never commits and always says where to start.
@@ -55,10 +57,12 @@ ChangelogRestorer::ChangelogRestorer(const kafka::KafkaProperties& properties,
   watermarks_ = kafka::internal::create_client(RD_KAFKA_CONSUMER, config, {}, "the changelog offsets client");
 }
 
-std::pair<std::int64_t, std::int64_t> ChangelogRestorer::offsets_of(const std::string& topic, std::int32_t partition) {
+std::pair<std::int64_t, std::int64_t> ChangelogRestorer::offsets_of(const std::string& topic,
+                                                                    std::int32_t partition) {
   // A changelog topic just created has no leader everywhere yet: retried, as other retriable errors.
-  const auto [low, high] = kafka::internal::query_log_range(watermarks_.get(), kafka::TopicPartition(topic, partition),
-                                                            request_timeout_, kafka::internal::RetryPolicy{request_timeout_});
+  const auto [low, high] =
+      kafka::internal::query_log_range(watermarks_.get(), kafka::TopicPartition(topic, partition),
+                                       request_timeout_, kafka::internal::RetryPolicy{request_timeout_});
   return {low, high};
 }
 
@@ -73,9 +77,10 @@ bool ChangelogRestorer::add(StorePartition& store, const std::string& changelog)
     ++counters_.reused;
   } else {
     if (position) {
-      processor::internal::log(LogLevel::Warning, "streams", "store '", store.name(), "' partition ", store.partition(),
-                               ": local position ", *position, " lies outside changelog ", changelog, " [", low, ", ",
-                               high, "] (recreated or truncated): wiping the local state");
+      processor::internal::log(LogLevel::Warning, "streams", "store '", store.name(), "' partition ",
+                               store.partition(), ": local position ", *position, " lies outside changelog ",
+                               changelog, " [", low, ", ", high,
+                               "] (recreated or truncated): wiping the local state");
       ++counters_.wiped;
     }
     store.wipe();
@@ -119,8 +124,9 @@ void ChangelogRestorer::change_assignment(const std::vector<const Entry*>& entri
         entry->next;
   }
   kafka::internal::throw_if_error(
-      kafka::internal::RdPtr<rd_kafka_error_t>(assign ? rd_kafka_incremental_assign(consumer_.get(), list.get())
-                                                      : rd_kafka_incremental_unassign(consumer_.get(), list.get())),
+      kafka::internal::RdPtr<rd_kafka_error_t>(
+          assign ? rd_kafka_incremental_assign(consumer_.get(), list.get())
+                 : rd_kafka_incremental_unassign(consumer_.get(), list.get())),
       assign ? "assigning changelog partitions" : "unassigning changelog partitions");
 }
 
@@ -134,7 +140,8 @@ ChangelogRestorer::Entry* ChangelogRestorer::find(const rd_kafka_message_t& mess
 
 void ChangelogRestorer::restart_from_start(Entry& entry, const char* why) {
   processor::internal::log(LogLevel::Warning, "streams", "store '", entry.store->name(), "' partition ",
-                           entry.store->partition(), ": ", why, ": wiping the local state and restoring from the start");
+                           entry.store->partition(), ": ", why,
+                           ": wiping the local state and restoring from the start");
   ++counters_.wiped;
   entry.store->wipe();
   entry.batch_next = -1;
@@ -145,8 +152,8 @@ void ChangelogRestorer::restart_from_start(Entry& entry, const char* why) {
   rd_kafka_topic_partition_list_add(list.get(), entry.topic.c_str(), entry.store->partition())->offset =
       RD_KAFKA_OFFSET_BEGINNING;
   kafka::internal::throw_if_error(
-      kafka::internal::RdPtr<rd_kafka_error_t>(rd_kafka_seek_partitions(consumer_.get(), list.get(),
-                                                                        kafka::internal::to_timeout_ms(request_timeout_))),
+      kafka::internal::RdPtr<rd_kafka_error_t>(rd_kafka_seek_partitions(
+          consumer_.get(), list.get(), kafka::internal::to_timeout_ms(request_timeout_))),
       "seeking changelog " + kafka::partition_key(entry.topic, entry.store->partition()) + " to its start");
 }
 
@@ -164,11 +171,11 @@ void ChangelogRestorer::report(const Entry& entry, std::int64_t end, bool done) 
   progress.elapsed = std::chrono::duration_cast<std::chrono::milliseconds>(now - entry.started);
   progress.records_per_second = seconds > 0 ? static_cast<double>(entry.records) / seconds : 0;
   progress.done = done;
-  processor::internal::log(LogLevel::Info, "streams", done ? "restored" : "restoring",
-                           " store '", progress.store, "' partition ", progress.partition, ": ", progress.records,
+  processor::internal::log(LogLevel::Info, "streams", done ? "restored" : "restoring", " store '",
+                           progress.store, "' partition ", progress.partition, ": ", progress.records,
                            " records, ", progress.bytes, " bytes in ", seconds, " s (",
-                           static_cast<std::uint64_t>(progress.records_per_second), " records/s), changelog offset ",
-                           progress.position, " of ", end);
+                           static_cast<std::uint64_t>(progress.records_per_second),
+                           " records/s), changelog offset ", progress.position, " of ", end);
   if (on_progress_) on_progress_(progress);
 }
 
@@ -182,8 +189,8 @@ std::vector<std::int32_t> ChangelogRestorer::poll(std::chrono::milliseconds time
   for (;;) {
     const auto left = std::max<std::int64_t>(
         0, std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count());
-    const ssize_t count = rd_kafka_consume_batch_queue(queue_.get(), static_cast<int>(left), messages.data(),
-                                                       messages.size());
+    const ssize_t count =
+        rd_kafka_consume_batch_queue(queue_.get(), static_cast<int>(left), messages.data(), messages.size());
     if (count <= 0) break;
     std::exception_ptr failure;
     for (ssize_t i = 0; i < count; ++i) {
@@ -201,15 +208,16 @@ std::vector<std::int32_t> ChangelogRestorer::poll(std::chrono::milliseconds time
           entry.at_end = true;
           continue;
         }
-        if (message->err == RD_KAFKA_RESP_ERR__AUTO_OFFSET_RESET || message->err == RD_KAFKA_RESP_ERR_OFFSET_OUT_OF_RANGE) {
+        if (message->err == RD_KAFKA_RESP_ERR__AUTO_OFFSET_RESET ||
+            message->err == RD_KAFKA_RESP_ERR_OFFSET_OUT_OF_RANGE) {
           restart_from_start(entry, "its changelog position is no longer in the log");
           restarted = true;
           last = nullptr;
           continue;
         }
         if (message->err != RD_KAFKA_RESP_ERR_NO_ERROR) {
-          processor::internal::log(LogLevel::Warning, "streams", "restore consumer: ",
-                                   rd_kafka_message_errstr(message.get()));
+          processor::internal::log(LogLevel::Warning, "streams",
+                                   "restore consumer: ", rd_kafka_message_errstr(message.get()));
           continue;
         }
         if (message->offset < entry.next) continue;  // fetched before a seek, already applied

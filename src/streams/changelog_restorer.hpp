@@ -34,14 +34,15 @@ namespace processor::streams::internal {
 class ChangelogRestorer {
  public:
   struct Counters {
-    std::uint64_t records = 0;     // changelog records applied
-    std::uint64_t completed = 0;   // store partitions restored
-    std::uint64_t reused = 0;      // whose local position was usable (only the tail replayed)
-    std::uint64_t wiped = 0;       // whose local state was wiped and restored from the start
+    std::uint64_t records = 0;    // changelog records applied
+    std::uint64_t completed = 0;  // store partitions restored
+    std::uint64_t reused = 0;     // whose local position was usable (only the tail replayed)
+    std::uint64_t wiped = 0;      // whose local state was wiped and restored from the start
   };
 
   // `properties`: the restore consumer's (bootstrap.servers and the user's properties).
-  ChangelogRestorer(const kafka::KafkaProperties& properties, std::function<void(const RestoreProgress&)> on_progress,
+  ChangelogRestorer(const kafka::KafkaProperties& properties,
+                    std::function<void(const RestoreProgress&)> on_progress,
                     std::chrono::milliseconds progress_interval, std::chrono::milliseconds request_timeout);
 
   // Starts restoring `store` from partition store.partition() of `changelog`: from its local
@@ -66,16 +67,16 @@ class ChangelogRestorer {
   struct Entry {
     StorePartition* store = nullptr;
     std::string topic;
-    std::int64_t start = 0;     // the offset restoration started from
-    std::int64_t next = 0;      // the next offset to read (steps over markers at each end of partition)
+    std::int64_t start = 0;  // the offset restoration started from
+    std::int64_t next = 0;   // the next offset to read (steps over markers at each end of partition)
     std::uint64_t records = 0;
     std::uint64_t bytes = 0;
     std::chrono::steady_clock::time_point started;
     std::chrono::steady_clock::time_point last_report;
     std::size_t batch_records = 0;  // records queued in the store partition, not yet written
     std::int64_t batch_next = -1;   // `next` once they are written
-    std::int64_t end = 0;          // the high watermark, as last read
-    bool at_end = false;           // read_committed reached its end (the last stable offset)
+    std::int64_t end = 0;           // the high watermark, as last read
+    bool at_end = false;            // read_committed reached its end (the last stable offset)
     std::chrono::steady_clock::time_point end_checked;
   };
 

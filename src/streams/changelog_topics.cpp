@@ -22,8 +22,10 @@ std::map<std::string, std::int32_t> partition_counts(rd_kafka_t* rk, std::chrono
   std::map<std::string, std::int32_t> counts;
   kafka::internal::with_retries(kafka::internal::RetryPolicy{timeout}, [&]() -> std::optional<StateError> {
     const rd_kafka_metadata_t* raw = nullptr;
-    const rd_kafka_resp_err_t error = rd_kafka_metadata(rk, 1, nullptr, &raw, kafka::internal::to_timeout_ms(timeout));
-    if (error != RD_KAFKA_RESP_ERR_NO_ERROR) return kafka::internal::kafka_error(error, "reading the topics' metadata");
+    const rd_kafka_resp_err_t error =
+        rd_kafka_metadata(rk, 1, nullptr, &raw, kafka::internal::to_timeout_ms(timeout));
+    if (error != RD_KAFKA_RESP_ERR_NO_ERROR)
+      return kafka::internal::kafka_error(error, "reading the topics' metadata");
     RdPtr<const rd_kafka_metadata_t> metadata(raw);
     counts.clear();
     for (int i = 0; i < metadata->topic_cnt; ++i) {
@@ -46,7 +48,8 @@ std::vector<std::string> create_topics(rd_kafka_t* rk, const std::vector<std::st
   for (const auto& topic : topics) {
     RdPtr<rd_kafka_NewTopic_t> request(
         rd_kafka_NewTopic_new(topic.c_str(), partitions, replication_factor, error_text, sizeof error_text));
-    if (!request) throw StateError(ErrorKind::InvalidArgument, "cannot create topic '" + topic + "': " + error_text);
+    if (!request)
+      throw StateError(ErrorKind::InvalidArgument, "cannot create topic '" + topic + "': " + error_text);
     rd_kafka_NewTopic_set_config(request.get(), "cleanup.policy", "compact");
     raw.push_back(request.get());
     requests.push_back(std::move(request));
@@ -58,7 +61,8 @@ std::vector<std::string> create_topics(rd_kafka_t* rk, const std::vector<std::st
         rd_kafka_CreateTopics(rk, raw.data(), raw.size(), options, queue);
       },
       &event);
-  if (error != RD_KAFKA_RESP_ERR_NO_ERROR) throw kafka::internal::kafka_error(error, "creating the changelog topics");
+  if (error != RD_KAFKA_RESP_ERR_NO_ERROR)
+    throw kafka::internal::kafka_error(error, "creating the changelog topics");
   std::size_t count = 0;
   const rd_kafka_topic_result_t** results =
       rd_kafka_CreateTopics_result_topics(rd_kafka_event_CreateTopics_result(event.get()), &count);
@@ -90,11 +94,12 @@ std::int32_t ensure_changelog_topics(rd_kafka_t* rk, const std::string& input_to
   const std::int32_t partitions = input->second;
   auto check = [&](const std::string& changelog, std::int32_t count) {
     if (count != partitions) {
-      throw StateError(ErrorKind::InvalidArgument,
-                       "changelog topic '" + changelog + "' has " + std::to_string(count) +
-                           " partitions but input topic '" + input_topic + "' has " + std::to_string(partitions) +
-                           ": a changelog partition holds the state of the input partition with its number; "
-                           "delete the changelog topic (its state is lost) or restore the input's partition count");
+      throw StateError(
+          ErrorKind::InvalidArgument,
+          "changelog topic '" + changelog + "' has " + std::to_string(count) +
+              " partitions but input topic '" + input_topic + "' has " + std::to_string(partitions) +
+              ": a changelog partition holds the state of the input partition with its number; "
+              "delete the changelog topic (its state is lost) or restore the input's partition count");
     }
   };
   std::vector<std::string> missing;
@@ -125,8 +130,9 @@ std::int32_t ensure_changelog_topics(rd_kafka_t* rk, const std::string& input_to
     }
     if (all) return partitions;
     if (std::chrono::steady_clock::now() > deadline) {
-      throw StateError(ErrorKind::Timeout, "the changelog topics created are still missing from the metadata after " +
-                                               std::to_string(timeout.count()) + " ms");
+      throw StateError(ErrorKind::Timeout,
+                       "the changelog topics created are still missing from the metadata after " +
+                           std::to_string(timeout.count()) + " ms");
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }

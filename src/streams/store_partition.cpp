@@ -100,7 +100,8 @@ void StorePartition::commit_restored(std::int64_t position) {
   for (const auto& restored : restored_) {
     writes.push_back({bytes.substr(restored.key, restored.key_size),
                       restored.tombstone ? std::nullopt
-                                         : std::optional<std::string_view>(bytes.substr(restored.value, restored.value_size))});
+                                         : std::optional<std::string_view>(
+                                               bytes.substr(restored.value, restored.value_size))});
   }
   // Stable: of two records of one key, the later stays later; it is the one kept.
   std::stable_sort(writes.begin(), writes.end(), [](const auto& a, const auto& b) { return a.key < b.key; });

@@ -43,13 +43,15 @@ void validate(const StreamProcessorOptions& options) {
   kafka::validate_topic(options.input_topic);
   require(!options.state_dir.empty(), "StreamProcessor needs a state_dir");
   kafka::internal::require_properties(options.properties, {"bootstrap.servers"}, "StreamProcessor");
-  require(options.commit_interval.count() > 0,
-          "invalid commit_interval " + std::to_string(options.commit_interval.count()) + "ms: it must be positive");
+  require(options.commit_interval.count() > 0, "invalid commit_interval " +
+                                                   std::to_string(options.commit_interval.count()) +
+                                                   "ms: it must be positive");
   require(options.transaction_timeout.count() > 0, "invalid transaction_timeout " +
                                                        std::to_string(options.transaction_timeout.count()) +
                                                        "ms: it must be positive");
-  require(options.request_timeout.count() > 0,
-          "invalid request_timeout " + std::to_string(options.request_timeout.count()) + "ms: it must be positive");
+  require(options.request_timeout.count() > 0, "invalid request_timeout " +
+                                                   std::to_string(options.request_timeout.count()) +
+                                                   "ms: it must be positive");
   std::set<std::string> seen;
   for (const auto& store : options.stores) {
     require(!store.empty(), "invalid store name '': it must not be empty");
@@ -96,8 +98,8 @@ std::string instance_id_of(state::StateBackend& db) {
 
 // librdkafka calls this from inside rd_kafka_consumer_poll(): no exception may cross it. The
 // assignment is applied whatever happens, so that librdkafka's state stays consistent.
-void rebalance_callback(rd_kafka_t* rk, rd_kafka_resp_err_t event, rd_kafka_topic_partition_list_t* partitions,
-                        void* opaque) {
+void rebalance_callback(rd_kafka_t* rk, rd_kafka_resp_err_t event,
+                        rd_kafka_topic_partition_list_t* partitions, void* opaque) {
   auto* impl = static_cast<StreamProcessor::Impl*>(opaque);
   impl->rebalance_applied = false;
   try {
@@ -113,7 +115,8 @@ void rebalance_callback(rd_kafka_t* rk, rd_kafka_resp_err_t event, rd_kafka_topi
 
 void StreamProcessor::Impl::open() {
   validate(options);
-  for (const auto& store : options.stores) changelogs.push_back(changelog_topic(options.application_id, store));
+  for (const auto& store : options.stores)
+    changelogs.push_back(changelog_topic(options.application_id, store));
   // The state directory first: when it is locked, nothing is created in Kafka either.
   db = std::make_unique<state::RocksDbStateBackend>(options.state_dir);
   const std::string instance = options.instance_id.empty() ? instance_id_of(*db) : options.instance_id;
@@ -128,18 +131,21 @@ void StreamProcessor::Impl::open() {
   consumer_config["allow.auto.create.topics"] = "false";
   consumer_config["auto.offset.reset"] = options.no_offset == kafka::OutOfRangeAction::Earliest ? "earliest"
                                          : options.no_offset == kafka::OutOfRangeAction::Latest ? "latest"
-                                                                                                 : "error";
+                                                                                                : "error";
   kafka::internal::ClientCallbacks consumer_callbacks;
   consumer_callbacks.opaque = this;
   consumer_callbacks.rebalance = rebalance_callback;
   consumer = kafka::internal::create_client(RD_KAFKA_CONSUMER, consumer_config, consumer_callbacks,
-                                           "the stream processor's consumer");
+                                            "the stream processor's consumer");
 
-  partitions = internal::ensure_changelog_topics(consumer.get(), options.input_topic, changelogs,
-                                                 options.changelog_replication_factor, options.request_timeout);
-  delivered.assign(options.stores.size(), std::vector<std::int64_t>(static_cast<std::size_t>(partitions), -1));
+  partitions =
+      internal::ensure_changelog_topics(consumer.get(), options.input_topic, changelogs,
+                                        options.changelog_replication_factor, options.request_timeout);
+  delivered.assign(options.stores.size(),
+                   std::vector<std::int64_t>(static_cast<std::size_t>(partitions), -1));
 
-  producer_config = kafka::internal::properties_for(RD_KAFKA_PRODUCER, options.properties, options.producer_properties);
+  producer_config =
+      kafka::internal::properties_for(RD_KAFKA_PRODUCER, options.properties, options.producer_properties);
   producer_config["enable.idempotence"] = "true";
   if (exactly_once()) {
     transactional_id = options.application_id + "-" + instance;
@@ -148,26 +154,30 @@ void StreamProcessor::Impl::open() {
   }
   start_producer();
 
-  kafka::KafkaProperties restore_config =
-      kafka::internal::properties_for(RD_KAFKA_CONSUMER, options.properties, options.restore_consumer_properties);
+  kafka::KafkaProperties restore_config = kafka::internal::properties_for(
+      RD_KAFKA_CONSUMER, options.properties, options.restore_consumer_properties);
   restore_config["group.id"] = options.application_id;
   // Completed restorations are timed from their last report, then handed to the user's callback.
   auto on_restore_progress = [this, user = options.on_restore_progress](const RestoreProgress& progress) {
-    if (progress.done) count([&](StreamProcessorStats& stats) { stats.restore_duration.record(progress.elapsed); });
+    if (progress.done)
+      count([&](StreamProcessorStats& stats) { stats.restore_duration.record(progress.elapsed); });
     if (user) user(progress);
   };
   restorer = std::make_unique<internal::ChangelogRestorer>(restore_config, std::move(on_restore_progress),
-                                                           options.restore_progress_interval, options.request_timeout);
+                                                           options.restore_progress_interval,
+                                                           options.request_timeout);
 
   auto topics = kafka::internal::make_partition_list(1);
   rd_kafka_topic_partition_list_add(topics.get(), options.input_topic.c_str(), RD_KAFKA_PARTITION_UA);
-  if (const auto error = rd_kafka_subscribe(consumer.get(), topics.get()); error != RD_KAFKA_RESP_ERR_NO_ERROR) {
+  if (const auto error = rd_kafka_subscribe(consumer.get(), topics.get());
+      error != RD_KAFKA_RESP_ERR_NO_ERROR) {
     throw kafka::internal::kafka_error(error, "subscribing to " + options.input_topic);
   }
-  processor::internal::log(LogLevel::Info, "streams", "application '", options.application_id, "' started: input ",
-                           options.input_topic, " (", partitions, " partitions), ", options.stores.size(), " stores, ",
-                           exactly_once() ? "exactly-once as '" + transactional_id + "'" : std::string("at-least-once"),
-                           ", state in ", options.state_dir.string());
+  processor::internal::log(
+      LogLevel::Info, "streams", "application '", options.application_id, "' started: input ",
+      options.input_topic, " (", partitions, " partitions), ", options.stores.size(), " stores, ",
+      exactly_once() ? "exactly-once as '" + transactional_id + "'" : std::string("at-least-once"),
+      ", state in ", options.state_dir.string());
 }
 
 void StreamProcessor::Impl::on_rebalance(rd_kafka_resp_err_t event, rd_kafka_topic_partition_list_t* list) {
@@ -212,8 +222,9 @@ void StreamProcessor::Impl::on_rebalance(rd_kafka_resp_err_t event, rd_kafka_top
 
 void StreamProcessor::Impl::add_task(std::int32_t partition) {
   if (partition >= partitions) {
-    throw StateError(ErrorKind::InvalidArgument, "input topic '" + options.input_topic + "' now has partition " +
-                                                     std::to_string(partition) + " but its changelogs have " +
+    throw StateError(ErrorKind::InvalidArgument, "input topic '" + options.input_topic +
+                                                     "' now has partition " + std::to_string(partition) +
+                                                     " but its changelogs have " +
                                                      std::to_string(partitions) + " partitions");
   }
   Task& task = tasks[partition];
@@ -265,7 +276,8 @@ bool StreamProcessor::Impl::activate(Task& task) {
       throw StateError(ErrorKind::Kafka, "no committed offset for " + options.input_topic + ":" +
                                              std::to_string(task.partition) + " and no_offset is Error");
     }
-    start = options.no_offset == kafka::OutOfRangeAction::Latest ? RD_KAFKA_OFFSET_END : RD_KAFKA_OFFSET_BEGINNING;
+    start = options.no_offset == kafka::OutOfRangeAction::Latest ? RD_KAFKA_OFFSET_END
+                                                                 : RD_KAFKA_OFFSET_BEGINNING;
   }
   try {
     seek(task.partition, start);
@@ -289,13 +301,13 @@ void StreamProcessor::Impl::seek(std::int32_t partition, std::int64_t offset) {
   auto list = kafka::internal::make_partition_list(1);
   rd_kafka_topic_partition_list_add(list.get(), options.input_topic.c_str(), partition)->offset = offset;
   kafka::internal::throw_if_error(
-      RdPtr<rd_kafka_error_t>(rd_kafka_seek_partitions(consumer.get(), list.get(),
-                                                       kafka::internal::to_timeout_ms(options.request_timeout))),
+      RdPtr<rd_kafka_error_t>(rd_kafka_seek_partitions(
+          consumer.get(), list.get(), kafka::internal::to_timeout_ms(options.request_timeout))),
       "seeking " + kafka::partition_key(options.input_topic, partition) + " to " + std::to_string(offset));
   if (list->elems[0].err != RD_KAFKA_RESP_ERR_NO_ERROR) {
-    throw kafka::internal::kafka_error(list->elems[0].err, "seeking " + options.input_topic + ":" +
-                                                               std::to_string(partition) + " to " +
-                                                               std::to_string(offset));
+    throw kafka::internal::kafka_error(
+        list->elems[0].err,
+        "seeking " + options.input_topic + ":" + std::to_string(partition) + " to " + std::to_string(offset));
   }
 }
 
@@ -373,14 +385,16 @@ std::size_t StreamProcessor::Impl::poll() {
   restore_some();
   const bool waiting = activate_restored();
   std::size_t processed = 0;
-  int timeout_ms = restorer->idle() && !transaction_open
-                       ? kafka::internal::to_timeout_ms(waiting ? std::chrono::milliseconds(10) : options.poll_timeout)
-                       : 0;
+  int timeout_ms =
+      restorer->idle() && !transaction_open
+          ? kafka::internal::to_timeout_ms(waiting ? std::chrono::milliseconds(10) : options.poll_timeout)
+          : 0;
   if (transaction_open) {
     // Wake up for the commit when it is due.
     const auto due = transaction_started + options.commit_interval - Clock::now();
-    timeout_ms = std::clamp<int>(static_cast<int>(std::chrono::duration_cast<std::chrono::milliseconds>(due).count()),
-                                 0, kafka::internal::to_timeout_ms(options.poll_timeout));
+    timeout_ms =
+        std::clamp<int>(static_cast<int>(std::chrono::duration_cast<std::chrono::milliseconds>(due).count()),
+                        0, kafka::internal::to_timeout_ms(options.poll_timeout));
   }
   while (processed < kMaxBatch && !stop_requested.load(std::memory_order_relaxed)) {
     RdPtr<rd_kafka_message_t> message(rd_kafka_consumer_poll(consumer.get(), timeout_ms));
@@ -402,10 +416,10 @@ std::size_t StreamProcessor::Impl::poll() {
       // The transaction failed under the record function (its output was refused): abort it and
       // process its records again. Anything else is the function's own failure, for the caller.
       const bool transaction_failure = transaction_failed || (exactly_once() && producer_failed_for_good());
-      processor::internal::log(LogLevel::Warning, "streams",
-                               transaction_failure ? "the transaction failed while processing "
-                                                   : "the record function failed at ",
-                               options.input_topic, ":", message->partition, "@", message->offset, ": aborting");
+      processor::internal::log(
+          LogLevel::Warning, "streams",
+          transaction_failure ? "the transaction failed while processing " : "the record function failed at ",
+          options.input_topic, ":", message->partition, "@", message->offset, ": aborting");
       abort(transaction_failure ? "producing into the transaction failed" : "the record function failed");
       rewind();
       if (transaction_failure) continue;
@@ -421,7 +435,8 @@ std::size_t StreamProcessor::Impl::poll() {
 
 StreamProcessor::StreamProcessor(StreamProcessorOptions options, RecordFunction function)
     : impl_(std::make_unique<Impl>(std::move(options), std::move(function))) {
-  if (!impl_->function) throw StateError(ErrorKind::InvalidArgument, "StreamProcessor needs a record function");
+  if (!impl_->function)
+    throw StateError(ErrorKind::InvalidArgument, "StreamProcessor needs a record function");
   impl_->open();
 }
 
@@ -429,7 +444,8 @@ StreamProcessor::~StreamProcessor() {
   try {
     close();
   } catch (const std::exception& error) {
-    processor::internal::log(LogLevel::Error, "streams", "closing the stream processor failed: ", error.what());
+    processor::internal::log(LogLevel::Error, "streams",
+                             "closing the stream processor failed: ", error.what());
   }
 }
 
@@ -474,7 +490,8 @@ void StreamProcessor::close() {
   }
   impl.tasks.clear();
   impl.restorer.reset();
-  if (impl.producer) rd_kafka_flush(impl.producer.get(), kafka::internal::to_timeout_ms(impl.options.request_timeout));
+  if (impl.producer)
+    rd_kafka_flush(impl.producer.get(), kafka::internal::to_timeout_ms(impl.options.request_timeout));
   impl.producer.reset();
   impl.consumer.reset();
   impl.db.reset();

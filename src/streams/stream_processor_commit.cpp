@@ -53,11 +53,14 @@ void StreamProcessor::Impl::start_producer() {
   callbacks.opaque = this;
   callbacks.delivery = on_delivery;
   producer = kafka::internal::create_client(RD_KAFKA_PRODUCER, producer_config, callbacks,
-                                           "the stream processor's producer");
+                                            "the stream processor's producer");
   if (exactly_once()) {
     // Fences an older incarnation with this transactional.id and aborts its open transaction.
     kafka::internal::with_error_object_retries(
-        [&] { return rd_kafka_init_transactions(producer.get(), kafka::internal::to_timeout_ms(options.request_timeout)); },
+        [&] {
+          return rd_kafka_init_transactions(producer.get(),
+                                            kafka::internal::to_timeout_ms(options.request_timeout));
+        },
         "initialising transactions as '" + transactional_id + "'", options.request_timeout);
   }
 }
@@ -73,8 +76,8 @@ bool StreamProcessor::Impl::replace_failed_producer() {
                            code == RD_KAFKA_RESP_ERR_DUPLICATE_SEQUENCE_NUMBER ||
                            code == RD_KAFKA_RESP_ERR__TIMED_OUT || code == RD_KAFKA_RESP_ERR__INCONSISTENT;
   if (!exactly_once() || !replaceable) return false;
-  processor::internal::log(LogLevel::Warning, "streams", "the producer failed for good (", rd_kafka_err2name(code),
-                           ": ", reason, "): replacing it as '", transactional_id,
+  processor::internal::log(LogLevel::Warning, "streams", "the producer failed for good (",
+                           rd_kafka_err2name(code), ": ", reason, "): replacing it as '", transactional_id,
                            "' and processing the open transaction's records again");
   producer.reset();  // its transaction dies with it; the new one's initialisation aborts it
   start_producer();
@@ -168,7 +171,8 @@ bool StreamProcessor::Impl::commit() {
           if (value) {
             framed.clear();
             internal::append_changelog_value(framed, *value);
-            produce(changelogs[s], partition, key, framed.data(), framed.size(), reinterpret_cast<void*>(s + 1));
+            produce(changelogs[s], partition, key, framed.data(), framed.size(),
+                    reinterpret_cast<void*>(s + 1));
           } else {
             produce(changelogs[s], partition, key, nullptr, 0, reinterpret_cast<void*>(s + 1));
           }
@@ -179,7 +183,8 @@ bool StreamProcessor::Impl::commit() {
         rd_kafka_topic_partition_t* entry =
             rd_kafka_topic_partition_list_add(offsets.get(), options.input_topic.c_str(), partition);
         entry->offset = task.next_offset;
-        if (task.next_leader_epoch >= 0) rd_kafka_topic_partition_set_leader_epoch(entry, task.next_leader_epoch);
+        if (task.next_leader_epoch >= 0)
+          rd_kafka_topic_partition_set_leader_epoch(entry, task.next_leader_epoch);
       }
     }
     if (exactly_once()) {
@@ -187,23 +192,29 @@ bool StreamProcessor::Impl::commit() {
         RdPtr<rd_kafka_consumer_group_metadata_t> group(rd_kafka_consumer_group_metadata(consumer.get()));
         transactional(
             [&] {
-              return rd_kafka_send_offsets_to_transaction(producer.get(), offsets.get(), group.get(),
-                                                          kafka::internal::to_timeout_ms(options.request_timeout));
+              return rd_kafka_send_offsets_to_transaction(
+                  producer.get(), offsets.get(), group.get(),
+                  kafka::internal::to_timeout_ms(options.request_timeout));
             },
-            "sending " + std::to_string(offsets->cnt) + " offsets into the transaction", options.request_timeout);
+            "sending " + std::to_string(offsets->cnt) + " offsets into the transaction",
+            options.request_timeout);
       }
       transactional(
           [&] {
-            return rd_kafka_commit_transaction(producer.get(), kafka::internal::to_timeout_ms(options.request_timeout));
+            return rd_kafka_commit_transaction(producer.get(),
+                                               kafka::internal::to_timeout_ms(options.request_timeout));
           },
           "committing the transaction", options.request_timeout);
     } else {
-      const auto flushed = rd_kafka_flush(producer.get(), kafka::internal::to_timeout_ms(options.request_timeout));
+      const auto flushed =
+          rd_kafka_flush(producer.get(), kafka::internal::to_timeout_ms(options.request_timeout));
       if (flushed != RD_KAFKA_RESP_ERR_NO_ERROR) {
-        throw AbortRequired{kafka::internal::kafka_error(flushed, "flushing the output and changelog records")};
+        throw AbortRequired{
+            kafka::internal::kafka_error(flushed, "flushing the output and changelog records")};
       }
       if (delivery_error != RD_KAFKA_RESP_ERR_NO_ERROR) {
-        throw AbortRequired{kafka::internal::kafka_error(delivery_error, "delivering the output and changelog records")};
+        throw AbortRequired{
+            kafka::internal::kafka_error(delivery_error, "delivering the output and changelog records")};
       }
       if (offsets->cnt > 0) {
         const auto error = rd_kafka_commit(consumer.get(), offsets.get(), 0);
@@ -215,7 +226,8 @@ bool StreamProcessor::Impl::commit() {
     }
     rd_kafka_poll(producer.get(), 0);  // the last delivery reports, for the changelog positions
   } catch (AbortRequired& failure) {
-    processor::internal::log(LogLevel::Warning, "streams", failure.error.what(), ": aborting the transaction");
+    processor::internal::log(LogLevel::Warning, "streams", failure.error.what(),
+                             ": aborting the transaction");
     abort(failure.error.what());
     return false;
   } catch (const StateError& error) {
@@ -257,9 +269,10 @@ bool StreamProcessor::Impl::commit() {
     ++stats.commits;
     stats.changelog_records += changelog_records;
   });
-  processor::internal::log(LogLevel::Debug, "streams", "committed ", records, " records, ", changelog_records,
-                           " changelog records in ",
-                           std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - started).count(), " us");
+  processor::internal::log(
+      LogLevel::Debug, "streams", "committed ", records, " records, ", changelog_records,
+      " changelog records in ",
+      std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - started).count(), " us");
   return true;
 }
 
@@ -271,7 +284,10 @@ void StreamProcessor::Impl::abort(const std::string& reason) {
     rd_kafka_flush(producer.get(), kafka::internal::to_timeout_ms(options.request_timeout));
     try {
       kafka::internal::with_error_object_retries(
-          [&] { return rd_kafka_abort_transaction(producer.get(), kafka::internal::to_timeout_ms(options.request_timeout)); },
+          [&] {
+            return rd_kafka_abort_transaction(producer.get(),
+                                              kafka::internal::to_timeout_ms(options.request_timeout));
+          },
           "aborting the transaction", options.request_timeout);
     } catch (const StateError&) {
       if (replace_failed_producer()) return;

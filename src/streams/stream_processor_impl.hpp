@@ -100,7 +100,8 @@ struct StreamProcessor::Impl final : RecordContext, OutputSink {
   PartitionStore& store(std::string_view name) override;
   PartitionStore& store(std::size_t index) override { return *current->stores[index]; }
   OutputSink& output() override { return *this; }
-  void send(std::string_view topic, std::string_view key, std::string_view value, std::int32_t partition) override;
+  void send(std::string_view topic, std::string_view key, std::string_view value,
+            std::int32_t partition) override;
 
   // stream_processor.cpp
   void open();

@@ -41,14 +41,16 @@ constexpr std::int64_t kMaxAckOffset = std::numeric_limits<std::int64_t>::max() 
 constexpr std::uint64_t kMaxReencodedWindow = std::uint64_t{1} << 24;
 
 void require_sane(const AckedSet& set) {
-  require(set.committable >= 0 && set.committable <= kMaxAckOffset, "decoded a committable offset out of range");
+  require(set.committable >= 0 && set.committable <= kMaxAckOffset,
+          "decoded a committable offset out of range");
   std::int64_t previous_last = set.committable;
   bool first_range = true;
   for (const auto& range : set.acked) {
     require(range.first <= range.last, "decoded an empty or reversed range");
     require(range.last <= kMaxAckOffset, "decoded an offset above INT64_MAX - 1");
     // The committable offset itself is never acknowledged; ranges are disjoint and not adjacent.
-    require(range.first > previous_last + (first_range ? 0 : 1), "decoded ranges that overlap, touch or descend");
+    require(range.first > previous_last + (first_range ? 0 : 1),
+            "decoded ranges that overlap, touch or descend");
     previous_last = range.last;
     first_range = false;
   }
@@ -67,17 +69,20 @@ void require_round_trip(const AckedSet& set) {
       fuzz::violation(std::string("PartitionAcks refused a decoded set: ") + error.what());
     }
     AckedSet again;
-    require(returns_or_corruption("decoding re-encoded metadata", [&] { again = PartitionAcks::decode_metadata(metadata); }),
+    require(returns_or_corruption("decoding re-encoded metadata",
+                                  [&] { again = PartitionAcks::decode_metadata(metadata); }),
             "metadata re-encoded by PartitionAcks does not decode");
     require(again == set, "metadata re-encoded by PartitionAcks decodes to another set");
-    require(internal::encode_ack_metadata(set) == metadata, "encode_ack_metadata() and PartitionAcks encode a set differently");
+    require(internal::encode_ack_metadata(set) == metadata,
+            "encode_ack_metadata() and PartitionAcks encode a set differently");
   } else {
     // Too wide for the default limits: the restoring constructor refuses it as an argument.
     try {
       PartitionAcks acks(set);
       fuzz::violation("PartitionAcks accepted a restored window wider than max_window_offsets");
     } catch (const StateError& error) {
-      require(error.kind() == ErrorKind::InvalidArgument, "PartitionAcks refused a wide window with a kind other than InvalidArgument");
+      require(error.kind() == ErrorKind::InvalidArgument,
+              "PartitionAcks refused a wide window with a kind other than InvalidArgument");
     }
   }
 }
@@ -92,7 +97,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const std::string metadata = (flags & kBinary) ? encoding::base64_encode(rest) : std::string(rest);
 
   AckedSet set;
-  const bool decoded = returns_or_corruption("decode_metadata", [&] { set = PartitionAcks::decode_metadata(metadata); });
+  const bool decoded =
+      returns_or_corruption("decode_metadata", [&] { set = PartitionAcks::decode_metadata(metadata); });
   if (decoded) {
     require_sane(set);
     require_round_trip(set);
@@ -118,7 +124,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     fuzz::violation(std::string("acked_after_restart() threw for what the metadata holds: ") + error.what());
   }
   const bool trusted = decoded && !metadata.empty() && stored.offset == set.committable;
-  require(acked.has_value() == trusted, "acked_after_restart() trusts metadata that is corrupt or of another offset, or ignores its own");
+  require(acked.has_value() == trusted,
+          "acked_after_restart() trusts metadata that is corrupt or of another offset, or ignores its own");
   if (acked) require(*acked == set, "acked_after_restart() returns another set than decode_metadata()");
   require(manager.stats().ack_metadata_ignored == (!metadata.empty() && !trusted ? 1u : 0u),
           "ack_metadata_ignored does not count this one ignore");

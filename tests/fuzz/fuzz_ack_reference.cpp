@@ -61,7 +61,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const auto reference = internal::parse_ack_reference(metadata);
   if (reference) {
     require(reference->length > 0, "parsed a reference of length 0");
-    require(internal::format_ack_reference(*reference) == metadata, "parsed a reference that formats to other text");
+    require(internal::format_ack_reference(*reference) == metadata,
+            "parsed a reference that formats to other text");
     require(internal::is_ack_reference(metadata), "parsed a reference that is_ack_reference() denies");
   }
   require(!internal::is_ack_reference(metadata) || !decoded(metadata),
@@ -77,14 +78,16 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     expected = decoded(spilled);
   }
   OffsetInfo stored(expected ? expected->committable : 0);
-  if (expected && (flags & kOtherOffset)) stored.offset = expected->committable == 0 ? 1 : expected->committable - 1;
+  if (expected && (flags & kOtherOffset))
+    stored.offset = expected->committable == 0 ? 1 : expected->committable - 1;
   if (expected && stored.offset != expected->committable) expected.reset();
   stored.metadata = metadata;
 
   auto store_backend = std::make_shared<state::MemoryStateBackend>();
   std::shared_ptr<state::StateBackend> backend = has_backend ? store_backend : nullptr;
   auto store = std::make_shared<StateBackendOffsetStore>(store_backend);
-  if (has_record) store_backend->put(internal::ack_spill_key("acks:", "g", TopicPartition("orders", 0)), spilled);
+  if (has_record)
+    store_backend->put(internal::ack_spill_key("acks:", "g", TopicPartition("orders", 0)), spilled);
   store->store_offset("g", TopicPartition("orders", 0), stored);
   OffsetManager manager("g", backend, store, OffsetCommitStrategy::manual());
   manager.restore();
@@ -98,8 +101,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   require(acked.has_value() == expected.has_value(),
           acked ? "acked_after_restart() trusted metadata it should have ignored"
                 : "acked_after_restart() ignored metadata it should have trusted");
-  if (acked) require(*acked == *expected, "acked_after_restart() returned another set than the metadata holds");
+  if (acked)
+    require(*acked == *expected, "acked_after_restart() returned another set than the metadata holds");
   const std::uint64_t ignored = manager.stats().ack_metadata_ignored;
-  require(ignored == (!acked && !metadata.empty() ? 1u : 0u), "ack_metadata_ignored does not count this one ignore");
+  require(ignored == (!acked && !metadata.empty() ? 1u : 0u),
+          "ack_metadata_ignored does not count this one ignore");
   return 0;
 }

@@ -76,9 +76,11 @@ bool decodes(std::string_view what, std::string_view named, Call&& call) {
     return true;
   } catch (const StateError& error) {
     if (error.kind() != ErrorKind::Corruption) {
-      fuzz::violation(std::string(what) + " threw StateError(" + std::string(to_string(error.kind())) + "): " + error.what());
+      fuzz::violation(std::string(what) + " threw StateError(" + std::string(to_string(error.kind())) +
+                      "): " + error.what());
     }
-    require(names(error, named), std::string(what) + " threw Corruption without naming what it read, then why: " + error.what());
+    require(names(error, named),
+            std::string(what) + " threw Corruption without naming what it read, then why: " + error.what());
     return false;
   } catch (const std::exception& error) {
     fuzz::violation(std::string(what) + " threw a non-StateError exception: " + error.what());
@@ -91,7 +93,8 @@ void check_changelog_value(std::string_view where, std::string_view bytes) {
   std::string_view value;
   const bool ok = decodes("decode_changelog_value", where,
                           [&] { value = internal::decode_changelog_value(bytes, where); });
-  const bool well_formed = !bytes.empty() && static_cast<std::uint8_t>(bytes[0]) == internal::kChangelogVersion;
+  const bool well_formed =
+      !bytes.empty() && static_cast<std::uint8_t>(bytes[0]) == internal::kChangelogVersion;
   require(ok == well_formed, ok ? "decode_changelog_value accepted a value without its version byte"
                                 : "decode_changelog_value refused a value with its version byte");
   if (!ok) return;
@@ -115,8 +118,9 @@ void check_position(std::string_view key, std::string_view bytes) {
   std::int64_t position = -1;
   const bool ok = decodes("decode_position", key, [&] { position = internal::decode_position(bytes, key); });
   // An oracle of its own: the bytes are well formed when the position they hold encodes to them.
-  const bool well_formed = bytes.size() == 13 && encoding::load_le<std::int64_t>(bytes.data() + 1) >= 0 &&
-                           internal::encode_position(encoding::load_le<std::int64_t>(bytes.data() + 1)) == bytes;
+  const bool well_formed =
+      bytes.size() == 13 && encoding::load_le<std::int64_t>(bytes.data() + 1) >= 0 &&
+      internal::encode_position(encoding::load_le<std::int64_t>(bytes.data() + 1)) == bytes;
   require(ok == well_formed, ok ? "decode_position accepted bytes that no position encodes to"
                                 : "decode_position refused a well-formed position");
   if (ok) {
@@ -133,7 +137,8 @@ void check_position(std::string_view key, std::string_view bytes) {
     opened = internal::StorePartition(backend, kStore, kPartition).position();
   });
   require(opens == ok, "StorePartition() and decode_position disagree on whether a position reads");
-  if (opens) require(opened == position, "StorePartition() opened at another position than decode_position reads");
+  if (opens)
+    require(opened == position, "StorePartition() opened at another position than decode_position reads");
 }
 
 }  // namespace

@@ -62,7 +62,8 @@ std::string changed_fields(const ManagerView& before, const ManagerView& after) 
 
 ManagerView view_of(OffsetManager& manager) {
   ManagerView view;
-  for (const auto& [tp, info] : manager.get_all_pending()) view.pending.emplace(tp, std::pair(info.offset, info.high_watermark));
+  for (const auto& [tp, info] : manager.get_all_pending())
+    view.pending.emplace(tp, std::pair(info.offset, info.high_watermark));
   const auto report = manager.last_restore_report();
   view.committed = manager.get_all_committed();
   view.checkpointed = manager.checkpointed_offset("orders", 0);
@@ -83,15 +84,20 @@ void require_sane(const CheckpointInfo& checkpoint) {
   }
   CheckpointInfo again;
   require(returns_or_corruption("decoding a re-encoded checkpoint",
-                                [&] { again = internal::decode_checkpoint(internal::encode_checkpoint(checkpoint), "re-encoded"); }),
+                                [&] {
+                                  again = internal::decode_checkpoint(internal::encode_checkpoint(checkpoint),
+                                                                      "re-encoded");
+                                }),
           "a restored checkpoint does not decode once re-encoded");
-  require(again.id == checkpoint.id && again.created_at == checkpoint.created_at && again.offsets == checkpoint.offsets &&
-              again.acked == checkpoint.acked,
+  require(again.id == checkpoint.id && again.created_at == checkpoint.created_at &&
+              again.offsets == checkpoint.offsets && again.acked == checkpoint.acked,
           "a restored checkpoint re-encodes to a different value");
   for (const auto& [tp, acked] : checkpoint.acked) {
     const auto position = checkpoint.offsets.find(tp);
-    require(position != checkpoint.offsets.end() && position->second == acked.committable && !acked.acked.empty(),
-            "a checkpoint was restored with acknowledgements of an unlisted partition, another position, or none");
+    require(
+        position != checkpoint.offsets.end() && position->second == acked.committable && !acked.acked.empty(),
+        "a checkpoint was restored with acknowledgements of an unlisted partition, another position, or "
+        "none");
   }
 }
 
@@ -101,12 +107,15 @@ std::string checkpoint_key(std::uint64_t id) { return "checkpoint:g:" + internal
 void restore_latest(std::uint8_t flags, const std::string& record) {
   OffsetManagerOptions options;
   const int policy_bits = (flags >> kPolicyShift) & 3;
-  options.restore_policy = policy_bits == 1 ? Policy::TrustStore : policy_bits == 2 ? Policy::Fail : Policy::TrustCheckpoint;
+  options.restore_policy = policy_bits == 1   ? Policy::TrustStore
+                           : policy_bits == 2 ? Policy::Fail
+                                              : Policy::TrustCheckpoint;
   auto backend = std::make_shared<state::MemoryStateBackend>();
   auto store = std::make_shared<StateBackendOffsetStore>(backend);
-  OffsetManager manager("g", backend, store,
-                        (flags & kOnCheckpoint) ? OffsetCommitStrategy::on_checkpoint() : OffsetCommitStrategy::manual(),
-                        options);
+  OffsetManager manager(
+      "g", backend, store,
+      (flags & kOnCheckpoint) ? OffsetCommitStrategy::on_checkpoint() : OffsetCommitStrategy::manual(),
+      options);
   // A committed offset, a pending one and a checkpoint taken in memory: a failed restore keeps them.
   manager.update_offset("orders", 0, 10);
   manager.commit();
@@ -126,8 +135,9 @@ void restore_latest(std::uint8_t flags, const std::string& record) {
                                              : std::initializer_list<ErrorKind>{});
   if (!ok) {
     if (const ManagerView after = view_of(manager); after != before) {
-    fuzz::violation("a failed restore_from_checkpoint() changed the manager's view:" + changed_fields(before, after));
-  }
+      fuzz::violation("a failed restore_from_checkpoint() changed the manager's view:" +
+                      changed_fields(before, after));
+    }
     return;
   }
   require(restored.has_value(), "restore_from_checkpoint() found no checkpoint although one is stored");
@@ -159,48 +169,58 @@ void restore_latest(std::uint8_t flags, const std::string& record) {
 void restore_behind_older(std::uint8_t flags, const std::string& record) {
   auto backend = std::make_shared<state::MemoryStateBackend>();
   auto store = std::make_shared<StateBackendOffsetStore>(backend);
-  OffsetManager manager("g", backend, store,
-                        (flags & kOnCheckpoint) ? OffsetCommitStrategy::on_checkpoint() : OffsetCommitStrategy::manual());
+  OffsetManager manager(
+      "g", backend, store,
+      (flags & kOnCheckpoint) ? OffsetCommitStrategy::on_checkpoint() : OffsetCommitStrategy::manual());
   manager.update_offset("orders", 0, 10);
   manager.commit();
   manager.update_offset("orders", 0, 20);
   manager.checkpoint(5);  // the latest: orders:0 at 20, the store at 10
 
-  const std::uint64_t id =
-      (flags & kIdFromRecord) && record.size() >= 9 ? encoding::load_le<std::uint64_t>(record.data() + 1) % 5 : 3;
+  const std::uint64_t id = (flags & kIdFromRecord) && record.size() >= 9
+                               ? encoding::load_le<std::uint64_t>(record.data() + 1) % 5
+                               : 3;
   backend->put(checkpoint_key(id), record);
 
   // What the older record says of orders:0, read as the journal reads it.
   std::vector<std::int64_t> older_orders;
   const bool older_reads = returns_or_corruption("read_checkpoint", [&] {
-    internal::read_checkpoint(record, checkpoint_key(id), [&](std::string_view topic, std::int32_t partition, std::int64_t offset) {
-      if (topic == "orders" && partition == 0) older_orders.push_back(offset);
-    });
+    internal::read_checkpoint(record, checkpoint_key(id),
+                              [&](std::string_view topic, std::int32_t partition, std::int64_t offset) {
+                                if (topic == "orders" && partition == 0) older_orders.push_back(offset);
+                              });
   });
 
   const ManagerView before = view_of(manager);
   std::optional<CheckpointInfo> restored;
-  if (!returns_or_corruption("restore_from_checkpoint", [&] { restored = manager.restore_from_checkpoint(); })) {
+  if (!returns_or_corruption("restore_from_checkpoint",
+                             [&] { restored = manager.restore_from_checkpoint(); })) {
     if (const ManagerView after = view_of(manager); after != before) {
-    fuzz::violation("a failed restore_from_checkpoint() changed the manager's view:" + changed_fields(before, after));
-  }
+      fuzz::violation("a failed restore_from_checkpoint() changed the manager's view:" +
+                      changed_fields(before, after));
+    }
     return;
   }
   const TopicPartition orders("orders", 0);
-  require(restored && restored->id == 5 && restored->offsets == std::unordered_map<TopicPartition, std::int64_t>{{orders, 20}},
+  require(restored && restored->id == 5 &&
+              restored->offsets == std::unordered_map<TopicPartition, std::int64_t>{{orders, 20}},
           "an older checkpoint changed what the latest one restores");
   const auto report = manager.last_restore_report();
   require(report && report->checkpoint_id == 5, "the restore report names another checkpoint");
-  const bool behind = report->store_behind == std::vector<TopicPartition>{orders} && report->external_moves.empty();
+  const bool behind =
+      report->store_behind == std::vector<TopicPartition>{orders} && report->external_moves.empty();
   const bool moved = report->store_behind.empty() && report->external_moves.size() == 1 &&
-                     report->external_moves[0].partition == orders && report->external_moves[0].checkpoint_offset == 20 &&
+                     report->external_moves[0].partition == orders &&
+                     report->external_moves[0].checkpoint_offset == 20 &&
                      report->external_moves[0].store_offset == 10;
   require(older_reads, "the restore journal accepted an older checkpoint that does not read");
-  require(older_orders.size() <= 1, "the restore journal consulted an older checkpoint that lists orders:0 twice");
+  require(older_orders.size() <= 1,
+          "the restore journal consulted an older checkpoint that lists orders:0 twice");
   // The store (orders:0 at 10) is ours exactly when the older checkpoint has it at 10.
   const bool explains = older_orders.size() == 1 && older_orders[0] == 10;
-  require(explains ? behind : moved, explains ? "the restore journal reports an external move that an older checkpoint explains"
-                                              : "the restore journal explains the store with an older checkpoint that does not");
+  require(explains ? behind : moved,
+          explains ? "the restore journal reports an external move that an older checkpoint explains"
+                   : "the restore journal explains the store with an older checkpoint that does not");
 }
 
 }  // namespace

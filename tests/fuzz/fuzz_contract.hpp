@@ -42,7 +42,8 @@ inline void require(bool holds, std::string_view what) {
 // Runs `call`: true when it returned, false when it threw StateError(Corruption) (or one of the
 // `also_allowed` kinds). Anything else thrown is a violation.
 template <class Call>
-bool returns_or_corruption(std::string_view what, Call&& call, std::initializer_list<ErrorKind> also_allowed = {}) {
+bool returns_or_corruption(std::string_view what, Call&& call,
+                           std::initializer_list<ErrorKind> also_allowed = {}) {
   try {
     call();
     return true;
@@ -51,7 +52,8 @@ bool returns_or_corruption(std::string_view what, Call&& call, std::initializer_
     for (const ErrorKind kind : also_allowed) {
       if (error.kind() == kind) return false;
     }
-    violation(std::string(what) + " threw StateError(" + std::string(to_string(error.kind())) + "): " + error.what());
+    violation(std::string(what) + " threw StateError(" + std::string(to_string(error.kind())) +
+              "): " + error.what());
   } catch (const std::exception& error) {
     violation(std::string(what) + " threw a non-StateError exception: " + error.what());
   } catch (...) {

@@ -22,7 +22,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const std::string_view bytes(reinterpret_cast<const char*>(data), size);
 
   std::string decoded;
-  if (fuzz::returns_or_corruption("base64_decode", [&] { decoded = encoding::base64_decode(bytes, "fuzz input"); })) {
+  if (fuzz::returns_or_corruption("base64_decode",
+                                  [&] { decoded = encoding::base64_decode(bytes, "fuzz input"); })) {
     require(encoding::base64_encode(decoded) == bytes, "base64_decode() accepted a non-canonical encoding");
   }
   const std::string encoded = encoding::base64_encode(bytes);
@@ -35,7 +36,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     if (encoding::get_varint(bytes, &pos, &value) != encoding::VarintStatus::Ok) break;
     std::string again;
     encoding::put_varint(again, value);
-    require(again == bytes.substr(start, pos - start), "get_varint() accepted a varint that is not its value's shortest encoding");
+    require(again == bytes.substr(start, pos - start),
+            "get_varint() accepted a varint that is not its value's shortest encoding");
     require(again.size() == encoding::varint_size(value), "varint_size() differs from put_varint()");
   }
   return 0;

@@ -33,7 +33,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   } catch (const CLI::Error&) {
     return 0;  // a usage error, or --help: what main() reports through app.exit()
   } catch (const std::exception& error) {
-    processor::fuzz::violation(std::string("parsing the arguments threw a non-CLI exception: ") + error.what());
+    processor::fuzz::violation(std::string("parsing the arguments threw a non-CLI exception: ") +
+                               error.what());
   }
   return 0;
 }

@@ -66,8 +66,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     }
   }
   std::vector<CsvOffset> again;
-  fuzz::require(parse(format_offsets_csv(rows, with_group), again, "parse_offsets_csv(format_offsets_csv(rows))"),
-                "the formatted rows did not parse");
+  fuzz::require(
+      parse(format_offsets_csv(rows, with_group), again, "parse_offsets_csv(format_offsets_csv(rows))"),
+      "the formatted rows did not parse");
   fuzz::require(same_rows(rows, again), "the formatted rows parsed to other rows");
   return 0;
 }

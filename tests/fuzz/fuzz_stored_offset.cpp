@@ -38,8 +38,9 @@ void require_sane(std::string_view topic, std::int32_t partition, const OffsetIn
   require(info.offset >= 0, "a negative offset was read");
   require(!info.high_watermark || *info.high_watermark >= 0, "a negative high watermark was read");
   OffsetInfo again;
-  require(returns_or_corruption("decoding a re-encoded offset",
-                                [&] { again = internal::decode_offset(internal::encode_offset(info), "re-encoded"); }),
+  require(returns_or_corruption(
+              "decoding a re-encoded offset",
+              [&] { again = internal::decode_offset(internal::encode_offset(info), "re-encoded"); }),
           "a decoded offset does not decode once re-encoded");
   require(again == info, "a decoded offset re-encodes to a different value");
 }
@@ -66,7 +67,8 @@ std::string changed_fields(const ManagerView& before, const ManagerView& after) 
 
 ManagerView view_of(OffsetManager& manager) {
   ManagerView view;
-  for (const auto& [tp, info] : manager.get_all_pending()) view.pending.emplace(tp, std::pair(info.offset, info.high_watermark));
+  for (const auto& [tp, info] : manager.get_all_pending())
+    view.pending.emplace(tp, std::pair(info.offset, info.high_watermark));
   view.committed = manager.get_all_committed();
   view.total_lag = manager.total_lag();
   view.base_offset = manager.get_offset("base", 0);
@@ -102,7 +104,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
 
   std::unordered_map<TopicPartition, OffsetInfo> all;
   const bool all_ok = returns_or_corruption("get_all_offsets", [&] { all = store->get_all_offsets("g"); });
-  require(all_ok == scan_ok, "get_all_offsets and for_each_offset disagree on whether the offsets are corrupt");
+  require(all_ok == scan_ok,
+          "get_all_offsets and for_each_offset disagree on whether the offsets are corrupt");
   if (all_ok) {
     std::unordered_map<TopicPartition, OffsetInfo> expected;
     for (const auto& [tp, info] : scanned) expected.insert_or_assign(tp, info);
@@ -131,8 +134,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
 
   const ManagerView before = view_of(manager);
   std::size_t restored = 0;
-  const bool restore_ok = returns_or_corruption("OffsetManager::restore", [&] { restored = manager.restore(); });
-  require(restore_ok == all_ok, "restore() and get_all_offsets() disagree on whether the offsets are corrupt");
+  const bool restore_ok =
+      returns_or_corruption("OffsetManager::restore", [&] { restored = manager.restore(); });
+  require(restore_ok == all_ok,
+          "restore() and get_all_offsets() disagree on whether the offsets are corrupt");
   if (!restore_ok) {
     if (const ManagerView after = view_of(manager); after != before) {
       fuzz::violation("a failed restore() changed the manager's view:" + changed_fields(before, after));
@@ -147,7 +152,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     const auto committed = manager.get_offset_info(tp.topic, tp.partition);
     require(committed && committed->offset == info.offset, "restore() did not commit the stored offset");
     std::optional<AckedSet> acked;
-    if (returns_or_corruption("acked_after_restart", [&] { acked = manager.acked_after_restart(tp.topic, tp.partition); }) &&
+    if (returns_or_corruption("acked_after_restart",
+                              [&] { acked = manager.acked_after_restart(tp.topic, tp.partition); }) &&
         acked) {
       require(acked->committable == info.offset, "acked_after_restart() trusts metadata of another offset");
     }

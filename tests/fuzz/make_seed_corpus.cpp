@@ -18,6 +18,7 @@
 #include <utility>
 #include <vector>
 
+#include "encoding/base64.hpp"
 #include "encoding/epoch_micros.hpp"
 #include "encoding/fixed.hpp"
 #include "encoding/varint.hpp"
@@ -28,7 +29,6 @@
 #include "kafka/store/stored_offset_format.hpp"
 #include "streams/changelog_format.hpp"
 #include "streams/state_keys.hpp"
-#include "encoding/base64.hpp"
 
 namespace {
 
@@ -43,7 +43,8 @@ const auto kTime = *encoding::from_epoch_micros(kMicros);
 fs::path g_root;
 std::size_t g_written = 0;
 
-void write(const std::string& folder, const std::string& target, const std::string& name, const std::string& bytes) {
+void write(const std::string& folder, const std::string& target, const std::string& name,
+           const std::string& bytes) {
   const fs::path dir = g_root / folder / target;
   fs::create_directories(dir);
   std::ofstream(dir / name, std::ios::binary | std::ios::trunc) << bytes;
@@ -65,11 +66,13 @@ std::string stored_offset_input(std::uint8_t flags, const std::string& key, cons
 void stored_offset_seed(const std::string& name, const std::string& key, const OffsetInfo& info) {
   const std::string value = internal::encode_offset(info);
   write("corpus", "fuzz_stored_offset", name, stored_offset_input(0, key, value));
-  write("corpus", "fuzz_stored_offset", name + "-sealed", stored_offset_input(fuzz::kSeal, key, without_crc(value)));
+  write("corpus", "fuzz_stored_offset", name + "-sealed",
+        stored_offset_input(fuzz::kSeal, key, without_crc(value)));
 }
 
 // A value as the format lays it out, whatever its fields hold (sealed by the harness).
-std::string offset_body(std::uint8_t flags, std::int64_t offset, std::int64_t micros, std::int64_t high_watermark) {
+std::string offset_body(std::uint8_t flags, std::int64_t offset, std::int64_t micros,
+                        std::int64_t high_watermark) {
   std::string out;
   out.push_back(static_cast<char>(internal::kOffsetCodecVersion));
   out.push_back(static_cast<char>(flags));
@@ -107,7 +110,8 @@ std::string tracker_metadata(std::int64_t base, std::int64_t end, Acked&& acked)
   return acks.encode_metadata();
 }
 
-std::string run_lengths_binary(std::int64_t committable, const std::vector<std::pair<std::uint64_t, std::uint64_t>>& runs) {
+std::string run_lengths_binary(std::int64_t committable,
+                               const std::vector<std::pair<std::uint64_t, std::uint64_t>>& runs) {
   std::string out;
   internal::put_ack_metadata_header(out, committable, internal::kAckRunLengths);
   for (const auto& [unacked, acked] : runs) {
@@ -117,7 +121,8 @@ std::string run_lengths_binary(std::int64_t committable, const std::vector<std::
   return out;
 }
 
-std::string bitset_binary(std::int64_t committable, const std::string& bits) {  // bits[i] == '1': acknowledged
+std::string bitset_binary(std::int64_t committable,
+                          const std::string& bits) {  // bits[i] == '1': acknowledged
   std::string out;
   internal::put_ack_metadata_header(out, committable, internal::kAckBitset);
   encoding::put_varint(out, bits.size());
@@ -160,7 +165,8 @@ std::string checkpoint_body(std::uint64_t id, std::int64_t micros, const std::ve
 
 // Version 2 as the format lays it out: each entry with its acknowledgement metadata (binary,
 // before base64; empty for none), without the CRC.
-std::string checkpoint_body_with_acks(std::uint64_t id, const std::vector<std::pair<RawEntry, std::string>>& entries) {
+std::string checkpoint_body_with_acks(std::uint64_t id,
+                                      const std::vector<std::pair<RawEntry, std::string>>& entries) {
   std::string out;
   out.push_back(static_cast<char>(internal::kCheckpointVersionWithAcks));
   encoding::put_le<std::uint64_t>(out, id);
@@ -177,20 +183,24 @@ std::string checkpoint_body_with_acks(std::uint64_t id, const std::vector<std::p
   return out;
 }
 
-std::string with_flags(std::uint8_t flags, const std::string& record) { return std::string(1, static_cast<char>(flags)) + record; }
+std::string with_flags(std::uint8_t flags, const std::string& record) {
+  return std::string(1, static_cast<char>(flags)) + record;
+}
 
 // A checkpoint encoded by the library, raw and sealed by the harness.
 void checkpoint_seed(const std::string& name, std::uint8_t flags, const CheckpointInfo& checkpoint) {
   const std::string record = internal::encode_checkpoint(checkpoint);
   write("corpus", "fuzz_checkpoint_record", name, with_flags(flags, record));
-  write("corpus", "fuzz_checkpoint_record", name + "-sealed", with_flags(flags | fuzz::kSeal, without_crc(record)));
+  write("corpus", "fuzz_checkpoint_record", name + "-sealed",
+        with_flags(flags | fuzz::kSeal, without_crc(record)));
 }
 
 CheckpointInfo checkpoint_of(std::uint64_t id, std::vector<RawEntry> entries) {
   CheckpointInfo checkpoint;
   checkpoint.id = id;
   checkpoint.created_at = kTime;
-  for (auto& [topic, partition, offset] : entries) checkpoint.offsets.emplace(TopicPartition(topic, partition), offset);
+  for (auto& [topic, partition, offset] : entries)
+    checkpoint.offsets.emplace(TopicPartition(topic, partition), offset);
   return checkpoint;
 }
 
@@ -206,8 +216,9 @@ void stored_offset_corpus() {
   stored_offset_seed("leader-epoch", "orders:3", offset_info(42, std::nullopt, std::nullopt, 17));
   stored_offset_seed("every-field", "orders:3", offset_info(42, 1000, ack_metadata, 17));
   stored_offset_seed("zeros", "t:0", offset_info(0, 0, std::string(), 0));
-  stored_offset_seed("largest", "a.b-c_D:2147483647",
-                     offset_info(kInt64Max, kInt64Max, std::string(4096, 'm'), std::numeric_limits<std::int32_t>::max()));
+  stored_offset_seed(
+      "largest", "a.b-c_D:2147483647",
+      offset_info(kInt64Max, kInt64Max, std::string(4096, 'm'), std::numeric_limits<std::int32_t>::max()));
   stored_offset_seed("longest-topic", std::string(kMaxTopicLength, 'x') + ":1", offset_info(1, 2));
   stored_offset_seed("same-partition-as-the-manager", "base:0", offset_info(3, 9));
   stored_offset_seed("other-group", "x:orders:1", offset_info(42));
@@ -241,15 +252,19 @@ void checkpoint_corpus() {
   checkpoint_seed("store-equal", latest, checkpoint_of(2, {{"orders", 0, 10}}));
   checkpoint_seed("store-behind", latest, checkpoint_of(2, {{"orders", 0, 12}, {"orders", 1, 5}}));
   checkpoint_seed("store-ahead", latest | kOnCheckpoint, checkpoint_of(2, {{"orders", 0, 5}}));
-  checkpoint_seed("moved-trust-store", latest | kTrustStore | kOnCheckpoint, checkpoint_of(2, {{"orders", 0, 5}}));
+  checkpoint_seed("moved-trust-store", latest | kTrustStore | kOnCheckpoint,
+                  checkpoint_of(2, {{"orders", 0, 5}}));
   checkpoint_seed("moved-fail", latest | kFail | kOnCheckpoint, checkpoint_of(2, {{"orders", 0, 5}}));
-  checkpoint_seed("several-topics", latest,
-                  checkpoint_of(9, {{"orders", 0, 10}, {"payments", 3, 0}, {"a.b-c_D", 2147483647, kInt64Max}}));
+  checkpoint_seed(
+      "several-topics", latest,
+      checkpoint_of(9, {{"orders", 0, 10}, {"payments", 3, 0}, {"a.b-c_D", 2147483647, kInt64Max}}));
   checkpoint_seed("longest-topic", latest, checkpoint_of(3, {{std::string(kMaxTopicLength, 'x'), 1, 2}}));
-  checkpoint_seed("largest-id", latest, checkpoint_of(std::numeric_limits<std::uint64_t>::max(), {{"orders", 0, 10}}));
+  checkpoint_seed("largest-id", latest,
+                  checkpoint_of(std::numeric_limits<std::uint64_t>::max(), {{"orders", 0, 10}}));
   checkpoint_seed("id-not-the-keys", 0, checkpoint_of(7, {{"orders", 0, 10}}));
   std::vector<RawEntry> many;
-  for (std::int32_t partition = 0; partition < 1000; ++partition) many.push_back({"t" + std::to_string(partition % 7), partition, partition * 3});
+  for (std::int32_t partition = 0; partition < 1000; ++partition)
+    many.push_back({"t" + std::to_string(partition % 7), partition, partition * 3});
   checkpoint_seed("1000-partitions", latest, checkpoint_of(4, many));
   CheckpointInfo earliest = checkpoint_of(2, {{"orders", 0, 10}});
   earliest.created_at = std::chrono::system_clock::time_point::min();
@@ -257,8 +272,10 @@ void checkpoint_corpus() {
   // Older retained checkpoints behind a valid latest one (orders:0 at 20, the store at 10).
   checkpoint_seed("older-explains-the-store", kOlder | kIdFromRecord, checkpoint_of(3, {{"orders", 0, 10}}));
   checkpoint_seed("older-does-not-explain", kOlder | kIdFromRecord, checkpoint_of(3, {{"orders", 0, 11}}));
-  checkpoint_seed("older-lists-two-partitions", kOlder | kIdFromRecord, checkpoint_of(2, {{"orders", 0, 10}, {"orders", 1, 11}}));
-  checkpoint_seed("older-on-checkpoint", kOlder | kOnCheckpoint, checkpoint_of(1, {{"orders", 0, 10}, {"other", 0, 1}}));
+  checkpoint_seed("older-lists-two-partitions", kOlder | kIdFromRecord,
+                  checkpoint_of(2, {{"orders", 0, 10}, {"orders", 1, 11}}));
+  checkpoint_seed("older-on-checkpoint", kOlder | kOnCheckpoint,
+                  checkpoint_of(1, {{"orders", 0, 10}, {"other", 0, 1}}));
   write("corpus", "fuzz_checkpoint_record", "too-short", with_flags(latest, "abc"));
   // Version 2: acknowledged sets above the positions (runs, a bitset, a partition without).
   CheckpointInfo with_acks = checkpoint_of(6, {{"orders", 0, 10}, {"orders", 1, 5}, {"payments", 0, 100}});
@@ -273,28 +290,37 @@ void checkpoint_corpus() {
     write("regressions", "fuzz_checkpoint_record", name, with_flags(flags | fuzz::kSeal, body));
   };
   regression("time-overflow", latest, checkpoint_body(2, kInt64Max, {{"orders", 0, 10}}));
-  regression("duplicate-partition", latest, checkpoint_body(2, kMicros, {{"orders", 0, 10}, {"orders", 0, 11}}));
+  regression("duplicate-partition", latest,
+             checkpoint_body(2, kMicros, {{"orders", 0, 10}, {"orders", 0, 11}}));
   regression("illegal-topic", latest, checkpoint_body(2, kMicros, {{"bad topic", 0, 10}}));
   regression("negative-offset", latest, checkpoint_body(2, kMicros, {{"orders", 0, -1}}));
-  regression("count-beyond-the-record", latest, checkpoint_body(2, kMicros, {}).replace(17, 4, "\xff\xff\xff\x7f"));
-  regression("older-time-overflow", kOlder | kIdFromRecord, checkpoint_body(3, kInt64Max, {{"orders", 0, 10}}));
+  regression("count-beyond-the-record", latest,
+             checkpoint_body(2, kMicros, {}).replace(17, 4, "\xff\xff\xff\x7f"));
+  regression("older-time-overflow", kOlder | kIdFromRecord,
+             checkpoint_body(3, kInt64Max, {{"orders", 0, 10}}));
   regression("older-duplicate-partition", kOlder | kIdFromRecord,
              checkpoint_body(3, kMicros, {{"orders", 0, 10}, {"orders", 0, 10}}));
   // Version 2's acknowledgements must be of the partition's position, and not empty.
   regression("acknowledgements-of-another-position", latest,
-             checkpoint_body_with_acks(2, {{{"orders", 0, 10}, internal::encode_ack_metadata_binary(AckedSet{9, {{11, 11}}})}}));
+             checkpoint_body_with_acks(
+                 2, {{{"orders", 0, 10}, internal::encode_ack_metadata_binary(AckedSet{9, {{11, 11}}})}}));
   regression("empty-acknowledged-set", latest,
-             checkpoint_body_with_acks(2, {{{"orders", 0, 10}, internal::encode_ack_metadata_binary(AckedSet{10, {}})}}));
-  regression("acknowledgements-not-metadata", latest, checkpoint_body_with_acks(2, {{{"orders", 0, 10}, "\x07junk"}}));
+             checkpoint_body_with_acks(
+                 2, {{{"orders", 0, 10}, internal::encode_ack_metadata_binary(AckedSet{10, {}})}}));
+  regression("acknowledgements-not-metadata", latest,
+             checkpoint_body_with_acks(2, {{{"orders", 0, 10}, "\x07junk"}}));
   regression("acknowledgements-length-beyond-the-record", latest,
-             checkpoint_body_with_acks(2, {{{"orders", 0, 10}, ""}}).replace(1 + 8 + 8 + 4 + 2 + 6 + 4 + 8, 4, "\xff\xff\xff\x7f"));
+             checkpoint_body_with_acks(2, {{{"orders", 0, 10}, ""}})
+                 .replace(1 + 8 + 8 + 4 + 2 + 6 + 4 + 8, 4, "\xff\xff\xff\x7f"));
 }
 
 // ---- fuzz_ack_reference: u8 flags, u16 metadata length, metadata, spilled value ----
 
 void ack_reference_corpus() {
-  constexpr std::uint8_t kReferToRecord = 1 << 0, kNoRecord = 1 << 1, kNoBackend = 1 << 2, kOtherOffset = 1 << 3;
-  const auto seed = [](const std::string& name, std::uint8_t flags, const std::string& metadata, const std::string& spilled) {
+  constexpr std::uint8_t kReferToRecord = 1 << 0, kNoRecord = 1 << 1, kNoBackend = 1 << 2,
+                         kOtherOffset = 1 << 3;
+  const auto seed = [](const std::string& name, std::uint8_t flags, const std::string& metadata,
+                       const std::string& spilled) {
     std::string input(1, static_cast<char>(flags));
     encoding::put_le<std::uint16_t>(input, static_cast<std::uint16_t>(metadata.size()));
     write("corpus", "fuzz_ack_reference", name, input + metadata + spilled);
@@ -334,18 +360,25 @@ void ack_metadata_corpus() {
   constexpr std::uint8_t kBinary = 1 << 0, kOtherOffset = 1 << 1, kAdopt = 1 << 2;
   const auto seed = [&](const std::string& name, const std::string& text) {
     write("corpus", "fuzz_ack_metadata", name, with_flags(0, text));
-    write("corpus", "fuzz_ack_metadata", name + "-binary", with_flags(kBinary, encoding::base64_decode(text, "seed")));
+    write("corpus", "fuzz_ack_metadata", name + "-binary",
+          with_flags(kBinary, encoding::base64_decode(text, "seed")));
   };
   seed("nothing-acknowledged", tracker_metadata(100, 110, [](std::int64_t) { return false; }));
-  seed("run-lengths", tracker_metadata(100, 10'000, [](std::int64_t o) { return o == 5000 || o == 9000 || (o > 700 && o < 900); }));
+  seed("run-lengths", tracker_metadata(100, 10'000, [](std::int64_t o) {
+         return o == 5000 || o == 9000 || (o > 700 && o < 900);
+       }));
   seed("bitset", tracker_metadata(100, 300, [](std::int64_t o) { return o % 2 == 1; }));
   seed("committable-zero", tracker_metadata(0, 5, [](std::int64_t o) { return o > 1; }));
-  seed("near-the-largest-offset", tracker_metadata(kInt64Max - 100, kInt64Max, [](std::int64_t o) { return o % 3 == 0; }));
+  seed("near-the-largest-offset",
+       tracker_metadata(kInt64Max - 100, kInt64Max, [](std::int64_t o) { return o % 3 == 0; }));
   seed("wide-window", tracker_metadata(0, 200'000, [](std::int64_t o) { return o == 199'999; }));
   // The encodings the writer would not pick for these sets: readers accept them.
-  seed("run-lengths-where-a-bitset-is-smaller", encoding::base64_encode(run_lengths_binary(10, {{1, 1}, {1, 1}, {1, 1}, {1, 1}})));
-  seed("bitset-where-run-lengths-are-smaller", encoding::base64_encode(bitset_binary(10, "0" + std::string(40, '0') + "1")));
-  seed("run-to-the-largest-offset", encoding::base64_encode(run_lengths_binary(0, {{1, static_cast<std::uint64_t>(kInt64Max - 1)}})));
+  seed("run-lengths-where-a-bitset-is-smaller",
+       encoding::base64_encode(run_lengths_binary(10, {{1, 1}, {1, 1}, {1, 1}, {1, 1}})));
+  seed("bitset-where-run-lengths-are-smaller",
+       encoding::base64_encode(bitset_binary(10, "0" + std::string(40, '0') + "1")));
+  seed("run-to-the-largest-offset",
+       encoding::base64_encode(run_lengths_binary(0, {{1, static_cast<std::uint64_t>(kInt64Max - 1)}})));
   const std::string some = tracker_metadata(100, 120, [](std::int64_t o) { return o > 105; });
   write("corpus", "fuzz_ack_metadata", "other-offset", with_flags(kOtherOffset, some));
   write("corpus", "fuzz_ack_metadata", "adopted", with_flags(kAdopt, some));
@@ -366,7 +399,8 @@ void encoding_corpus() {
   write("corpus", "fuzz_encoding", "base64", encoding::base64_encode("processor"));
   write("corpus", "fuzz_encoding", "base64-padded", encoding::base64_encode("ab"));
   std::string varints;
-  for (const std::uint64_t value : {0ull, 127ull, 128ull, 300ull, 1ull << 35, ~0ull}) encoding::put_varint(varints, value);
+  for (const std::uint64_t value : {0ull, 127ull, 128ull, 300ull, 1ull << 35, ~0ull})
+    encoding::put_varint(varints, value);
   write("corpus", "fuzz_encoding", "varints", varints);
   write("corpus", "fuzz_encoding", "ack-metadata",
         tracker_metadata(100, 300, [](std::int64_t o) { return o % 2 == 1; }));
@@ -396,13 +430,17 @@ void changelog_record_corpus() {
   value_seed("binary-value", std::string("\0\x01\xff\0", 4));
   value_seed("large-value", std::string(4096, 'v'));
   write("corpus", "fuzz_changelog_record", "empty", input(0, "counts-changelog:3@1234", ""));
-  write("corpus", "fuzz_changelog_record", "unknown-version", input(0, "counts-changelog:3@1234", "\x02" "42"));
+  write("corpus", "fuzz_changelog_record", "unknown-version",
+        input(0, "counts-changelog:3@1234",
+              "\x02"
+              "42"));
 
   const std::string key = streams::internal::position_key("counts", 3);
   const auto position_seed = [&](const std::string& name, std::int64_t position) {
     const std::string bytes = streams::internal::encode_position(position);
     write("corpus", "fuzz_changelog_record", name, input(kPosition, key, bytes));
-    write("corpus", "fuzz_changelog_record", name + "-sealed", input(kPosition | fuzz::kSeal, key, without_crc(bytes)));
+    write("corpus", "fuzz_changelog_record", name + "-sealed",
+          input(kPosition | fuzz::kSeal, key, without_crc(bytes)));
   };
   position_seed("position-zero", 0);
   position_seed("position", 1234);
@@ -424,14 +462,17 @@ void changelog_record_corpus() {
   write("regressions", "fuzz_changelog_record", "position-key-with-0x00-cut-the-message",
         input(kPosition | fuzz::kSeal, key, position_body(streams::internal::kPositionVersion, -1)));
   write("regressions", "fuzz_changelog_record", "where-with-0x00-cut-the-message",
-        input(0, std::string("odd\0topic:0@7", 13), "\x02" "42"));
+        input(0, std::string("odd\0topic:0@7", 13),
+              "\x02"
+              "42"));
 }
 
 // ---- fuzz_offsets_csv: the file's bytes ----
 
 void offsets_csv_corpus() {
   write("corpus", "fuzz_offsets_csv", "export-one-group", "orders,0,5\norders,1,7\n\n");
-  write("corpus", "fuzz_offsets_csv", "export-several-groups", "g1,orders,0,5\ng2,orders,3,9223372036854775807\n\n");
+  write("corpus", "fuzz_offsets_csv", "export-several-groups",
+        "g1,orders,0,5\ng2,orders,3,9223372036854775807\n\n");
   write("corpus", "fuzz_offsets_csv", "crlf-and-blank-lines", "orders,0,5\r\n\r\n  \norders.v2_x-y,12,0\r\n");
   write("corpus", "fuzz_offsets_csv", "negative-offset", "orders,0,-5\n");
   write("corpus", "fuzz_offsets_csv", "mixed-columns", "orders,0,5\ng,orders,0,5\n");
@@ -453,19 +494,20 @@ std::string args(std::initializer_list<std::string_view> arguments) {
 
 void offsetctl_args_corpus() {
   write("corpus", "fuzz_offsetctl_args", "reset-dry-run",
-        args({"groups", "reset", "--bootstrap-server", "127.0.0.1:9092", "--group", "g", "--topic", "orders:0,1",
-              "--to-offset", "7", "--dry-run"}));
+        args({"groups", "reset", "--bootstrap-server", "127.0.0.1:9092", "--group", "g", "--topic",
+              "orders:0,1", "--to-offset", "7", "--dry-run"}));
   write("corpus", "fuzz_offsetctl_args", "reset-execute-datetime",
         args({"groups", "reset", "--bootstrap-server", "b:1", "--all-groups", "--all-topics", "--to-datetime",
               "2024-01-01T00:00:00.000+01:00", "--execute", "--timeout", "3000"}));
   write("corpus", "fuzz_offsetctl_args", "reset-export-from-file",
-        args({"groups", "reset", "--bootstrap-server", "b:1", "--group", "g", "--from-file", "plan.csv", "--export"}));
+        args({"groups", "reset", "--bootstrap-server", "b:1", "--group", "g", "--from-file", "plan.csv",
+              "--export"}));
   write("corpus", "fuzz_offsetctl_args", "reset-shift-by-duration",
-        args({"groups", "reset", "--bootstrap-server", "b:1", "--group", "g", "--topic", "t", "--shift-by", "-3",
-              "--by-duration", "PT1H"}));
+        args({"groups", "reset", "--bootstrap-server", "b:1", "--group", "g", "--topic", "t", "--shift-by",
+              "-3", "--by-duration", "PT1H"}));
   write("corpus", "fuzz_offsetctl_args", "delete-offsets",
-        args({"groups", "delete-offsets", "--bootstrap-server", "b:1", "--group", "g", "--topic", "t", "--topic",
-              "u:0"}));
+        args({"groups", "delete-offsets", "--bootstrap-server", "b:1", "--group", "g", "--topic", "t",
+              "--topic", "u:0"}));
   write("corpus", "fuzz_offsetctl_args", "help", args({"groups", "reset", "--help"}));
   write("corpus", "fuzz_offsetctl_args", "unknown", args({"nonsense", "--timeout"}));
   // --timeout takes a positive number, which may be one that is not a whole number of ms.

@@ -25,7 +25,8 @@ std::vector<fs::path> inputs_under(const fs::path& path) {
   std::vector<fs::path> inputs;
   for (const auto& entry : fs::recursive_directory_iterator(path)) {
     const std::string name = entry.path().filename().string();
-    if (entry.is_regular_file() && name.front() != '.' && name.rfind("README", 0) != 0) inputs.push_back(entry.path());
+    if (entry.is_regular_file() && name.front() != '.' && name.rfind("README", 0) != 0)
+      inputs.push_back(entry.path());
   }
   std::sort(inputs.begin(), inputs.end());
   return inputs;

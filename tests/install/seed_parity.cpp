@@ -4,11 +4,6 @@
 // library broke its contract. It runs the seed example (prints "Current lag: 100"), then touches
 // every SPEC type and OffsetManager method, checks the outcomes SPEC pins down, and prints
 // "seed parity OK". Any failed check prints to stderr and exits 1.
-#include <processor/error.hpp>
-#include <processor/kafka.hpp>
-#include <processor/state.hpp>
-#include <processor/watermark.hpp>
-
 #include <chrono>
 #include <cstdint>
 #include <cstdlib>
@@ -19,6 +14,10 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <processor/error.hpp>
+#include <processor/kafka.hpp>
+#include <processor/state.hpp>
+#include <processor/watermark.hpp>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -79,7 +78,7 @@ class UserOffsetStore : public kafka::OffsetStore {
     offsets_[std::string(group)].insert_or_assign(tp, info);
   }
   std::optional<kafka::OffsetInfo> get_offset(std::string_view group,
-                                               const kafka::TopicPartition& tp) override {
+                                              const kafka::TopicPartition& tp) override {
     std::lock_guard lock(mutex_);
     auto group_it = offsets_.find(std::string(group));
     if (group_it == offsets_.end()) return std::nullopt;
@@ -136,7 +135,8 @@ class UserStateBackend : public state::StateBackend {
   std::vector<std::string> list_keys(std::string_view prefix) override {
     std::lock_guard lock(mutex_);
     std::vector<std::string> keys;
-    for (auto it = entries_.lower_bound(prefix); it != entries_.end() && it->first.starts_with(prefix); ++it) {
+    for (auto it = entries_.lower_bound(prefix); it != entries_.end() && it->first.starts_with(prefix);
+         ++it) {
       keys.push_back(it->first);
     }
     return keys;
@@ -169,7 +169,8 @@ void check_topic_partition() {
   check(printed.str() == "orders:3", "operator<<(TopicPartition)");
   check(tp == kafka::TopicPartition("orders", 3), "TopicPartition ==");
   check(!(tp == kafka::TopicPartition("orders", 4)), "TopicPartition == on another partition");
-  check(std::hash<kafka::TopicPartition>{}(tp) == std::hash<kafka::TopicPartition>{}(kafka::TopicPartition("orders", 3)),
+  check(std::hash<kafka::TopicPartition>{}(tp) ==
+            std::hash<kafka::TopicPartition>{}(kafka::TopicPartition("orders", 3)),
         "std::hash<TopicPartition> of equal values");
 }
 
@@ -262,16 +263,16 @@ void check_manager_methods() {
   // Resets, with and without the partition's high watermark.
   check(manager.reset_offset("clicks", 1, kafka::OffsetResetStrategy::specific(40), 50) == 40,
         "reset_offset specific within range");
-  check(manager.get_offset("clicks", 1) == std::optional<std::int64_t>(40), "reset_offset is committed at once");
+  check(manager.get_offset("clicks", 1) == std::optional<std::int64_t>(40),
+        "reset_offset is committed at once");
   check(manager.reset_offset("clicks", 1, kafka::OffsetResetStrategy::latest(), 60) == 60,
         "reset_offset latest with the hwm given");
   check(manager.reset_offset("clicks", 1, kafka::OffsetResetStrategy::latest()) == 60,
         "reset_offset latest with the hwm recorded");
   check(manager.reset_offset("clicks", 1, kafka::OffsetResetStrategy::earliest()) == 0,
         "reset_offset earliest without a broker");
-  expect_error(ErrorKind::Unavailable, "reset_offset latest with no hwm known", [&] {
-    manager.reset_offset("never-seen", 0, kafka::OffsetResetStrategy::latest());
-  });
+  expect_error(ErrorKind::Unavailable, "reset_offset latest with no hwm known",
+               [&] { manager.reset_offset("never-seen", 0, kafka::OffsetResetStrategy::latest()); });
   expect_error(ErrorKind::Unavailable, "reset_offset timestamp without a broker", [&] {
     manager.reset_offset("clicks", 1, kafka::OffsetResetStrategy::timestamp(1'700'000'000'000));
   });

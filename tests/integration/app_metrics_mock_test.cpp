@@ -33,7 +33,8 @@ class AppMetricsMock : public ::testing::Test {
   void commit_standalone(std::int32_t partition, std::int64_t offset) {
     KafkaOffsetStore store(KafkaClient::create(testing::group_properties(cluster_.bootstrap(), group_)),
                            fast_retries());
-    store.store_offsets(group_, std::vector<PartitionOffset>{{TopicPartition(topic_, partition), OffsetInfo(offset)}});
+    store.store_offsets(
+        group_, std::vector<PartitionOffset>{{TopicPartition(topic_, partition), OffsetInfo(offset)}});
   }
 
   MockCluster cluster_;
@@ -50,8 +51,9 @@ TEST_F(AppMetricsMock, ResetsAreCountedByCauseAndRecordsAsProcessed) {
   // Partitions 2 and 3 have no committed offset.
   Member member(cluster_.bootstrap(), group_, topic_, "range");
   std::uint64_t handled = 0;
-  ASSERT_TRUE(poll_until(member.consumer, [&](const ConsumedRecord&) { ++handled; },
-                         [&] { return member.consumer.assignment().size() == 4 && handled == 20; }));
+  ASSERT_TRUE(poll_until(
+      member.consumer, [&](const ConsumedRecord&) { ++handled; },
+      [&] { return member.consumer.assignment().size() == 4 && handled == 20; }));
   const ConsumerStats stats = member.consumer.stats();
   EXPECT_EQ(stats.records, 20u);  // partition 1 from 10 to 30; partition 0 starts at its end
   EXPECT_EQ(stats.above_log_end_resets, 1u);
@@ -61,8 +63,9 @@ TEST_F(AppMetricsMock, ResetsAreCountedByCauseAndRecordsAsProcessed) {
 
   monitor::MetricsRegistry registry;
   // The member outlives the registry: a non-owning pointer.
-  monitor::add_kafka_consumer_metrics(registry, std::shared_ptr<const KafkaConsumer>(std::shared_ptr<void>(), &member.consumer),
-                                      {{"group", group_}});
+  monitor::add_kafka_consumer_metrics(
+      registry, std::shared_ptr<const KafkaConsumer>(std::shared_ptr<void>(), &member.consumer),
+      {{"group", group_}});
   const auto parsed = testing::parse_with_prometheus_client(registry.scrape());
   const std::string group = "group=\"" + group_ + "\"";
   EXPECT_EQ(parsed.types.at("processor_records_processed"), "counter");
@@ -79,7 +82,8 @@ TEST_F(AppMetricsMock, CommitsToKafkaAreAttributedToTheKafkaStore) {
   producer.produce(topic_, 0, 5);
   Member member(cluster_.bootstrap(), group_, topic_, "range");
   std::uint64_t handled = 0;
-  ASSERT_TRUE(poll_until(member.consumer, [&](const ConsumedRecord&) { ++handled; }, [&] { return handled == 5; }));
+  ASSERT_TRUE(poll_until(
+      member.consumer, [&](const ConsumedRecord&) { ++handled; }, [&] { return handled == 5; }));
   EXPECT_EQ(member.manager.commit(), 4u);  // one commit of the four partitions' positions
   const OffsetStats stats = member.manager.stats();
   ASSERT_EQ(stats.commits_by_store.size(), 1u);
@@ -109,7 +113,8 @@ TEST_F(AppMetricsMock, AParallelConsumersRunningHandlersFailuresAndDeadLettersAr
 
   monitor::MetricsRegistry registry;
   monitor::add_parallel_consumer_metrics(
-      registry, std::shared_ptr<const ParallelConsumer>(std::shared_ptr<void>(), &member.consumer), {{"group", group_}});
+      registry, std::shared_ptr<const ParallelConsumer>(std::shared_ptr<void>(), &member.consumer),
+      {{"group", group_}});
   const auto parsed = testing::parse_with_prometheus_client(registry.scrape());
   last_record.open();
   const std::string group = "{group=\"" + group_ + "\"}";

@@ -37,7 +37,8 @@ struct CheckpointingMember {
         backend(std::make_shared<state::RocksDbStateBackend>(dir)),
         manager(group, backend, std::make_shared<KafkaOffsetStore>(client, testing::fast_retries()),
                 OffsetCommitStrategy::on_checkpoint(),
-                OffsetManagerOptions{std::make_shared<KafkaBrokerMetadata>(client), std::chrono::milliseconds(100)}),
+                OffsetManagerOptions{std::make_shared<KafkaBrokerMetadata>(client),
+                                     std::chrono::milliseconds(100)}),
         consumer(client, manager, options_for(topic, configure)) {}
   CheckpointingMember(const CheckpointingMember&) = delete;
   CheckpointingMember& operator=(const CheckpointingMember&) = delete;
@@ -68,7 +69,8 @@ class CheckpointsOnBroker : public ::testing::Test {
  protected:
   void SetUp() override {
     bootstrap_ = testing::real_broker();
-    if (bootstrap_.empty()) GTEST_SKIP() << "KAFKA_BOOTSTRAP is not set: start a broker with scripts/kafka/broker.sh";
+    if (bootstrap_.empty())
+      GTEST_SKIP() << "KAFKA_BOOTSTRAP is not set: start a broker with scripts/kafka/broker.sh";
     topic_ = unique_name("checkpoints");
     group_ = unique_name("checkpoints-group");
     dir_ = fs::temp_directory_path() / unique_name("processor-checkpoints");
@@ -87,11 +89,13 @@ class CheckpointsOnBroker : public ::testing::Test {
     if (partitions.empty()) {
       for (const auto& [partition, row] : described.partitions) partitions.push_back(partition);
       for (const auto& [tp, info] : committed) {
-        if (tp.topic == topic_ && !described.partitions.contains(tp.partition)) partitions.push_back(tp.partition);
+        if (tp.topic == topic_ && !described.partitions.contains(tp.partition))
+          partitions.push_back(tp.partition);
       }
     }
     for (const int partition : partitions) {
-      SCOPED_TRACE("partition " + std::to_string(partition) + "; kafka-consumer-groups printed:\n" + described.output);
+      SCOPED_TRACE("partition " + std::to_string(partition) + "; kafka-consumer-groups printed:\n" +
+                   described.output);
       const auto row = described.partitions.find(partition);
       const auto ours = committed.find(TopicPartition(topic_, partition));
       const std::int64_t kafka_offset = row == described.partitions.end() ? -1 : row->second.current_offset;
@@ -113,11 +117,12 @@ class CheckpointsOnBroker : public ::testing::Test {
     Run run;
     run.client = KafkaClient::create(testing::group_properties(bootstrap_, group_));
     run.backend = std::make_shared<state::RocksDbStateBackend>(dir_);
-    OffsetManagerOptions options{std::make_shared<KafkaBrokerMetadata>(run.client), std::chrono::milliseconds(100)};
+    OffsetManagerOptions options{std::make_shared<KafkaBrokerMetadata>(run.client),
+                                 std::chrono::milliseconds(100)};
     options.restore_policy = policy;
-    run.manager = std::make_unique<OffsetManager>(group_, run.backend,
-                                                  std::make_shared<KafkaOffsetStore>(run.client, testing::fast_retries()),
-                                                  OffsetCommitStrategy::on_checkpoint(), options);
+    run.manager = std::make_unique<OffsetManager>(
+        group_, run.backend, std::make_shared<KafkaOffsetStore>(run.client, testing::fast_retries()),
+        OffsetCommitStrategy::on_checkpoint(), options);
     return run;
   }
 
@@ -158,12 +163,14 @@ TEST_F(CheckpointsOnBroker, CompletionsAfterARestoreBringKafkaUpToTheRestoredChe
   }
   int status = 0;
   ASSERT_EQ(::waitpid(child, &status, 0), child);
-  ASSERT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL) << "the first run failed before the crash point";
+  ASSERT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL)
+      << "the first run failed before the crash point";
 
   {
     Run run = open_run();
     ASSERT_EQ(run.manager->restore_from_checkpoint()->id, 2u);
-    EXPECT_EQ(run.manager->last_restore_report()->store_behind, std::vector<TopicPartition>{TopicPartition(topic_, 1)});
+    EXPECT_EQ(run.manager->last_restore_report()->store_behind,
+              std::vector<TopicPartition>{TopicPartition(topic_, 1)});
     expect_kafka_agrees(*run.manager);  // partition 1: 30 in Kafka and in our view
     for (std::uint64_t id = 3; id <= 5; ++id) {
       run.manager->update_offset(topic_, 0, static_cast<std::int64_t>(id * 10));
@@ -192,9 +199,9 @@ TEST_F(CheckpointsOnBroker, AnEmptyPartitionHasNoCommittedOffsetUntilOneIsCommit
   Producer(bootstrap_).produce(topic_, 0, 20);  // partition 1 stays empty
   testing::GroupMember member(bootstrap_, group_, topic_, "range");
   int handled = 0;
-  ASSERT_TRUE(poll_until(member.consumer, [&](const ConsumedRecord&) { ++handled; }, [&] {
-    return handled == 20 && member.consumer.assignment().size() == 2;
-  }));
+  ASSERT_TRUE(poll_until(
+      member.consumer, [&](const ConsumedRecord&) { ++handled; },
+      [&] { return handled == 20 && member.consumer.assignment().size() == 2; }));
   EXPECT_TRUE(member.manager.get_all_committed().empty());
   EXPECT_FALSE(member.manager.get_offset(topic_, 1));
   expect_kafka_agrees(member.manager, {0, 1});
@@ -202,9 +209,10 @@ TEST_F(CheckpointsOnBroker, AnEmptyPartitionHasNoCommittedOffsetUntilOneIsCommit
   EXPECT_EQ(member.manager.commit(), 2u);  // 20, and the empty partition's start, 0
   EXPECT_EQ(member.manager.get_all_committed().at(TopicPartition(topic_, 1)).offset, 0);
   expect_kafka_agrees(member.manager, {0, 1});
-  OffsetManager fresh(group_, nullptr, std::make_shared<KafkaOffsetStore>(
-                                           KafkaClient::create(testing::group_properties(bootstrap_, group_))),
-                      OffsetCommitStrategy::manual());
+  OffsetManager fresh(
+      group_, nullptr,
+      std::make_shared<KafkaOffsetStore>(KafkaClient::create(testing::group_properties(bootstrap_, group_))),
+      OffsetCommitStrategy::manual());
   EXPECT_EQ(fresh.restore(), 2u);
 }
 
@@ -242,14 +250,20 @@ TEST_F(CheckpointsOnBroker, ARevokeUnderOnCheckpointNeverCommitsPastTheLastCompl
   CheckpointingMember a(bootstrap_, group_, topic_, dir_, "range");
   KafkaConsumer& consumer_a = a.consumer;
   int handled = 0;
-  ASSERT_TRUE(poll_until(consumer_a, [&](const ConsumedRecord&) {
-    if (++handled == 300) consumer_a.stop();
-  }, [&] { return handled >= 300; }));
+  ASSERT_TRUE(poll_until(
+      consumer_a,
+      [&](const ConsumedRecord&) {
+        if (++handled == 300) consumer_a.stop();
+      },
+      [&] { return handled >= 300; }));
   const CheckpointInfo completed = a.manager.checkpoint(1);
   a.manager.notify_checkpoint_complete(1);
-  ASSERT_TRUE(poll_until(consumer_a, [&](const ConsumedRecord&) {
-    if (++handled == 600) consumer_a.stop();
-  }, [&] { return handled >= 600; }));
+  ASSERT_TRUE(poll_until(
+      consumer_a,
+      [&](const ConsumedRecord&) {
+        if (++handled == 600) consumer_a.stop();
+      },
+      [&] { return handled >= 600; }));
   ASSERT_FALSE(a.manager.get_all_pending().empty());  // processed past the checkpoint
 
   testing::GroupMember b(bootstrap_, group_, topic_, "range");
@@ -293,7 +307,8 @@ TEST_F(CheckpointsOnBroker, ARestoredMemberCompletesCheckpointsOfWhatItOwnsOnly)
     run.manager->checkpoint(1);  // never completed
   }
   testing::GroupMember b(bootstrap_, group_, topic_, "range");
-  ASSERT_TRUE(poll_until(b.consumer, [](const ConsumedRecord&) {}, [&] { return b.consumer.assignment().size() == 2; }));
+  ASSERT_TRUE(poll_until(
+      b.consumer, [](const ConsumedRecord&) {}, [&] { return b.consumer.assignment().size() == 2; }));
   CheckpointingMember a(bootstrap_, group_, topic_, dir_, "range");
   ASSERT_EQ(a.manager.restore_from_checkpoint()->id, 1u);
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
@@ -315,7 +330,8 @@ TEST_F(CheckpointsOnBroker, ARestoredMemberCompletesCheckpointsOfWhatItOwnsOnly)
 // has processed past its last checkpoint. take_checkpoint runs before the revoke, so the state
 // and the offsets leave together: the partition that comes back to the first member and the
 // one that moves to the second continue exactly where its state stands. 0 duplicates, 0 gaps.
-class RebalanceOnCheckpoint : public CheckpointsOnBroker, public ::testing::WithParamInterface<std::string> {};
+class RebalanceOnCheckpoint : public CheckpointsOnBroker,
+                              public ::testing::WithParamInterface<std::string> {};
 
 TEST_P(RebalanceOnCheckpoint, ARebalanceAwareCheckpointHandsStateAndOffsetsOverTogether) {
   create_topic(bootstrap_, topic_, 2);
@@ -331,16 +347,17 @@ TEST_P(RebalanceOnCheckpoint, ARebalanceAwareCheckpointHandsStateAndOffsetsOverT
     std::uint64_t next_id = 1;
   };
   const auto make = [&](Member& m, const fs::path& dir) {
-    m.member = std::make_unique<CheckpointingMember>(bootstrap_, group_, topic_, dir, GetParam(),
-                                                     [&m](CheckpointingMember& self, KafkaConsumerOptions& options) {
-      options.take_checkpoint = [&m, &self] {
-        state::WriteBatch state;
-        state.put("records-counted", std::to_string(m.counted.size()));
-        const std::uint64_t id = m.next_id++;
-        self.manager.checkpoint(id, state);
-        self.manager.notify_checkpoint_complete(id);
-      };
-    });
+    m.member = std::make_unique<CheckpointingMember>(
+        bootstrap_, group_, topic_, dir, GetParam(),
+        [&m](CheckpointingMember& self, KafkaConsumerOptions& options) {
+          options.take_checkpoint = [&m, &self] {
+            state::WriteBatch state;
+            state.put("records-counted", std::to_string(m.counted.size()));
+            const std::uint64_t id = m.next_id++;
+            self.manager.checkpoint(id, state);
+            self.manager.notify_checkpoint_complete(id);
+          };
+        });
   };
   Member a;
   Member b;
@@ -394,9 +411,10 @@ TEST_P(RebalanceOnCheckpoint, ARebalanceAwareCheckpointHandsStateAndOffsetsOverT
   fs::remove_all(dir_.string() + "-b", ignored);
 }
 
-INSTANTIATE_TEST_SUITE_P(EagerAndCooperative, RebalanceOnCheckpoint, ::testing::Values("range", "cooperative-sticky"),
-                         [](const auto& param_info) {
-                           return param_info.param == "range" ? std::string("Eager") : std::string("Cooperative");
+INSTANTIATE_TEST_SUITE_P(EagerAndCooperative, RebalanceOnCheckpoint,
+                         ::testing::Values("range", "cooperative-sticky"), [](const auto& param_info) {
+                           return param_info.param == "range" ? std::string("Eager")
+                                                              : std::string("Cooperative");
                          });
 
 // Issue scenario 5: the handler asks for a checkpoint after the current record, and learns when
@@ -408,24 +426,28 @@ TEST_F(CheckpointsOnBroker, TheHandlerRequestsACheckpointAtARecordBoundaryAndSee
   std::vector<std::int64_t> checkpointed;
   std::vector<std::pair<TopicPartition, std::int64_t>> ends;
   std::uint64_t next_id = 1;
-  CheckpointingMember member(bootstrap_, group_, topic_, dir_, "range",
-                             [&](CheckpointingMember& self, KafkaConsumerOptions& options) {
-    options.take_checkpoint = [&] {
-      state::WriteBatch state;
-      state.put("handled", std::to_string(handled));
-      const std::uint64_t id = next_id++;
-      checkpointed.push_back(self.manager.checkpoint(id, state).offsets.at(TopicPartition(topic_, 0)));
-      self.manager.notify_checkpoint_complete(id);
-    };
-    options.on_partition_end = [&](const TopicPartition& tp, std::int64_t end_offset) {
-      ends.emplace_back(tp, end_offset);
-      if (handled == 50) self.consumer.request_checkpoint();  // drained: a natural boundary
-    };
-  });
-  ASSERT_TRUE(poll_until(member.consumer, [&](const ConsumedRecord& r) {
-    ++handled;
-    if (r.offset == 24) member.consumer.request_checkpoint();
-  }, [&] { return !ends.empty() && handled == 50; }));
+  CheckpointingMember member(
+      bootstrap_, group_, topic_, dir_, "range",
+      [&](CheckpointingMember& self, KafkaConsumerOptions& options) {
+        options.take_checkpoint = [&] {
+          state::WriteBatch state;
+          state.put("handled", std::to_string(handled));
+          const std::uint64_t id = next_id++;
+          checkpointed.push_back(self.manager.checkpoint(id, state).offsets.at(TopicPartition(topic_, 0)));
+          self.manager.notify_checkpoint_complete(id);
+        };
+        options.on_partition_end = [&](const TopicPartition& tp, std::int64_t end_offset) {
+          ends.emplace_back(tp, end_offset);
+          if (handled == 50) self.consumer.request_checkpoint();  // drained: a natural boundary
+        };
+      });
+  ASSERT_TRUE(poll_until(
+      member.consumer,
+      [&](const ConsumedRecord& r) {
+        ++handled;
+        if (r.offset == 24) member.consumer.request_checkpoint();
+      },
+      [&] { return !ends.empty() && handled == 50; }));
   // The first checkpoint holds records 0-24 and position 25, taken right after record 24.
   ASSERT_GE(checkpointed.size(), 1u);
   EXPECT_EQ(checkpointed[0], 25);

@@ -69,7 +69,8 @@ class ChildProcess {
         buffer_.erase(0, newline + 1);
         return line;
       }
-      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+      const auto left =
+          std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
       if (left.count() <= 0) return {};
       pollfd fd{out_, POLLIN, 0};
       if (::poll(&fd, 1, static_cast<int>(left.count())) <= 0) return {};
@@ -110,7 +111,8 @@ TEST(OffsetctlExporter, BadListenAddressIsRefusedNamingIt) {
 
 TEST(OffsetctlExporter, ServesTheGroupsLagUntilSigterm) {
   const std::string bootstrap = real_broker();
-  if (bootstrap.empty()) GTEST_SKIP() << "KAFKA_BOOTSTRAP is not set: start a broker with scripts/kafka/broker.sh";
+  if (bootstrap.empty())
+    GTEST_SKIP() << "KAFKA_BOOTSTRAP is not set: start a broker with scripts/kafka/broker.sh";
   const std::string topic = unique_name("exporter");
   const std::string group = unique_name("exporter-group");
   create_topic(bootstrap, topic, 2);
@@ -122,8 +124,8 @@ TEST(OffsetctlExporter, ServesTheGroupsLagUntilSigterm) {
   LiveGroupMember member(bootstrap, group, {topic}, "exporter-test-consumer");
   member.commit({{{topic, 0}, 20}, {{topic, 1}, 30}});
 
-  ChildProcess exporter({OFFSETCTL_PATH, "exporter", "--bootstrap-server", bootstrap, "--listen", "127.0.0.1:0",
-                         "--group", group, "--interval", "0.5", "--cluster-name", "test"});
+  ChildProcess exporter({OFFSETCTL_PATH, "exporter", "--bootstrap-server", bootstrap, "--listen",
+                         "127.0.0.1:0", "--group", group, "--interval", "0.5", "--cluster-name", "test"});
   // stdout and stderr share the pipe: the start line is the first line of offsetctl's own.
   const std::string prefix = "offsetctl exporter: serving http://127.0.0.1:";
   std::string first;
@@ -138,8 +140,9 @@ TEST(OffsetctlExporter, ServesTheGroupsLagUntilSigterm) {
   EXPECT_EQ(first, prefix + std::to_string(port) + "/metrics");
 
   httplib::Client client("127.0.0.1", port);
-  const std::string lag_p0 = "kafka_consumergroup_group_lag{cluster_name=\"test\",group=\"" + group + "\",topic=\"" +
-                             topic + "\",partition=\"0\",member_host=\"/127.0.0.1\",consumer_id=\"";
+  const std::string lag_p0 = "kafka_consumergroup_group_lag{cluster_name=\"test\",group=\"" + group +
+                             "\",topic=\"" + topic +
+                             "\",partition=\"0\",member_host=\"/127.0.0.1\",consumer_id=\"";
   std::string body;
   const auto deadline = std::chrono::steady_clock::now() + 30s;
   while (std::chrono::steady_clock::now() < deadline) {
@@ -158,14 +161,16 @@ TEST(OffsetctlExporter, ServesTheGroupsLagUntilSigterm) {
                       "\",group_type=\"classic\"} 30\n"),
             std::string::npos)
       << body;
-  EXPECT_NE(body.find("kafka_partition_latest_offset{cluster_name=\"test\",topic=\"" + topic + "\",partition=\"1\"} 30\n"),
+  EXPECT_NE(body.find("kafka_partition_latest_offset{cluster_name=\"test\",topic=\"" + topic +
+                      "\",partition=\"1\"} 30\n"),
             std::string::npos)
       << body;
 
   // Prometheus' own parser reads the whole scrape.
   const std::string file = (std::filesystem::temp_directory_path() / (group + ".txt")).string();
   std::ofstream(file) << body;
-  const auto parsed = run_command("python3 " PROCESSOR_TEST_SUPPORT_DIR "/prometheus_parse.py " + file + " 2>&1");
+  const auto parsed =
+      run_command("python3 " PROCESSOR_TEST_SUPPORT_DIR "/prometheus_parse.py " + file + " 2>&1");
   std::filesystem::remove(file);
   if (parsed.exit_code != 2) {  // 2: prometheus_client is not installed
     EXPECT_EQ(parsed.exit_code, 0) << parsed.output;

@@ -21,11 +21,13 @@ class GroupAdminBroker : public ::testing::Test {
  protected:
   void SetUp() override {
     bootstrap_ = testing::real_broker();
-    if (bootstrap_.empty()) GTEST_SKIP() << "KAFKA_BOOTSTRAP is not set: start a broker with scripts/kafka/broker.sh";
+    if (bootstrap_.empty())
+      GTEST_SKIP() << "KAFKA_BOOTSTRAP is not set: start a broker with scripts/kafka/broker.sh";
     topic_ = unique_name("admin");
     group_ = unique_name("admin-group");
     testing::create_topic(bootstrap_, topic_, 3);
-    admin_ = GroupAdmin::create({{"bootstrap.servers", bootstrap_}, {"log_level", "3"}}, std::chrono::seconds(15));
+    admin_ =
+        GroupAdmin::create({{"bootstrap.servers", bootstrap_}, {"log_level", "3"}}, std::chrono::seconds(15));
   }
 
   std::string bootstrap_, topic_, group_;
@@ -36,7 +38,8 @@ TEST_F(GroupAdminBroker, DescribesALiveGroupWithItsMemberAndAssignment) {
   testing::LiveGroupMember member(bootstrap_, group_, {topic_}, "admin-test-client");
 
   const auto listed = admin_->list_groups();
-  const auto it = std::find_if(listed.begin(), listed.end(), [&](const GroupListing& g) { return g.group == group_; });
+  const auto it =
+      std::find_if(listed.begin(), listed.end(), [&](const GroupListing& g) { return g.group == group_; });
   ASSERT_NE(it, listed.end());
   EXPECT_FALSE(it->simple);
   EXPECT_EQ(it->state, "Stable");
@@ -152,7 +155,9 @@ TEST_F(GroupAdminBroker, BadInputNamesTheValueAndChangesNothing) {
   const StateError negative = testing::error_of([&] { admin_->alter_offsets(group_, {{{topic_, 0}, -5}}); });
   EXPECT_EQ(negative.kind(), ErrorKind::InvalidArgument);
   EXPECT_TRUE(testing::mentions(negative, "-5"));
-  const StateError bad_topic = testing::error_of([&] { admin_->list_offsets({{"bad topic", 0}}, OffsetSpec::latest()); });
+  const StateError bad_topic = testing::error_of([&] {
+    admin_->list_offsets({{"bad topic", 0}}, OffsetSpec::latest());
+  });
   EXPECT_EQ(bad_topic.kind(), ErrorKind::InvalidArgument);
   EXPECT_TRUE(testing::mentions(bad_topic, "bad topic"));
   EXPECT_TRUE(admin_->committed_offsets(group_).empty());

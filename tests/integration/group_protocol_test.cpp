@@ -39,7 +39,8 @@ class GroupProtocol : public ::testing::TestWithParam<std::string> {
  protected:
   void SetUp() override {
     bootstrap_ = testing::real_broker();
-    if (bootstrap_.empty()) GTEST_SKIP() << "KAFKA_BOOTSTRAP is not set: start a broker with scripts/kafka/broker.sh";
+    if (bootstrap_.empty())
+      GTEST_SKIP() << "KAFKA_BOOTSTRAP is not set: start a broker with scripts/kafka/broker.sh";
   }
   std::string bootstrap_;
 };
@@ -96,7 +97,8 @@ TEST_P(GroupProtocol, TwoMembersStartedRightAfterCreateTopicsHandleAndCommitEver
     a.join();
     b.join();
     EXPECT_EQ(failures.load(), 0) << errors[0] << " | " << errors[1];
-    ASSERT_EQ(seen.size(), static_cast<std::size_t>(kPartitions * kRecords)) << "the group did not consume everything";
+    ASSERT_EQ(seen.size(), static_cast<std::size_t>(kPartitions * kRecords))
+        << "the group did not consume everything";
     // Both members closed, committing on their way out: the group's offsets are every partition's end.
     auto reader = KafkaClient::create(testing::group_properties(bootstrap_, group));
     KafkaOffsetStore store(reader, testing::fast_retries());
@@ -110,7 +112,9 @@ TEST_P(GroupProtocol, TwoMembersStartedRightAfterCreateTopicsHandleAndCommitEver
 }
 
 INSTANTIATE_TEST_SUITE_P(EveryProtocol, GroupProtocol, ::testing::ValuesIn(testing::group_protocols()),
-                         [](const auto& param_info) { return testing::group_protocol_name(param_info.param); });
+                         [](const auto& param_info) {
+                           return testing::group_protocol_name(param_info.param);
+                         });
 
 }  // namespace
 }  // namespace processor::kafka

@@ -2,7 +2,6 @@
 
 #include <gtest/gtest.h>
 
-
 #include "consumer_groups_describe.hpp"
 #include "kafka_test_support.hpp"
 #include "processor/kafka.hpp"
@@ -10,10 +9,10 @@
 namespace processor::kafka {
 namespace {
 
-using testing::Producer;
 using testing::create_topic;
 using testing::group_properties;
 using testing::poll_until;
+using testing::Producer;
 using testing::unique_name;
 
 // Fails the test with librdkafka's message when `error` is set.
@@ -25,7 +24,8 @@ void expect_ok(rd_kafka_error_t* error) {
 }
 
 std::int64_t now_ms() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
       .count();
 }
 
@@ -33,7 +33,8 @@ class KafkaBroker : public ::testing::Test {
  protected:
   void SetUp() override {
     bootstrap_ = testing::real_broker();
-    if (bootstrap_.empty()) GTEST_SKIP() << "KAFKA_BOOTSTRAP is not set: start a broker with scripts/kafka/broker.sh";
+    if (bootstrap_.empty())
+      GTEST_SKIP() << "KAFKA_BOOTSTRAP is not set: start a broker with scripts/kafka/broker.sh";
     topic_ = unique_name("real");
     group_ = unique_name("real-group");
   }
@@ -41,7 +42,9 @@ class KafkaBroker : public ::testing::Test {
   using Member = testing::GroupMember;
 
   // A client outside the group, as an operator's tool would be.
-  std::shared_ptr<KafkaClient> standalone() { return KafkaClient::create(group_properties(bootstrap_, group_)); }
+  std::shared_ptr<KafkaClient> standalone() {
+    return KafkaClient::create(group_properties(bootstrap_, group_));
+  }
 
   void delete_records_before(std::int32_t partition, std::int64_t offset) {
     Producer admin(bootstrap_);
@@ -104,7 +107,9 @@ TEST_P(RealRebalance, HandsPartitionsOverWithoutDuplicatesOrGaps) {
 }
 
 INSTANTIATE_TEST_SUITE_P(EveryProtocol, RealRebalance, ::testing::ValuesIn(testing::group_protocols()),
-                         [](const auto& param_info) { return testing::group_protocol_name(param_info.param); });
+                         [](const auto& param_info) {
+                           return testing::group_protocol_name(param_info.param);
+                         });
 
 // Transaction markers occupy offsets that no record reports: a consumer that commits
 // "last record + 1" stays one behind the log end forever. Ours ends at the log end.
@@ -128,11 +133,13 @@ TEST_F(KafkaBroker, DrainedTransactionalTopicShowsLagZero) {
   int handled = 0;
   const std::int64_t log_end = KafkaBrokerMetadata(member.client).log_range({topic_, 0}).high_watermark;
   EXPECT_EQ(log_end, 33);  // 30 records and 3 transaction markers
-  ASSERT_TRUE(poll_until(member.consumer, [&](const ConsumedRecord&) { ++handled; }, [&] {
-    const auto pending = member.manager.get_all_pending();
-    return handled == 20 && pending.contains(TopicPartition(topic_, 0)) &&
-           pending.at(TopicPartition(topic_, 0)).offset == log_end;
-  }));
+  ASSERT_TRUE(poll_until(
+      member.consumer, [&](const ConsumedRecord&) { ++handled; },
+      [&] {
+        const auto pending = member.manager.get_all_pending();
+        return handled == 20 && pending.contains(TopicPartition(topic_, 0)) &&
+               pending.at(TopicPartition(topic_, 0)).offset == log_end;
+      }));
   member.manager.commit();
   EXPECT_EQ(member.store->get_offset(group_, {topic_, 0})->offset, log_end);
   EXPECT_EQ(member.manager.lag(topic_, 0), 0);
@@ -165,7 +172,8 @@ TEST_F(KafkaBroker, CommitsCarryTheLeaderEpochOfTheirRecords) {
   Producer(bootstrap_).produce(topic_, 1, 3);
   Member member(bootstrap_, group_, topic_, "cooperative-sticky");
   int handled = 0;
-  ASSERT_TRUE(poll_until(member.consumer, [&](const ConsumedRecord&) { ++handled; }, [&] { return handled == 8; }));
+  ASSERT_TRUE(poll_until(
+      member.consumer, [&](const ConsumedRecord&) { ++handled; }, [&] { return handled == 8; }));
   member.manager.commit();
   const auto committed =
       KafkaOffsetStore(standalone()).committed({TopicPartition(topic_, 0), TopicPartition(topic_, 1)});
@@ -184,10 +192,13 @@ TEST_F(KafkaBroker, PositionBelowTheLogStartMovesToTheStartAndCountsTheLostRecor
   Member member(bootstrap_, group_, topic_, "range");
   std::int64_t first = -1;
   int handled = 0;
-  ASSERT_TRUE(poll_until(member.consumer, [&](const ConsumedRecord& r) {
-    if (first < 0) first = r.offset;
-    ++handled;
-  }, [&] { return handled == 50; }));
+  ASSERT_TRUE(poll_until(
+      member.consumer,
+      [&](const ConsumedRecord& r) {
+        if (first < 0) first = r.offset;
+        ++handled;
+      },
+      [&] { return handled == 50; }));
   EXPECT_EQ(first, 50);
   EXPECT_EQ(member.consumer.stats().out_of_range_resets, 1u);
   EXPECT_EQ(member.consumer.stats().records_skipped, 40u);
@@ -201,23 +212,25 @@ TEST_F(KafkaBroker, ResetsUseTheBrokersLogStartEndAndTimestamps) {
     for (int i = 0; i < 30; ++i) {
       const std::int64_t timestamp = now - (3 - i / 10) * 3'600'000;  // 3 h, 2 h and 1 h ago
       const std::string value = std::to_string(i);
-      ASSERT_EQ(rd_kafka_producev(producer.handle(), RD_KAFKA_V_TOPIC(topic_.c_str()), RD_KAFKA_V_PARTITION(0),
-                                  RD_KAFKA_V_VALUE(const_cast<char*>(value.data()), value.size()),
-                                  RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY), RD_KAFKA_V_TIMESTAMP(timestamp),
-                                  RD_KAFKA_V_END),
-                RD_KAFKA_RESP_ERR_NO_ERROR);
+      ASSERT_EQ(
+          rd_kafka_producev(producer.handle(), RD_KAFKA_V_TOPIC(topic_.c_str()), RD_KAFKA_V_PARTITION(0),
+                            RD_KAFKA_V_VALUE(const_cast<char*>(value.data()), value.size()),
+                            RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY), RD_KAFKA_V_TIMESTAMP(timestamp),
+                            RD_KAFKA_V_END),
+          RD_KAFKA_RESP_ERR_NO_ERROR);
     }
     ASSERT_EQ(rd_kafka_flush(producer.handle(), 30'000), RD_KAFKA_RESP_ERR_NO_ERROR);
   }
   delete_records_before(0, 5);
   auto client = standalone();
-  OffsetManager manager(group_, nullptr, std::make_shared<KafkaOffsetStore>(client), OffsetCommitStrategy::manual(),
-                        OffsetManagerOptions{std::make_shared<KafkaBrokerMetadata>(client), std::chrono::milliseconds(100)});
+  OffsetManager manager(
+      group_, nullptr, std::make_shared<KafkaOffsetStore>(client), OffsetCommitStrategy::manual(),
+      OffsetManagerOptions{std::make_shared<KafkaBrokerMetadata>(client), std::chrono::milliseconds(100)});
   using Reset = OffsetResetStrategy;
   EXPECT_EQ(manager.reset_offset(topic_, 0, Reset::earliest()), 5);
   EXPECT_EQ(manager.reset_offset(topic_, 0, Reset::latest()), 30);
-  EXPECT_EQ(manager.reset_offset(topic_, 0, Reset::specific(2)), 5);     // clamped to the log start
-  EXPECT_EQ(manager.reset_offset(topic_, 0, Reset::specific(99)), 30);   // clamped to the log end
+  EXPECT_EQ(manager.reset_offset(topic_, 0, Reset::specific(2)), 5);    // clamped to the log start
+  EXPECT_EQ(manager.reset_offset(topic_, 0, Reset::specific(99)), 30);  // clamped to the log end
   EXPECT_EQ(manager.reset_offset(topic_, 0, Reset::timestamp(now_ms() - 2 * 3'600'000 - 60'000)), 10);
   EXPECT_EQ(manager.reset_offset(topic_, 0, Reset::by_duration(std::chrono::minutes(90))), 20);
   EXPECT_EQ(manager.reset_offset(topic_, 0, Reset::timestamp(now_ms() + 60'000)), 30);  // nothing that new
@@ -236,8 +249,9 @@ TEST_F(KafkaBroker, OffsetsAndLagAgreeWithKafkaConsumerGroups) {
   producer.produce(topic_, 2, 10);
 
   auto client = standalone();
-  OffsetManager manager(group_, nullptr, std::make_shared<KafkaOffsetStore>(client), OffsetCommitStrategy::manual(),
-                        OffsetManagerOptions{std::make_shared<KafkaBrokerMetadata>(client), std::chrono::milliseconds(100)});
+  OffsetManager manager(
+      group_, nullptr, std::make_shared<KafkaOffsetStore>(client), OffsetCommitStrategy::manual(),
+      OffsetManagerOptions{std::make_shared<KafkaBrokerMetadata>(client), std::chrono::milliseconds(100)});
   manager.update_offset(topic_, 0, 60);
   manager.update_offset(topic_, 1, 50);
   manager.update_offset(topic_, 2, 3);

@@ -21,14 +21,14 @@
 namespace processor::kafka {
 namespace {
 
-using testing::MockCluster;
-using testing::Producer;
 using testing::group_properties;
+using testing::MockCluster;
 using testing::poll_until;
+using testing::Producer;
 using testing::unique_name;
 
-using testing::kOffsetCommitApiKey;
 using testing::kHeartbeatApiKey;
+using testing::kOffsetCommitApiKey;
 
 using testing::fast_retries;
 
@@ -36,12 +36,12 @@ using testing::fast_retries;
 // librdkafka's property table gives its kind, and its own map over them, whole.
 TEST(ClientProperties, ASharedMapGivesEachClientKindItsOwnPropertiesAndTheClientsMapWins) {
   const KafkaProperties shared = {{"bootstrap.servers", "b:9092"},
-                                  {"session.timeout.ms", "6000"},             // consumers only
+                                  {"session.timeout.ms", "6000"},              // consumers only
                                   {"partition.assignment.strategy", "range"},  // consumers only
                                   {"auto.offset.reset", "earliest"},           // consumers only (topic)
                                   {"linger.ms", "5"},                          // producers only
                                   {"acks", "all"},                             // producers only (topic)
-                                  {"no.such.property", "x"}};                  // unknown: librdkafka refuses it
+                                  {"no.such.property", "x"}};  // unknown: librdkafka refuses it
   const auto producer = internal::properties_for(RD_KAFKA_PRODUCER, shared, {{"session.timeout.ms", "7000"}});
   EXPECT_EQ(producer, (KafkaProperties{{"bootstrap.servers", "b:9092"},
                                        {"linger.ms", "5"},
@@ -107,7 +107,8 @@ class RetriableCommitError : public KafkaMock, public ::testing::WithParamInterf
 TEST_P(RetriableCommitError, IsRetriedUntilTheCommitSucceeds) {
   KafkaOffsetStore store(standalone_client(), fast_retries());
   store.store_offsets(group_, offsets({{0, 1}}));  // coordinator known
-  rd_kafka_mock_push_request_errors(cluster_.get(), kOffsetCommitApiKey, 3, GetParam(), GetParam(), GetParam());
+  rd_kafka_mock_push_request_errors(cluster_.get(), kOffsetCommitApiKey, 3, GetParam(), GetParam(),
+                                    GetParam());
   store.store_offsets(group_, offsets({{0, 100}, {1, 200}}));
   EXPECT_EQ(store.get_offset(group_, {topic_, 0})->offset, 100);
   EXPECT_EQ(store.get_offset(group_, {topic_, 1})->offset, 200);
@@ -116,8 +117,11 @@ TEST_P(RetriableCommitError, IsRetriedUntilTheCommitSucceeds) {
 INSTANTIATE_TEST_SUITE_P(CoordinatorAndTimeouts, RetriableCommitError,
                          ::testing::Values(RD_KAFKA_RESP_ERR_COORDINATOR_LOAD_IN_PROGRESS,
                                            RD_KAFKA_RESP_ERR_COORDINATOR_NOT_AVAILABLE,
-                                           RD_KAFKA_RESP_ERR_NOT_COORDINATOR, RD_KAFKA_RESP_ERR_REQUEST_TIMED_OUT),
-                         [](const auto& param_info) { return std::string(rd_kafka_err2name(param_info.param)); });
+                                           RD_KAFKA_RESP_ERR_NOT_COORDINATOR,
+                                           RD_KAFKA_RESP_ERR_REQUEST_TIMED_OUT),
+                         [](const auto& param_info) {
+                           return std::string(rd_kafka_err2name(param_info.param));
+                         });
 
 class FatalCommitError : public KafkaMock, public ::testing::WithParamInterface<rd_kafka_resp_err_t> {};
 
@@ -127,8 +131,8 @@ TEST_P(FatalCommitError, SurfacesWithTheBrokerCodeAndIsNotRetried) {
   KafkaOffsetStore store(standalone_client(), fast_retries());
   store.store_offsets(group_, offsets({{0, 1}}));
   // Two errors queued on the coordinator: a retry would take the second one too.
-  rd_kafka_mock_broker_push_request_error_rtts(cluster_.get(), kCoordinator, kOffsetCommitApiKey, 2, GetParam(), 0,
-                                               GetParam(), 0);
+  rd_kafka_mock_broker_push_request_error_rtts(cluster_.get(), kCoordinator, kOffsetCommitApiKey, 2,
+                                               GetParam(), 0, GetParam(), 0);
   try {
     store.store_offsets(group_, offsets({{0, 50}}));
     ADD_FAILURE() << "commit succeeded despite " << rd_kafka_err2name(GetParam());
@@ -145,11 +149,11 @@ TEST_P(FatalCommitError, SurfacesWithTheBrokerCodeAndIsNotRetried) {
   EXPECT_EQ(reader.get_offset(group_, {topic_, 0})->offset, 1);
 }
 
-INSTANTIATE_TEST_SUITE_P(GenerationMembershipAndSize, FatalCommitError,
-                         ::testing::Values(RD_KAFKA_RESP_ERR_ILLEGAL_GENERATION, RD_KAFKA_RESP_ERR_UNKNOWN_MEMBER_ID,
-                                           RD_KAFKA_RESP_ERR_FENCED_INSTANCE_ID,
-                                           RD_KAFKA_RESP_ERR_OFFSET_METADATA_TOO_LARGE),
-                         [](const auto& param_info) { return std::string(rd_kafka_err2name(param_info.param)); });
+INSTANTIATE_TEST_SUITE_P(
+    GenerationMembershipAndSize, FatalCommitError,
+    ::testing::Values(RD_KAFKA_RESP_ERR_ILLEGAL_GENERATION, RD_KAFKA_RESP_ERR_UNKNOWN_MEMBER_ID,
+                      RD_KAFKA_RESP_ERR_FENCED_INSTANCE_ID, RD_KAFKA_RESP_ERR_OFFSET_METADATA_TOO_LARGE),
+    [](const auto& param_info) { return std::string(rd_kafka_err2name(param_info.param)); });
 
 TEST_F(KafkaMock, AsyncCommitReportsSuccessAndFailureThroughTheCallback) {
   auto client = standalone_client();
@@ -158,14 +162,17 @@ TEST_F(KafkaMock, AsyncCommitReportsSuccessAndFailureThroughTheCallback) {
   auto remember = [&](const std::optional<StateError>& error) { results.push_back(error); };
   store.store_offsets_async(group_, offsets({{0, 11}}), remember);
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-  while (results.empty() && std::chrono::steady_clock::now() < deadline) client->poll(std::chrono::milliseconds(50));
+  while (results.empty() && std::chrono::steady_clock::now() < deadline)
+    client->poll(std::chrono::milliseconds(50));
   ASSERT_EQ(results.size(), 1u);
   EXPECT_FALSE(results[0].has_value());
   EXPECT_EQ(store.get_offset(group_, {topic_, 0})->offset, 11);
 
-  rd_kafka_mock_push_request_errors(cluster_.get(), kOffsetCommitApiKey, 1, RD_KAFKA_RESP_ERR_OFFSET_METADATA_TOO_LARGE);
+  rd_kafka_mock_push_request_errors(cluster_.get(), kOffsetCommitApiKey, 1,
+                                    RD_KAFKA_RESP_ERR_OFFSET_METADATA_TOO_LARGE);
   store.store_offsets_async(group_, offsets({{0, 12}}), remember);
-  while (results.size() < 2 && std::chrono::steady_clock::now() < deadline) client->poll(std::chrono::milliseconds(50));
+  while (results.size() < 2 && std::chrono::steady_clock::now() < deadline)
+    client->poll(std::chrono::milliseconds(50));
   ASSERT_EQ(results.size(), 2u);
   ASSERT_TRUE(results[1].has_value());
   EXPECT_EQ(results[1]->kafka_error_code(), RD_KAFKA_RESP_ERR_OFFSET_METADATA_TOO_LARGE);
@@ -179,7 +186,8 @@ TEST_F(KafkaMock, FatalCommitErrorKeepsTheManagersOffsetsPending) {
   manager.update_offset(topic_, 0, 10);
   manager.commit();
   manager.update_offset(topic_, 0, 25);
-  rd_kafka_mock_push_request_errors(cluster_.get(), kOffsetCommitApiKey, 1, RD_KAFKA_RESP_ERR_ILLEGAL_GENERATION);
+  rd_kafka_mock_push_request_errors(cluster_.get(), kOffsetCommitApiKey, 1,
+                                    RD_KAFKA_RESP_ERR_ILLEGAL_GENERATION);
   try {
     manager.commit();
     ADD_FAILURE() << "commit succeeded";
@@ -232,8 +240,9 @@ TEST_F(KafkaMock, ConsumerDrainsEveryPartitionAndCommitsTheEnd) {
   for (int p = 0; p < 4; ++p) producer.produce(topic_, p, 250);
   Member member(cluster_.bootstrap(), group_, topic_, "range");
   std::set<std::pair<int, std::int64_t>> seen;
-  ASSERT_TRUE(poll_until(member.consumer, [&](const ConsumedRecord& r) { seen.emplace(r.partition, r.offset); },
-                         [&] { return seen.size() == 1000; }));
+  ASSERT_TRUE(poll_until(
+      member.consumer, [&](const ConsumedRecord& r) { seen.emplace(r.partition, r.offset); },
+      [&] { return seen.size() == 1000; }));
   member.manager.commit();
   for (int p = 0; p < 4; ++p) {
     EXPECT_EQ(member.store->get_offset(group_, {topic_, p})->offset, 250);
@@ -258,8 +267,9 @@ TEST_F(KafkaMock, AOneCallStartConsumesCommitsToTheGroupAndReportsLag) {
                                           .properties = {{"session.timeout.ms", "6000"}}},
                                          options);
   std::set<std::pair<int, std::int64_t>> seen;
-  ASSERT_TRUE(poll_until(*consumer, [&](const ConsumedRecord& r) { seen.emplace(r.partition, r.offset); },
-                         [&] { return seen.size() == 100; }));
+  ASSERT_TRUE(poll_until(
+      *consumer, [&](const ConsumedRecord& r) { seen.emplace(r.partition, r.offset); },
+      [&] { return seen.size() == 100; }));
   consumer->manager().commit();
   for (int p = 0; p < 4; ++p) EXPECT_EQ(consumer->manager().lag(topic_, p), 0) << "partition " << p;
   consumer->close();
@@ -313,13 +323,14 @@ TEST_F(KafkaMock, AOneCallParallelStartCommitsToTheStoreItIsGiven) {
     options.consumer.poll_timeout = std::chrono::milliseconds(50);
     std::atomic<int> handled{0};
     auto consumer = ParallelConsumer::connect(
-        {.bootstrap_servers = cluster_.bootstrap(), .group = group_, .topics = {topic_}, .store = store}, options,
-        [&](const ConsumedRecord&) { ++handled; });
+        {.bootstrap_servers = cluster_.bootstrap(), .group = group_, .topics = {topic_}, .store = store},
+        options, [&](const ConsumedRecord&) { ++handled; });
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
     while (handled < 100 && std::chrono::steady_clock::now() < deadline) consumer->poll();
     ASSERT_EQ(handled.load(), 100);
     consumer->close();
-    for (int p = 0; p < 4; ++p) EXPECT_EQ(store->get_offset(group_, {topic_, p})->offset, 25) << "partition " << p;
+    for (int p = 0; p < 4; ++p)
+      EXPECT_EQ(store->get_offset(group_, {topic_, p})->offset, 25) << "partition " << p;
   }
   std::filesystem::remove_all(dir);
 }
@@ -330,12 +341,16 @@ TEST_F(KafkaMock, PeriodicStrategyCommitsTrailingOffsetsAfterTrafficStops) {
   Member member(cluster_.bootstrap(), group_, topic_, "range",
                 OffsetCommitStrategy::periodic(std::chrono::milliseconds(200)));
   int handled = 0;
-  ASSERT_TRUE(poll_until(member.consumer, [&](const ConsumedRecord&) { ++handled; }, [&] { return handled == 30; }));
+  ASSERT_TRUE(poll_until(
+      member.consumer, [&](const ConsumedRecord&) { ++handled; }, [&] { return handled == 30; }));
   // No explicit commit: the loop's poll() commits once the interval has passed.
-  ASSERT_TRUE(poll_until(member.consumer, [](const ConsumedRecord&) {}, [&] {
-    auto committed = member.store->committed({{topic_, 1}});
-    return !committed.empty() && committed.begin()->second.offset == 30;
-  }, std::chrono::seconds(10)));
+  ASSERT_TRUE(poll_until(
+      member.consumer, [](const ConsumedRecord&) {},
+      [&] {
+        auto committed = member.store->committed({{topic_, 1}});
+        return !committed.empty() && committed.begin()->second.offset == 30;
+      },
+      std::chrono::seconds(10)));
 }
 
 TEST_F(KafkaMock, ResumesFromTheCommittedOffsetAfterARestart) {
@@ -344,9 +359,12 @@ TEST_F(KafkaMock, ResumesFromTheCommittedOffsetAfterARestart) {
   {
     Member first(cluster_.bootstrap(), group_, topic_, "range");
     int handled = 0;
-    ASSERT_TRUE(poll_until(first.consumer, [&](const ConsumedRecord&) {
-      if (++handled == 40) first.consumer.stop();
-    }, [&] { return handled >= 40; }));
+    ASSERT_TRUE(poll_until(
+        first.consumer,
+        [&](const ConsumedRecord&) {
+          if (++handled == 40) first.consumer.stop();
+        },
+        [&] { return handled >= 40; }));
     first.consumer.close();  // commits what was handled
   }
   Member second(cluster_.bootstrap(), group_, topic_, "range");
@@ -354,10 +372,13 @@ TEST_F(KafkaMock, ResumesFromTheCommittedOffsetAfterARestart) {
   int handled = 0;
   const std::int64_t committed = second.store->get_offset(group_, {topic_, 0})->offset;
   EXPECT_EQ(committed, 40);
-  ASSERT_TRUE(poll_until(second.consumer, [&](const ConsumedRecord& r) {
-    if (first_offset < 0) first_offset = r.offset;
-    ++handled;
-  }, [&] { return first_offset >= 0 && committed + handled == 100; }))
+  ASSERT_TRUE(poll_until(
+      second.consumer,
+      [&](const ConsumedRecord& r) {
+        if (first_offset < 0) first_offset = r.offset;
+        ++handled;
+      },
+      [&] { return first_offset >= 0 && committed + handled == 100; }))
       << "committed " << committed << ", first offset " << first_offset << ", handled " << handled;
   EXPECT_EQ(first_offset, committed);
 }
@@ -382,7 +403,8 @@ TEST_F(KafkaMock, AStopInsideABatchEndsThePollThereAndTheNextPollGoesOn) {
     if (handled > 0) ++polls_with_records;
   }
   ASSERT_EQ(offsets.size(), 1000u);
-  for (std::size_t i = 0; i < offsets.size(); ++i) ASSERT_EQ(offsets[i], static_cast<std::int64_t>(i)) << "at " << i;
+  for (std::size_t i = 0; i < offsets.size(); ++i)
+    ASSERT_EQ(offsets[i], static_cast<std::int64_t>(i)) << "at " << i;
   EXPECT_GE(polls_with_records, 1000u / 7);
   member.manager.commit();
   EXPECT_EQ(member.store->get_offset(group_, {topic_, 2})->offset, 1000);
@@ -397,7 +419,8 @@ TEST_F(KafkaMock, AHandlerThatThrowsInsideABatchLosesNoOtherRecord) {
   std::vector<std::int64_t> offsets;
   int failures = 0;
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-  while (offsets.size() + static_cast<std::size_t>(failures) < 300 && std::chrono::steady_clock::now() < deadline) {
+  while (offsets.size() + static_cast<std::size_t>(failures) < 300 &&
+         std::chrono::steady_clock::now() < deadline) {
     try {
       member.consumer.poll([&](const ConsumedRecord& r) {
         if (r.offset % 50 == 10) throw std::runtime_error("handler failed at " + std::to_string(r.offset));
@@ -424,10 +447,13 @@ TEST_F(KafkaMock, AHandlerThatTurnsSlowInsideABatchKeepsTheMemberInItsGroup) {
   Member member(cluster_.bootstrap(), group_, testing::GroupMember::options_for(topic_), "range",
                 OffsetCommitStrategy::manual(), {{"max.poll.interval.ms", "6000"}});
   std::vector<std::int64_t> offsets;
-  ASSERT_TRUE(poll_until(member.consumer, [&](const ConsumedRecord& r) {
-    offsets.push_back(r.offset);
-    if (r.offset >= 40) std::this_thread::sleep_for(std::chrono::milliseconds(200));
-  }, [&] { return offsets.size() >= 100; }))
+  ASSERT_TRUE(poll_until(
+      member.consumer,
+      [&](const ConsumedRecord& r) {
+        offsets.push_back(r.offset);
+        if (r.offset >= 40) std::this_thread::sleep_for(std::chrono::milliseconds(200));
+      },
+      [&] { return offsets.size() >= 100; }))
       << offsets.size() << " handled, " << member.consumer.stats().lost << " lost, "
       << member.consumer.stats().revocations << " revoked";
   // What librdkafka reports when the application polled too late comes with the next poll.
@@ -590,13 +616,16 @@ TEST_P(RebalanceProtocol, ACloseWithAnAssignmentWaitingClosesWithoutAnError) {
 }
 
 INSTANTIATE_TEST_SUITE_P(EveryProtocol, RebalanceProtocol, ::testing::ValuesIn(testing::group_protocols()),
-                         [](const auto& param_info) { return testing::group_protocol_name(param_info.param); });
+                         [](const auto& param_info) {
+                           return testing::group_protocol_name(param_info.param);
+                         });
 
 TEST_F(KafkaMock, MemberRefusesToCommitAPartitionItDoesNotOwn) {
   Producer producer(cluster_.bootstrap());
   producer.produce(topic_, 0, 5);
   Member member(cluster_.bootstrap(), group_, topic_, "range");
-  ASSERT_TRUE(poll_until(member.consumer, [](const ConsumedRecord&) {}, [&] { return !member.consumer.assignment().empty(); }));
+  ASSERT_TRUE(poll_until(
+      member.consumer, [](const ConsumedRecord&) {}, [&] { return !member.consumer.assignment().empty(); }));
   const std::string other_topic = unique_name("not-subscribed");
   cluster_.create_topic(other_topic, 1);
   try {
@@ -615,7 +644,8 @@ TEST_F(KafkaMock, OwnershipFollowsRebalances) {
   Producer producer(cluster_.bootstrap());
   for (int partition = 0; partition < 4; ++partition) producer.produce(topic_, partition, 5);
   Member a(cluster_.bootstrap(), group_, topic_, "range");
-  ASSERT_TRUE(poll_until(a.consumer, [](const ConsumedRecord&) {}, [&] { return a.consumer.assignment().size() == 4; }));
+  ASSERT_TRUE(poll_until(
+      a.consumer, [](const ConsumedRecord&) {}, [&] { return a.consumer.assignment().size() == 4; }));
   a.store->store_offset(group_, {topic_, 3}, OffsetInfo(2));  // owned: accepted, and the copy is taken
 
   Member b(cluster_.bootstrap(), group_, topic_, "range");
@@ -646,13 +676,15 @@ TEST_F(KafkaMock, LostPartitionsAreDroppedWithoutACommit) {
   Member member(cluster_.bootstrap(), group_, topic_, "cooperative-sticky");
   std::vector<TopicPartition> lost;
   int handled = 0;
-  ASSERT_TRUE(poll_until(member.consumer, [&](const ConsumedRecord&) { ++handled; }, [&] { return handled == 50; }));
+  ASSERT_TRUE(poll_until(
+      member.consumer, [&](const ConsumedRecord&) { ++handled; }, [&] { return handled == 50; }));
   // The coordinator forgets the member: its next heartbeat learns that the assignment is lost.
   rd_kafka_mock_push_request_errors(cluster_.get(), kHeartbeatApiKey, 5, RD_KAFKA_RESP_ERR_UNKNOWN_MEMBER_ID,
                                     RD_KAFKA_RESP_ERR_UNKNOWN_MEMBER_ID, RD_KAFKA_RESP_ERR_UNKNOWN_MEMBER_ID,
                                     RD_KAFKA_RESP_ERR_UNKNOWN_MEMBER_ID, RD_KAFKA_RESP_ERR_UNKNOWN_MEMBER_ID);
-  ASSERT_TRUE(poll_until(member.consumer, [](const ConsumedRecord&) {},
-                         [&] { return member.consumer.stats().lost > 0; }, std::chrono::seconds(20)));
+  ASSERT_TRUE(poll_until(
+      member.consumer, [](const ConsumedRecord&) {}, [&] { return member.consumer.stats().lost > 0; },
+      std::chrono::seconds(20)));
   EXPECT_TRUE(member.store->committed({{topic_, 0}}).empty()) << "a lost partition was committed";
   EXPECT_TRUE(member.manager.get_all_pending().empty());
 }
@@ -661,7 +693,8 @@ TEST_F(KafkaMock, LostPartitionsAreDroppedWithoutACommit) {
 TEST_F(KafkaMock, StartPositionPrefersCheckpointThenOffsetStoreThenBroker) {
   Producer producer(cluster_.bootstrap());
   for (int p = 0; p < 3; ++p) producer.produce(topic_, p, 50);
-  KafkaOffsetStore(standalone_client(), fast_retries()).store_offsets(group_, offsets({{0, 10}, {1, 10}, {2, 10}}));
+  KafkaOffsetStore(standalone_client(), fast_retries())
+      .store_offsets(group_, offsets({{0, 10}, {1, 10}, {2, 10}}));
 
   auto local = std::make_shared<StateBackendOffsetStore>(std::make_shared<state::MemoryStateBackend>());
   local->store_offset(group_, {topic_, 0}, OffsetInfo(20));
@@ -675,8 +708,9 @@ TEST_F(KafkaMock, StartPositionPrefersCheckpointThenOffsetStoreThenBroker) {
   };
   KafkaConsumer consumer(client, manager, options);
   std::map<int, std::int64_t> first_offset;
-  ASSERT_TRUE(poll_until(consumer, [&](const ConsumedRecord& r) { first_offset.try_emplace(r.partition, r.offset); },
-                         [&] { return first_offset.size() == 3; }));
+  ASSERT_TRUE(poll_until(
+      consumer, [&](const ConsumedRecord& r) { first_offset.try_emplace(r.partition, r.offset); },
+      [&] { return first_offset.size() == 3; }));
   EXPECT_EQ(first_offset[0], 30);  // checkpoint
   EXPECT_EQ(first_offset[1], 20);  // the manager's store
   EXPECT_EQ(first_offset[2], 10);  // the broker's committed offset
@@ -687,8 +721,9 @@ TEST_F(KafkaMock, OutOfRangePolicyMovesAPositionAboveTheLogEndToTheEnd) {
   producer.produce(topic_, 0, 100);
   KafkaOffsetStore(standalone_client(), fast_retries()).store_offsets(group_, offsets({{0, 500}}));
   Member member(cluster_.bootstrap(), group_, topic_, "range");
-  ASSERT_TRUE(poll_until(member.consumer, [](const ConsumedRecord&) {},
-                         [&] { return member.consumer.stats().out_of_range_resets >= 1; }));
+  ASSERT_TRUE(poll_until(
+      member.consumer, [](const ConsumedRecord&) {},
+      [&] { return member.consumer.stats().out_of_range_resets >= 1; }));
   // The committed view is what the store holds until the next commit writes the new start.
   EXPECT_EQ(member.manager.get_offset(topic_, 0), 500);
   EXPECT_EQ(member.manager.get_all_pending().at(TopicPartition(topic_, 0)).offset, 100);
@@ -707,9 +742,12 @@ TEST_F(KafkaMock, OutOfRangePolicyForNoOffsetCanStartAtTheEndAndCountsTheSkip) {
   auto& consumer = member.consumer;
   auto& manager = member.manager;
   int handled = 0;
-  ASSERT_TRUE(poll_until(consumer, [&](const ConsumedRecord&) { ++handled; },
-                         [&] { return consumer.assignment().size() == 4; }));
-  poll_until(consumer, [&](const ConsumedRecord&) { ++handled; }, [] { return false; }, std::chrono::milliseconds(300));
+  ASSERT_TRUE(poll_until(
+      consumer, [&](const ConsumedRecord&) { ++handled; },
+      [&] { return consumer.assignment().size() == 4; }));
+  poll_until(
+      consumer, [&](const ConsumedRecord&) { ++handled; }, [] { return false; },
+      std::chrono::milliseconds(300));
   EXPECT_EQ(handled, 0);
   EXPECT_EQ(consumer.stats().records_skipped, 60u);
   EXPECT_FALSE(manager.get_offset(topic_, 2));  // nothing committed yet: the start is pending
@@ -727,8 +765,9 @@ TEST_F(KafkaMock, RewindBeforeTheFirstCommitReturnsToTheStartPosition) {
   auto options = Member::options_for(topic_);
   options.out_of_range.no_offset = OutOfRangeAction::Latest;
   Member member(cluster_.bootstrap(), group_, options, "range");
-  ASSERT_TRUE(poll_until(member.consumer, [](const ConsumedRecord&) {},
-                         [&] { return member.consumer.assignment().size() == 4; }));
+  ASSERT_TRUE(poll_until(
+      member.consumer, [](const ConsumedRecord&) {},
+      [&] { return member.consumer.assignment().size() == 4; }));
   producer.produce(topic_, 0, 5, 10);
   std::vector<std::int64_t> handled;
   const auto record = [&](const ConsumedRecord& r) { handled.push_back(r.offset); };
@@ -781,7 +820,8 @@ class TruncatedLog : public KafkaMock, public ::testing::WithParamInterface<std:
     read_before_the_election.leader_epoch = epoch;
     store_->store_offset(group_, {topic_, 0}, read_before_the_election);
     // The new leader: the partition's leader epoch moves on, and its log takes offsets 10-19.
-    ASSERT_EQ(rd_kafka_mock_partition_set_leader(cluster_.get(), topic_.c_str(), 0, 2), RD_KAFKA_RESP_ERR_NO_ERROR);
+    ASSERT_EQ(rd_kafka_mock_partition_set_leader(cluster_.get(), topic_.c_str(), 0, 2),
+              RD_KAFKA_RESP_ERR_NO_ERROR);
     producer.produce(topic_, 0, 10, 10);
   }
 
@@ -794,9 +834,12 @@ TEST_P(TruncatedLog, IsFoundThroughTheStoredLeaderEpochAndResumesWhereTheLogDive
   OffsetManager manager(group_, nullptr, store_, OffsetCommitStrategy::manual());
   KafkaConsumer consumer(client, manager, Member::options_for(topic_));
   std::vector<std::int64_t> offsets;
-  ASSERT_TRUE(poll_until(consumer, [&](const ConsumedRecord& r) {
-    if (r.partition == 0) offsets.push_back(r.offset);
-  }, [&] { return !offsets.empty() && offsets.back() == 19; }))
+  ASSERT_TRUE(poll_until(
+      consumer,
+      [&](const ConsumedRecord& r) {
+        if (r.partition == 0) offsets.push_back(r.offset);
+      },
+      [&] { return !offsets.empty() && offsets.back() == 19; }))
       << "handled " << offsets.size() << " records of partition 0";
   // Resuming at the stored 15 would skip the five records that took offsets 10-14.
   EXPECT_EQ(offsets, (std::vector<std::int64_t>{10, 11, 12, 13, 14, 15, 16, 17, 18, 19}));
@@ -830,7 +873,9 @@ TEST_P(TruncatedLog, UnderTheErrorPolicyStopsThePollBeforeAnyRecordOfThePartitio
 }
 
 INSTANTIATE_TEST_SUITE_P(EveryProtocol, TruncatedLog, ::testing::ValuesIn(testing::group_protocols()),
-                         [](const auto& param_info) { return testing::group_protocol_name(param_info.param); });
+                         [](const auto& param_info) {
+                           return testing::group_protocol_name(param_info.param);
+                         });
 
 // A user's OffsetStore that fails with its own exception type when read.
 class ThrowingReadStore : public InMemoryOffsetStore {
@@ -844,7 +889,8 @@ class ThrowingReadStore : public InMemoryOffsetStore {
 // manager's store when partitions are assigned; that call must be wrapped like the manager's.
 TEST_F(KafkaMock, AUserStoreFailingDuringAssignmentSurfacesAsStateError) {
   auto client = KafkaClient::create(group_properties(cluster_.bootstrap(), group_, "range"));
-  OffsetManager manager(group_, nullptr, std::make_shared<ThrowingReadStore>(), OffsetCommitStrategy::manual());
+  OffsetManager manager(group_, nullptr, std::make_shared<ThrowingReadStore>(),
+                        OffsetCommitStrategy::manual());
   KafkaConsumer consumer(client, manager, Member::options_for(topic_));
   std::optional<StateError> raised;
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);

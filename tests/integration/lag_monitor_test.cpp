@@ -28,11 +28,13 @@ class LagMonitorBroker : public ::testing::Test {
  protected:
   void SetUp() override {
     bootstrap_ = testing::real_broker();
-    if (bootstrap_.empty()) GTEST_SKIP() << "KAFKA_BOOTSTRAP is not set: start a broker with scripts/kafka/broker.sh";
+    if (bootstrap_.empty())
+      GTEST_SKIP() << "KAFKA_BOOTSTRAP is not set: start a broker with scripts/kafka/broker.sh";
     topic_ = unique_name("lag");
     group_ = unique_name("lag-group");
     testing::create_topic(bootstrap_, topic_, 2);
-    admin_ = kafka::GroupAdmin::create({{"bootstrap.servers", bootstrap_}, {"log_level", "3"}}, std::chrono::seconds(10));
+    admin_ = kafka::GroupAdmin::create({{"bootstrap.servers", bootstrap_}, {"log_level", "3"}},
+                                       std::chrono::seconds(10));
   }
 
   std::unique_ptr<LagMonitor> monitor(std::size_t window, bool all_groups = false) {
@@ -84,8 +86,8 @@ class BackgroundProducer {
 };
 
 TEST_F(LagMonitorBroker, ConsumerThatStopsWhileProducersGoOnTurnsStop) {
-  auto member = std::make_unique<testing::LiveGroupMember>(bootstrap_, group_, std::vector<std::string>{topic_},
-                                                           "lag-test-consumer");
+  auto member = std::make_unique<testing::LiveGroupMember>(
+      bootstrap_, group_, std::vector<std::string>{topic_}, "lag-test-consumer");
   BackgroundProducer producer(bootstrap_, topic_, 100ms);
   auto lag_monitor = monitor(5);
 

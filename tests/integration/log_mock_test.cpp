@@ -52,8 +52,8 @@ TEST_F(LogSinkMock, ConsumerDebugLinesFromLibrdkafkaThreadsReachTheSinkAndNotStd
   {
     GroupMember member(cluster_.bootstrap(), group_, topic_, "cooperative-sticky",
                        OffsetCommitStrategy::manual(), {{"client.id", client_id_}, {"debug", "cgrp"}});
-    joined = testing::poll_until(member.consumer, [](const ConsumedRecord&) {},
-                                 [&] { return !member.client->assignment().empty(); });
+    joined = testing::poll_until(
+        member.consumer, [](const ConsumedRecord&) {}, [&] { return !member.client->assignment().empty(); });
   }  // closing and destroying the client logs as well
   const std::string stderr_output = ::testing::internal::GetCapturedStderr();
   ASSERT_TRUE(joined);

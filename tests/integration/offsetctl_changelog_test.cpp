@@ -35,7 +35,8 @@ std::vector<std::vector<std::string>> rows_of(const std::string& text) {
 
 TEST(OffsetctlChangelog, ShowsEachPartitionsRangeBesideTheLocalPositionAndDecodesTheRecords) {
   const std::string bootstrap = testing::real_broker();
-  if (bootstrap.empty()) GTEST_SKIP() << "KAFKA_BOOTSTRAP is not set: start a broker with scripts/kafka/broker.sh";
+  if (bootstrap.empty())
+    GTEST_SKIP() << "KAFKA_BOOTSTRAP is not set: start a broker with scripts/kafka/broker.sh";
   const std::string application = unique_name("changelog-app");
   const std::string input = application + "-input";
   const fs::path dir = fs::temp_directory_path() / unique_name("changelog-state");
@@ -86,9 +87,9 @@ TEST(OffsetctlChangelog, ShowsEachPartitionsRangeBesideTheLocalPositionAndDecode
   ASSERT_FALSE(records.empty());
 
   const auto changelog = [&](const fs::path& state_dir) {
-    return testing::run_offsetctl(OFFSETCTL_PATH, {"changelog", "--bootstrap-server", bootstrap, "--application",
-                                                   application, "--store", "counts", "--state-dir", state_dir.string(),
-                                                   "--records", "1000"});
+    return testing::run_offsetctl(
+        OFFSETCTL_PATH, {"changelog", "--bootstrap-server", bootstrap, "--application", application,
+                         "--store", "counts", "--state-dir", state_dir.string(), "--records", "1000"});
   };
   const auto up_to_date = changelog(other_dir);
   const auto result = changelog(dir);
@@ -101,8 +102,8 @@ TEST(OffsetctlChangelog, ShowsEachPartitionsRangeBesideTheLocalPositionAndDecode
   const auto check_ranges = [&](const testing::OffsetctlResult& run, bool behind) {
     const auto rows = rows_of(run.out);
     ASSERT_GE(rows.size(), 1u + kPartitions) << run.out;
-    EXPECT_EQ(rows[0], (std::vector<std::string>{"TOPIC", "PARTITION", "LOG-START", "LOG-END", "LOCAL-POSITION",
-                                                 "RECORDS-BEHIND"}));
+    EXPECT_EQ(rows[0], (std::vector<std::string>{"TOPIC", "PARTITION", "LOG-START", "LOG-END",
+                                                 "LOCAL-POSITION", "RECORDS-BEHIND"}));
     std::int64_t total_behind = 0;
     for (int p = 0; p < kPartitions; ++p) {
       const auto& row = rows[1 + p];
@@ -111,7 +112,8 @@ TEST(OffsetctlChangelog, ShowsEachPartitionsRangeBesideTheLocalPositionAndDecode
       EXPECT_EQ(row[1], std::to_string(p));
       const std::int64_t position = std::stoll(row[4]);
       std::int64_t expected = 0;
-      for (const auto& record : records) expected += record.partition == p && record.offset >= position ? 1 : 0;
+      for (const auto& record : records)
+        expected += record.partition == p && record.offset >= position ? 1 : 0;
       EXPECT_EQ(row[5], std::to_string(expected)) << run.out;
       total_behind += expected;
     }
@@ -125,7 +127,8 @@ TEST(OffsetctlChangelog, ShowsEachPartitionsRangeBesideTheLocalPositionAndDecode
   for (const auto& record : records) {
     ++expected_lines;
     const std::string value = record.value ? record.value->substr(1) : "(deleted: tombstone)";
-    expected[std::to_string(record.partition) + " " + std::to_string(record.offset)] = record.key + " -> " + value;
+    expected[std::to_string(record.partition) + " " + std::to_string(record.offset)] =
+        record.key + " -> " + value;
   }
   std::size_t record_lines = 0;
   std::istringstream lines(result.out);
@@ -149,7 +152,8 @@ TEST(OffsetctlChangelog, ShowsEachPartitionsRangeBesideTheLocalPositionAndDecode
 
   // A store without a changelog: Kafka's answer, named, and exit 1.
   const auto missing = testing::run_offsetctl(
-      OFFSETCTL_PATH, {"changelog", "--bootstrap-server", bootstrap, "--application", application, "--store", "none"});
+      OFFSETCTL_PATH,
+      {"changelog", "--bootstrap-server", bootstrap, "--application", application, "--store", "none"});
   EXPECT_EQ(missing.exit_code, 1);
   EXPECT_NE(missing.err.find(changelog_topic(application, "none")), std::string::npos) << missing.err;
 }

@@ -53,15 +53,16 @@ class OffsetctlDescribe : public ::testing::Test {
 
     // Two live members of a classic group over both topics (range: 3 and 2 partitions); offsets
     // committed for two partitions only, none for the empty topic.
-    first_ = std::make_unique<testing::LiveGroupMember>(bootstrap_, stable_group_,
-                                                        std::vector<std::string>{topic_, empty_topic_}, "describe-a");
-    second_ = std::make_unique<testing::LiveGroupMember>(bootstrap_, stable_group_,
-                                                         std::vector<std::string>{topic_, empty_topic_}, "describe-b");
+    first_ = std::make_unique<testing::LiveGroupMember>(
+        bootstrap_, stable_group_, std::vector<std::string>{topic_, empty_topic_}, "describe-a");
+    second_ = std::make_unique<testing::LiveGroupMember>(
+        bootstrap_, stable_group_, std::vector<std::string>{topic_, empty_topic_}, "describe-b");
     wait_until_stable_with_two_members();
     first_->commit({{{topic_, 0}, 3}, {{topic_, 2}, 1}});
 
     // A group whose members are gone: committed offsets, no members.
-    testing::commit_as_outsider(bootstrap_, empty_group_, {{{topic_, 0}, 2}, {{topic_, 1}, 2}, {{empty_topic_, 0}, 0}});
+    testing::commit_as_outsider(bootstrap_, empty_group_,
+                                {{{topic_, 0}, 2}, {{topic_, 1}, 2}, {{empty_topic_, 0}, 0}});
   }
 
   static void TearDownTestSuite() {
@@ -84,14 +85,17 @@ class OffsetctlDescribe : public ::testing::Test {
   }
 
   void SetUp() override {
-    if (bootstrap_.empty()) GTEST_SKIP() << "KAFKA_BOOTSTRAP is not set: start a broker with scripts/kafka/broker.sh";
+    if (bootstrap_.empty())
+      GTEST_SKIP() << "KAFKA_BOOTSTRAP is not set: start a broker with scripts/kafka/broker.sh";
   }
 
-  static ToolRun kafka_tool(const std::string& action, const std::string& args, const std::string& bootstrap = bootstrap_) {
+  static ToolRun kafka_tool(const std::string& action, const std::string& args,
+                            const std::string& bootstrap = bootstrap_) {
     return run_tool("bash '" + kafka_broker_script() + "' tool consumer-groups --bootstrap-server " +
                     bootstrap + " " + action + " " + args);
   }
-  static ToolRun offsetctl(const std::string& command, const std::string& args, const std::string& bootstrap = bootstrap_) {
+  static ToolRun offsetctl(const std::string& command, const std::string& args,
+                           const std::string& bootstrap = bootstrap_) {
     return run_tool(std::string("'") + OFFSETCTL_PATH + "' groups " + command + " --bootstrap-server " +
                     bootstrap + " " + args);
   }
@@ -141,7 +145,8 @@ TEST_F(OffsetctlDescribe, RebalancingGroupPrintsKafkasWarning) {
   testing::LiveGroupMember stalled(bootstrap_, group, {topic_}, "describe-stalled");
   stalled.commit({{{topic_, 1}, 1}});
   stalled.stop_polling();
-  testing::LiveGroupMember joining(bootstrap_, group, {topic_}, "describe-joining", /*wait_for_assignment=*/false);
+  testing::LiveGroupMember joining(bootstrap_, group, {topic_}, "describe-joining",
+                                   /*wait_for_assignment=*/false);
   auto admin = kafka::GroupAdmin::create({{"bootstrap.servers", bootstrap_}, {"log_level", "3"}});
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
   while (admin->describe_groups({group}).at(0).state != "PreparingRebalance" &&
@@ -155,14 +160,16 @@ TEST_F(OffsetctlDescribe, RebalancingGroupPrintsKafkasWarning) {
   EXPECT_EQ(ours.out, kafka.out);
   EXPECT_EQ(ours.err, kafka.err);
   EXPECT_EQ(ours.exit_code, kafka.exit_code);
-  for (const char* variant : {"--members", "--state"}) expect_same_describe("--group " + group + " " + variant);
+  for (const char* variant : {"--members", "--state"})
+    expect_same_describe("--group " + group + " " + variant);
 }
 
 TEST_F(OffsetctlDescribe, StaticMemberAddsTheGroupInstanceIdColumn) {
   const std::string group = unique_name("describe-static");
   testing::LiveGroupMember member(bootstrap_, group, {topic_, empty_topic_}, "describe-static-client",
                                   /*wait_for_assignment=*/true, "describe-instance-with-a-long-id");
-  for (const char* variant : {"--members", "--members --verbose"}) expect_same_describe("--group " + group + " " + variant);
+  for (const char* variant : {"--members", "--members --verbose"})
+    expect_same_describe("--group " + group + " " + variant);
 }
 
 TEST_F(OffsetctlDescribe, GroupThatDoesNotExistPrintsKafkasErrorAndExitsOne) {
@@ -198,16 +205,19 @@ TEST_F(OffsetctlDescribe, AllGroupsAndListPrintAsKafka) {
   // for --list's Java HashMap order to resize (more than 12).
   const std::string script = testing::broker_script();
   if (script.empty()) GTEST_SKIP() << "KAFKA_BROKER_SCRIPT is not set: this test starts a broker of its own";
-  testing::OwnedBroker broker(script, std::filesystem::temp_directory_path() / unique_name("processor-describe-all"));
+  testing::OwnedBroker broker(script,
+                              std::filesystem::temp_directory_path() / unique_name("processor-describe-all"));
   const std::string& bootstrap = broker.bootstrap();
   const std::string topic = unique_name("all");
   testing::create_topic(bootstrap, topic, 2);
   testing::Producer producer(bootstrap);
   producer.produce(topic, 0, 3);
   const std::string stable = unique_name("all-stable");
-  const testing::LiveGroupMember member(bootstrap, stable, {topic}, "all-member", /*wait_for_assignment=*/true);
+  const testing::LiveGroupMember member(bootstrap, stable, {topic}, "all-member",
+                                        /*wait_for_assignment=*/true);
   testing::commit_as_outsider(bootstrap, unique_name("all-empty"), {{{topic, 0}, 1}, {{topic, 1}, 0}});
-  for (int i = 0; i < 12; ++i) testing::commit_as_outsider(bootstrap, unique_name("all-list"), {{{topic, 0}, 1}});
+  for (int i = 0; i < 12; ++i)
+    testing::commit_as_outsider(bootstrap, unique_name("all-list"), {{{topic, 0}, 1}});
 
   for (const std::string& args : {std::string("--all-groups"), std::string("--all-groups --state")}) {
     const ToolRun kafka = kafka_tool("--describe", args, bootstrap);
@@ -280,9 +290,11 @@ TEST_F(OffsetctlDescribe, JsonOutputHoldsTheSameRows) {
   EXPECT_TRUE(rows[topic_ + ":1"].at("lag").is_null());
   EXPECT_EQ(rows[empty_topic_ + ":0"].at("log_end_offset"), 0);
   EXPECT_TRUE(rows[topic_ + ":0"].at("leader_epoch").is_null());
-  for (const auto& [key, row] : rows) EXPECT_TRUE(row.at("client_id") == "describe-a" || row.at("client_id") == "describe-b") << key;
+  for (const auto& [key, row] : rows)
+    EXPECT_TRUE(row.at("client_id") == "describe-a" || row.at("client_id") == "describe-b") << key;
 
-  const ToolRun missing = offsetctl("describe", "--group " + unique_name("describe-missing") + " --output json");
+  const ToolRun missing =
+      offsetctl("describe", "--group " + unique_name("describe-missing") + " --output json");
   EXPECT_EQ(missing.exit_code, 1);
   EXPECT_EQ(missing.out, "");
   EXPECT_NE(missing.err.find("not found"), std::string::npos) << missing.err;

@@ -68,12 +68,15 @@ Ran run_command(const std::string& command) {
 // kafka-consumer-groups <args>.
 Ran kafka_tool(const std::string& bootstrap, const std::vector<std::string>& args) {
   const char* script = std::getenv("KAFKA_BROKER_SCRIPT");
-  const std::string broker_script = script != nullptr ? script : PROCESSOR_SOURCE_DIR "/scripts/kafka/broker.sh";
-  return run_command("bash '" + broker_script + "' tool consumer-groups --bootstrap-server " + bootstrap + quoted(args));
+  const std::string broker_script =
+      script != nullptr ? script : PROCESSOR_SOURCE_DIR "/scripts/kafka/broker.sh";
+  return run_command("bash '" + broker_script + "' tool consumer-groups --bootstrap-server " + bootstrap +
+                     quoted(args));
 }
 
 // offsetctl groups <subcommand> <args>.
-Ran offsetctl(const std::string& bootstrap, const std::string& subcommand, const std::vector<std::string>& args) {
+Ran offsetctl(const std::string& bootstrap, const std::string& subcommand,
+              const std::vector<std::string>& args) {
   return run_command(std::string("'") + OFFSETCTL_PATH + "' groups " + subcommand + " --bootstrap-server " +
                      bootstrap + quoted(args));
 }
@@ -138,17 +141,20 @@ class OffsetctlReset : public ::testing::Test {
   }
 
   void SetUp() override {
-    if (bootstrap_.empty()) GTEST_SKIP() << "KAFKA_BOOTSTRAP is not set: start a broker with scripts/kafka/broker.sh";
-    admin_ = GroupAdmin::create({{"bootstrap.servers", bootstrap_}, {"log_level", "3"}}, std::chrono::seconds(15));
+    if (bootstrap_.empty())
+      GTEST_SKIP() << "KAFKA_BOOTSTRAP is not set: start a broker with scripts/kafka/broker.sh";
+    admin_ =
+        GroupAdmin::create({{"bootstrap.servers", bootstrap_}, {"log_level", "3"}}, std::chrono::seconds(15));
   }
 
-  static void produce_stamped(testing::Producer& producer, const std::string& topic, int partition, int count) {
+  static void produce_stamped(testing::Producer& producer, const std::string& topic, int partition,
+                              int count) {
     for (int i = 0; i < count; ++i) {
       const std::string value = "value-" + std::to_string(i);
       const rd_kafka_resp_err_t error = rd_kafka_producev(
           producer.handle(), RD_KAFKA_V_TOPIC(topic.c_str()), RD_KAFKA_V_PARTITION(partition),
-          RD_KAFKA_V_VALUE(const_cast<char*>(value.data()), value.size()), RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY),
-          RD_KAFKA_V_TIMESTAMP(kBaseMs + i * 1000), RD_KAFKA_V_END);
+          RD_KAFKA_V_VALUE(const_cast<char*>(value.data()), value.size()),
+          RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY), RD_KAFKA_V_TIMESTAMP(kBaseMs + i * 1000), RD_KAFKA_V_END);
       ASSERT_EQ(error, RD_KAFKA_RESP_ERR_NO_ERROR) << rd_kafka_err2str(error);
     }
   }
@@ -194,8 +200,12 @@ class OffsetctlReset : public ::testing::Test {
     // a bucket come in the order Kafka's client received them from the broker (the OffsetFetch and
     // ListOffsets responses), which librdkafka does not give us: with the random topic names here
     // that happens in about one run in five. So the same lines are required, in any order.
-    EXPECT_EQ(sorted_lines(ours.out), sorted_lines(theirs.out)) << "ours:\n" << ours.out << "\nKafka's:\n" << theirs.out;
-    EXPECT_EQ(warnings(ours.err), warnings(theirs.err)) << "ours:\n" << ours.err << "\nKafka's:\n" << theirs.err;
+    EXPECT_EQ(sorted_lines(ours.out), sorted_lines(theirs.out)) << "ours:\n"
+                                                                << ours.out << "\nKafka's:\n"
+                                                                << theirs.out;
+    EXPECT_EQ(warnings(ours.err), warnings(theirs.err)) << "ours:\n"
+                                                        << ours.err << "\nKafka's:\n"
+                                                        << theirs.err;
   }
 
   static std::string bootstrap_, topic_a_, topic_b_;
@@ -207,7 +217,10 @@ std::string OffsetctlReset::bootstrap_, OffsetctlReset::topic_a_, OffsetctlReset
 TEST_F(OffsetctlReset, EachScenarioDryRunPrintsKafkasBytes) {
   const std::string group = seeded_group("reset-dry");
   const std::string csv = ::testing::TempDir() + unique_name("plan") + ".csv";
-  std::ofstream(csv) << topic_a_ << ",0,2\n" << topic_a_ << ",1,100\n" << topic_a_ << ",5,6\n" << topic_b_ << ",1,1\n";
+  std::ofstream(csv) << topic_a_ << ",0,2\n"
+                     << topic_a_ << ",1,100\n"
+                     << topic_a_ << ",5,6\n"
+                     << topic_b_ << ",1,1\n";
   const std::vector<std::vector<std::string>> scenarios{
       {"--to-earliest", "--topic", topic_a_, "--topic", topic_b_},
       {"--to-latest", "--topic", topic_a_, "--topic", topic_b_ + ":0,2"},
@@ -228,8 +241,8 @@ TEST_F(OffsetctlReset, EachScenarioDryRunPrintsKafkasBytes) {
 
 TEST_F(OffsetctlReset, ExportPrintsKafkasCsv) {
   const std::string group = seeded_group("reset-export");
-  const std::vector<std::string> args{"--group", group, "--topic", topic_a_, "--topic", topic_b_ + ":1",
-                                      "--shift-by", "2", "--export", "--dry-run"};
+  const std::vector<std::string> args{"--group",       group,        "--topic", topic_a_,   "--topic",
+                                      topic_b_ + ":1", "--shift-by", "2",       "--export", "--dry-run"};
   std::vector<std::string> kafka_args{"--reset-offsets"};
   kafka_args.insert(kafka_args.end(), args.begin(), args.end());
   const Ran theirs = kafka_tool(bootstrap_, kafka_args);
@@ -237,9 +250,11 @@ TEST_F(OffsetctlReset, ExportPrintsKafkasCsv) {
   EXPECT_NE(theirs.exit_code, 0);
   const Ran refused = offsetctl(bootstrap_, "reset", args);
   EXPECT_NE(refused.exit_code, 0);
-  EXPECT_NE(theirs.err.find(refused.err), std::string::npos) << "ours: " << refused.err << "Kafka's: " << theirs.err;
+  EXPECT_NE(theirs.err.find(refused.err), std::string::npos)
+      << "ours: " << refused.err << "Kafka's: " << theirs.err;
 
-  const std::vector<std::string> shift_a{"--group", group, "--topic", topic_a_, "--shift-by", "2", "--export", "--dry-run"};
+  const std::vector<std::string> shift_a{"--group",    group, "--topic",  topic_a_,
+                                         "--shift-by", "2",   "--export", "--dry-run"};
   kafka_args = {"--reset-offsets"};
   kafka_args.insert(kafka_args.end(), shift_a.begin(), shift_a.end());
   const Ran kafka_csv = kafka_tool(bootstrap_, kafka_args);
@@ -252,7 +267,8 @@ TEST_F(OffsetctlReset, ExportPrintsKafkasCsv) {
 
 TEST_F(OffsetctlReset, ExecutedResetsReadBackTheSameThroughEitherTool) {
   const std::string group = seeded_group("reset-exec");
-  const Ran ours = offsetctl(bootstrap_, "reset", {"--group", group, "--topic", topic_a_, "--to-offset", "6", "--execute"});
+  const Ran ours = offsetctl(bootstrap_, "reset",
+                             {"--group", group, "--topic", topic_a_, "--to-offset", "6", "--execute"});
   ASSERT_EQ(ours.exit_code, 0) << ours.out << ours.err;
   EXPECT_NE(ours.out.find("NEW-OFFSET"), std::string::npos);
   const auto described = testing::describe_group(bootstrap_, group, topic_a_);
@@ -261,8 +277,8 @@ TEST_F(OffsetctlReset, ExecutedResetsReadBackTheSameThroughEitherTool) {
     EXPECT_EQ(described.partitions.at(p).current_offset, std::min(6, 4 + 3 * p)) << "partition " << p;
   }
 
-  const Ran theirs = kafka_tool(bootstrap_, {"--reset-offsets", "--group", group, "--topic", topic_a_, "--shift-by",
-                                             "2", "--execute"});
+  const Ran theirs = kafka_tool(
+      bootstrap_, {"--reset-offsets", "--group", group, "--topic", topic_a_, "--shift-by", "2", "--execute"});
   ASSERT_EQ(theirs.exit_code, 0) << theirs.out << theirs.err;
   const Ran described_by_us = offsetctl(bootstrap_, "describe", {"--group", group});
   ASSERT_EQ(described_by_us.exit_code, 0) << described_by_us.out << described_by_us.err;
@@ -271,7 +287,8 @@ TEST_F(OffsetctlReset, ExecutedResetsReadBackTheSameThroughEitherTool) {
   for (int p = 0; p < 6; ++p) {
     EXPECT_EQ(after.at(p), std::min(std::min(6, 4 + 3 * p) + 2, 4 + 3 * p)) << "partition " << p;
   }
-  EXPECT_EQ(described_offsets(described_by_us.out, topic_b_).at(0), 2) << "a reset of topic A leaves topic B alone";
+  EXPECT_EQ(described_offsets(described_by_us.out, topic_b_).at(0), 2)
+      << "a reset of topic A leaves topic B alone";
 }
 
 TEST_F(OffsetctlReset, AGroupWithALiveMemberIsRefusedWithKafkasMessageAndKeepsItsOffsets) {
@@ -279,9 +296,10 @@ TEST_F(OffsetctlReset, AGroupWithALiveMemberIsRefusedWithKafkasMessageAndKeepsIt
   const auto before = committed(group);
   testing::LiveGroupMember member(bootstrap_, group, {topic_a_}, "reset-test-member");
 
-  const Ran ours = offsetctl(bootstrap_, "reset", {"--group", group, "--topic", topic_a_, "--to-earliest", "--execute"});
-  const Ran theirs = kafka_tool(bootstrap_, {"--reset-offsets", "--group", group, "--topic", topic_a_, "--to-earliest",
-                                             "--dry-run"});
+  const Ran ours =
+      offsetctl(bootstrap_, "reset", {"--group", group, "--topic", topic_a_, "--to-earliest", "--execute"});
+  const Ran theirs = kafka_tool(
+      bootstrap_, {"--reset-offsets", "--group", group, "--topic", topic_a_, "--to-earliest", "--dry-run"});
   EXPECT_NE(ours.exit_code, 0);
   EXPECT_NE(ours.out.find("Error: Assignments can only be reset if the group '" + group +
                           "' is inactive, but the current state is Stable."),
@@ -295,15 +313,17 @@ TEST_F(OffsetctlReset, BadArgumentsFailWithKafkasMessageAndChangeNothing) {
   const std::string group = seeded_group("reset-bad");
   const auto before = committed(group);
 
-  const Ran datetime = offsetctl(bootstrap_, "reset", {"--group", group, "--topic", topic_a_, "--to-datetime",
-                                                       "2024-13-01T00:00:00.000", "--execute"});
+  const Ran datetime = offsetctl(
+      bootstrap_, "reset",
+      {"--group", group, "--topic", topic_a_, "--to-datetime", "2024-13-01T00:00:00.000", "--execute"});
   EXPECT_NE(datetime.exit_code, 0);
-  EXPECT_EQ(datetime.out,
-            "\nError: Executing consumer group command failed due to java.text.ParseException: Unparseable date: "
-            "\"2024-13-01T00:00:00.000Z\"\n");
+  EXPECT_EQ(
+      datetime.out,
+      "\nError: Executing consumer group command failed due to java.text.ParseException: Unparseable date: "
+      "\"2024-13-01T00:00:00.000Z\"\n");
 
-  const Ran junk = offsetctl(bootstrap_, "reset", {"--group", group, "--topic", topic_a_ + ":0,x", "--to-earliest",
-                                                   "--execute"});
+  const Ran junk = offsetctl(bootstrap_, "reset",
+                             {"--group", group, "--topic", topic_a_ + ":0,x", "--to-earliest", "--execute"});
   EXPECT_NE(junk.exit_code, 0);
   EXPECT_EQ(junk.err, "Invalid partition 'x' specified in topic arg '" + topic_a_ + ":0,x''\n");
 
@@ -353,7 +373,8 @@ TEST_F(OffsetctlReset, ManyPartitionsComeInKafkasOrderAndAnExecuteShowsProgress)
   const std::string group = unique_name("reset-wide");
   expect_same_dry_run(group, {"--to-earliest", "--topic", topic});
 
-  const Ran ours = offsetctl(bootstrap_, "reset", {"--group", group, "--topic", topic, "--to-latest", "--execute"});
+  const Ran ours =
+      offsetctl(bootstrap_, "reset", {"--group", group, "--topic", topic, "--to-latest", "--execute"});
   ASSERT_EQ(ours.exit_code, 0) << ours.err;
   EXPECT_NE(ours.err.find("reset " + group + ": 1100/1100 partitions (100%)"), std::string::npos) << ours.err;
   EXPECT_NE(ours.err.find("ETA"), std::string::npos) << ours.err;

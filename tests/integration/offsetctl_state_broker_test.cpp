@@ -27,7 +27,8 @@ class OffsetctlStateOnBroker : public ::testing::Test {
  protected:
   void SetUp() override {
     bootstrap_ = testing::real_broker();
-    if (bootstrap_.empty()) GTEST_SKIP() << "KAFKA_BOOTSTRAP is not set: start a broker with scripts/kafka/broker.sh";
+    if (bootstrap_.empty())
+      GTEST_SKIP() << "KAFKA_BOOTSTRAP is not set: start a broker with scripts/kafka/broker.sh";
     topic_ = unique_name("offsetctl-state");
     group_ = unique_name("offsetctl-state-group");
     dir_ = fs::temp_directory_path() / unique_name("offsetctl-state-dir");
@@ -74,7 +75,8 @@ TEST_F(OffsetctlStateOnBroker, DescribeShowsLogEndAndLagNeverNegativeAndADashWhe
            cell(end, 15) + lag + "\n";
   };
   EXPECT_EQ(result.out, row("GROUP", "TOPIC", "PARTITION", "CURRENT-OFFSET", "LOG-END-OFFSET", "LAG") +
-                            row(group_, topic_, "0", "3", "10", "7") + row(group_, topic_, "1", "5", "2", "0") +
+                            row(group_, topic_, "0", "3", "10", "7") +
+                            row(group_, topic_, "1", "5", "2", "0") +
                             row(group_, topic_, "7", "1", "-", "-"));
 }
 
@@ -105,9 +107,10 @@ TEST_F(OffsetctlStateOnBroker, DiffReportsEachPartitionAsTheRestoreJournalSeesIt
   }
   const auto latest = run({"diff", "--group", group_, "--bootstrap-server", bootstrap_});
   ASSERT_EQ(latest.exit_code, 0) << latest.err;
-  const auto row = [&](const std::string& partition, const std::string& checkpoint, const std::string& committed,
-                       const std::string& status) {
-    return cell(topic_, 15) + cell(partition, 10) + cell(checkpoint, 17) + cell(committed, 16) + status + "\n";
+  const auto row = [&](const std::string& partition, const std::string& checkpoint,
+                       const std::string& committed, const std::string& status) {
+    return cell(topic_, 15) + cell(partition, 10) + cell(checkpoint, 17) + cell(committed, 16) + status +
+           "\n";
   };
   const auto body = [](const std::string& out) { return out.substr(out.find('\n', out.find('\n') + 1) + 1); };
   EXPECT_EQ(body(latest.out), row("0", "6", "6", "ours") + row("1", "8", "4", "store behind") +
@@ -137,7 +140,8 @@ TEST_F(OffsetctlStateOnBroker, ResetToEarliestAndLatestAndClampsIntoTheLogRange)
     manager.commit();
   }
   const auto stored = [&] {
-    auto backend = std::make_shared<state::RocksDbStateBackend>(dir_, state::RocksDbOptions{.read_only = true});
+    auto backend =
+        std::make_shared<state::RocksDbStateBackend>(dir_, state::RocksDbOptions{.read_only = true});
     StateBackendOffsetStore store(backend);
     return std::to_string(store.get_offset(group_, TopicPartition(topic_, 0))->offset) + " " +
            std::to_string(store.get_offset(group_, TopicPartition(topic_, 1))->offset);

@@ -30,8 +30,9 @@ std::string utc_micros(std::chrono::system_clock::time_point at) {
   std::tm utc{};
   ::gmtime_r(&seconds, &utc);
   char text[64];
-  std::snprintf(text, sizeof text, "%04d-%02d-%02dT%02d:%02d:%02d.%06lldZ", utc.tm_year + 1900, utc.tm_mon + 1,
-                utc.tm_mday, utc.tm_hour, utc.tm_min, utc.tm_sec, static_cast<long long>(micros % 1'000'000));
+  std::snprintf(text, sizeof text, "%04d-%02d-%02dT%02d:%02d:%02d.%06lldZ", utc.tm_year + 1900,
+                utc.tm_mon + 1, utc.tm_mday, utc.tm_hour, utc.tm_min, utc.tm_sec,
+                static_cast<long long>(micros % 1'000'000));
   return text;
 }
 
@@ -64,14 +65,16 @@ class OffsetctlState : public ::testing::Test {
 
   // The group's stored offsets, read back through the library: "topic:partition=offset ...".
   std::string stored(const std::string& group) {
-    auto backend = std::make_shared<state::RocksDbStateBackend>(dir_, state::RocksDbOptions{.read_only = true});
+    auto backend =
+        std::make_shared<state::RocksDbStateBackend>(dir_, state::RocksDbOptions{.read_only = true});
     std::map<std::pair<std::string, std::int32_t>, std::int64_t> sorted;
     for (const auto& [tp, info] : StateBackendOffsetStore(backend).get_all_offsets(group)) {
       sorted[{tp.topic, tp.partition}] = info.offset;
     }
     std::string text;
     for (const auto& [tp, offset] : sorted) {
-      text += (text.empty() ? "" : " ") + tp.first + ":" + std::to_string(tp.second) + "=" + std::to_string(offset);
+      text += (text.empty() ? "" : " ") + tp.first + ":" + std::to_string(tp.second) + "=" +
+              std::to_string(offset);
     }
     return text;
   }
@@ -121,16 +124,17 @@ TEST_F(OffsetctlState, CheckpointsListAndShowPrintWhatCheckpointWrote) {
   EXPECT_EQ(list.exit_code, 0) << list.err;
   const std::string first_at = utc_micros(first_.created_at);
   const std::string second_at = utc_micros(second_.created_at);
-  EXPECT_EQ(list.out, "ID CREATED-AT" + std::string(first_at.size() - 9, ' ') + "PARTITIONS\n" + "1  " + first_at +
-                          " 3\n" + "2  " + second_at + " 3\n");
+  EXPECT_EQ(list.out, "ID CREATED-AT" + std::string(first_at.size() - 9, ' ') + "PARTITIONS\n" + "1  " +
+                          first_at + " 3\n" + "2  " + second_at + " 3\n");
 
   const auto latest = run({"checkpoints", "show", "--group", "orders-app"});
   EXPECT_EQ(latest.exit_code, 0) << latest.err;
-  EXPECT_EQ(latest.out, "checkpoint 2 of group orders-app, created at " + second_at + ", 3 partitions\n"
-                        "TOPIC           PARTITION  OFFSET\n"
-                        "orders          2          50\n"
-                        "orders          10         7\n"
-                        "payments        0          100\n");
+  EXPECT_EQ(latest.out, "checkpoint 2 of group orders-app, created at " + second_at +
+                            ", 3 partitions\n"
+                            "TOPIC           PARTITION  OFFSET\n"
+                            "orders          2          50\n"
+                            "orders          10         7\n"
+                            "payments        0          100\n");
   const auto older = run({"checkpoints", "show", "--group", "orders-app", "--id", "1"});
   EXPECT_EQ(older.exit_code, 0) << older.err;
   EXPECT_NE(older.out.find("orders          2          42\n"), std::string::npos) << older.out;
@@ -148,15 +152,18 @@ TEST_F(OffsetctlState, ResetIsADryRunWithAWarningUnlessExecuted) {
             "\nGROUP           TOPIC           PARTITION  NEW-OFFSET\n"
             "orders-app      orders          2          3\n"
             "orders-app      orders          10         3\n");
-  EXPECT_NE(dry.err.find("WARN: No action will be performed as the --execute option is missing"), std::string::npos);
+  EXPECT_NE(dry.err.find("WARN: No action will be performed as the --execute option is missing"),
+            std::string::npos);
   EXPECT_EQ(stored("orders-app"), "orders:2=42 orders:10=7 payments:0=100");
 
-  const auto shift = run({"reset", "--group", "orders-app", "--all-topics", "--shift-by", "-10", "--execute"});
+  const auto shift =
+      run({"reset", "--group", "orders-app", "--all-topics", "--shift-by", "-10", "--execute"});
   EXPECT_EQ(shift.exit_code, 0) << shift.err;
   EXPECT_EQ(shift.err, "");
   EXPECT_EQ(stored("orders-app"), "orders:2=32 orders:10=0 payments:0=90");
 
-  const auto one = run({"reset", "--group", "orders-app", "--topic", "payments:0,3", "--to-offset", "8", "--execute"});
+  const auto one =
+      run({"reset", "--group", "orders-app", "--topic", "payments:0,3", "--to-offset", "8", "--execute"});
   EXPECT_EQ(one.exit_code, 0) << one.err;
   EXPECT_EQ(stored("orders-app"), "orders:2=32 orders:10=0 payments:0=8 payments:3=8");
   EXPECT_EQ(stored("audit"), "orders:0=5");
@@ -167,10 +174,12 @@ TEST_F(OffsetctlState, ResetRefusesWhatItCannotDoAndChangesNothing) {
   const auto earliest = run({"reset", "--group", "orders-app", "--all-topics", "--to-earliest", "--execute"});
   EXPECT_EQ(earliest.exit_code, 1);
   EXPECT_NE(earliest.err.find("--to-earliest needs --bootstrap-server"), std::string::npos) << earliest.err;
-  const auto negative = run({"reset", "--group", "orders-app", "--all-topics", "--to-offset", "-1", "--execute"});
+  const auto negative =
+      run({"reset", "--group", "orders-app", "--all-topics", "--to-offset", "-1", "--execute"});
   EXPECT_EQ(negative.exit_code, 1);
   EXPECT_NE(negative.err.find("-1"), std::string::npos) << negative.err;
-  const auto unknown = run({"reset", "--group", "orders-app", "--topic", "refunds", "--to-offset", "1", "--execute"});
+  const auto unknown =
+      run({"reset", "--group", "orders-app", "--topic", "refunds", "--to-offset", "1", "--execute"});
   EXPECT_EQ(unknown.exit_code, 1);
   EXPECT_NE(unknown.err.find("refunds"), std::string::npos) << unknown.err;
   EXPECT_EQ(stored("orders-app"), "orders:2=42 orders:10=7 payments:0=100");
@@ -201,15 +210,18 @@ TEST_F(OffsetctlState, ExportWritesKafkasCsvAndImportWritesItBack) {
   const auto to_file = run({"export", "--group", "orders-app", "--file", file.string()});
   EXPECT_EQ(to_file.exit_code, 0) << to_file.err;
   std::ifstream written(file);
-  EXPECT_EQ(std::string(std::istreambuf_iterator<char>(written), {}), "orders,2,60\norders,10,8\npayments,0,101\n");
+  EXPECT_EQ(std::string(std::istreambuf_iterator<char>(written), {}),
+            "orders,2,60\norders,10,8\npayments,0,101\n");
   fs::remove(file);
 }
 
 TEST_F(OffsetctlState, ImportOfABadCsvFailsNamingTheValueAndChangesNothing) {
   write_state();
   const fs::path csv = dir_.string() + ".csv";
-  for (const auto& [text, named] : std::vector<std::pair<std::string, std::string>>{
-           {"orders,2,60\npayments,0,-4\n", "'-4'"}, {"orders,2,60\njunk\n", "junk"}, {"orders,x,1\n", "'x'"}}) {
+  for (const auto& [text, named] :
+       std::vector<std::pair<std::string, std::string>>{{"orders,2,60\npayments,0,-4\n", "'-4'"},
+                                                        {"orders,2,60\njunk\n", "junk"},
+                                                        {"orders,x,1\n", "'x'"}}) {
     std::ofstream(csv) << text;
     const auto result = run({"import", "--group", "orders-app", "--file", csv.string(), "--execute"});
     EXPECT_EQ(result.exit_code, 1) << text;
@@ -263,9 +275,10 @@ TEST_F(OffsetctlState, ACorruptCheckpointFailsNamingItsKey) {
     record[10] = static_cast<char>(record[10] ^ 0x01);  // a flipped bit: the checksum fails
     backend.put(key, record);
   }
-  for (const std::vector<std::string>& args : {std::vector<std::string>{"checkpoints", "list", "--group", "orders-app"},
-                                              {"checkpoints", "show", "--group", "orders-app", "--id", "1"},
-                                              {"groups"}}) {
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"checkpoints", "list", "--group", "orders-app"},
+        {"checkpoints", "show", "--group", "orders-app", "--id", "1"},
+        {"groups"}}) {
     const auto result = run(args);
     EXPECT_EQ(result.exit_code, 1) << args[0];
     EXPECT_NE(result.err.find("corrupt checkpoint at key '" + key + "'"), std::string::npos) << result.err;
@@ -275,7 +288,8 @@ TEST_F(OffsetctlState, ACorruptCheckpointFailsNamingItsKey) {
 TEST_F(OffsetctlState, AMissingDirectoryIsAnErrorAndIsNotCreated) {
   const auto result = run({"groups"});
   EXPECT_EQ(result.exit_code, 1);
-  EXPECT_NE(result.err.find("state directory '" + dir_.string() + "' does not exist"), std::string::npos) << result.err;
+  EXPECT_NE(result.err.find("state directory '" + dir_.string() + "' does not exist"), std::string::npos)
+      << result.err;
   EXPECT_FALSE(fs::exists(dir_));
 }
 

@@ -23,18 +23,18 @@
 namespace processor::kafka {
 namespace {
 
+using testing::acked_offsets;
 using testing::ConcurrencyGauge;
 using testing::Gate;
 using testing::HandlerLog;
 using testing::MockCluster;
-using testing::ParallelMember;
-using testing::Producer;
-using testing::acked_offsets;
 using testing::parallel_options;
+using testing::ParallelMember;
 using testing::pending_acks;
 using testing::poll_through_errors;
 using testing::poll_times;
 using testing::poll_until;
+using testing::Producer;
 using testing::unique_name;
 
 class ParallelConsumerFailures : public ::testing::Test {
@@ -83,7 +83,8 @@ TEST_F(ParallelConsumerFailures, AHandlerThatFailsTwiceIsCalledThreeTimesAndHold
   EXPECT_EQ(by_key.peak_in_group(), 1);
   // Record 1 (key "a") started only after record 0's last try.
   const auto order = log.order();
-  const auto last_try = std::find_if(order.rbegin(), order.rend(), [](const auto& s) { return s.offset == 0; });
+  const auto last_try =
+      std::find_if(order.rbegin(), order.rend(), [](const auto& s) { return s.offset == 0; });
   const auto second_a = std::find_if(order.begin(), order.end(), [](const auto& s) { return s.offset == 1; });
   ASSERT_NE(second_a, order.end());
   EXPECT_GT(second_a - order.begin(), order.rend() - last_try - 1);
@@ -100,7 +101,8 @@ TEST_F(ParallelConsumerFailures, ARecordThatFailsEveryTryGoesToOnFailureAndIsAck
   Producer producer(cluster_.bootstrap());
   producer.produce(topic_, 0, 5);
   std::mutex mutex;
-  std::vector<std::tuple<std::int64_t, std::string, std::string, int>> dead_letters;  // offset, key, error, attempts
+  std::vector<std::tuple<std::int64_t, std::string, std::string, int>>
+      dead_letters;  // offset, key, error, attempts
   HandlerLog log;
   auto options = parallel_options(topic_);
   options.retry.max_attempts = 2;
@@ -194,12 +196,14 @@ class BadParallelOption : public ParallelConsumerFailures, public ::testing::Wit
 TEST_P(BadParallelOption, IsRefusedWithInvalidArgumentNamingTheValue) {
   cluster_.create_topic(topic_, 1);
   auto client = KafkaClient::create(testing::group_properties(cluster_.bootstrap(), group_));
-  OffsetManager manager(group_, nullptr, std::make_shared<KafkaOffsetStore>(client), OffsetCommitStrategy::manual());
+  OffsetManager manager(group_, nullptr, std::make_shared<KafkaOffsetStore>(client),
+                        OffsetCommitStrategy::manual());
   auto options = parallel_options(topic_);
   GetParam().change(options);
   ParallelConsumer::RecordHandler handler = [](const ConsumedRecord&) {};
   if (std::string(GetParam().name) == "EmptyHandler") handler = nullptr;
-  const StateError error = testing::error_of([&] { ParallelConsumer consumer(client, manager, options, handler); });
+  const StateError error =
+      testing::error_of([&] { ParallelConsumer consumer(client, manager, options, handler); });
   EXPECT_EQ(error.kind(), ErrorKind::InvalidArgument) << error.what();
   for (const auto& text : GetParam().mentions) EXPECT_TRUE(testing::mentions(error, text));
   EXPECT_TRUE(client->assignment().empty());
@@ -210,11 +214,14 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(
         BadOption{"ZeroConcurrency", [](auto& o) { o.max_concurrency = 0; }, {"max_concurrency", "0"}},
         BadOption{"NegativeConcurrency", [](auto& o) { o.max_concurrency = -1; }, {"max_concurrency", "-1"}},
-        BadOption{"HugeConcurrency", [](auto& o) { o.max_concurrency = 100'001; }, {"max_concurrency", "100001"}},
-        BadOption{"NegativeDrainTimeout", [](auto& o) { o.drain_timeout = std::chrono::milliseconds(-5); },
+        BadOption{
+            "HugeConcurrency", [](auto& o) { o.max_concurrency = 100'001; }, {"max_concurrency", "100001"}},
+        BadOption{"NegativeDrainTimeout",
+                  [](auto& o) { o.drain_timeout = std::chrono::milliseconds(-5); },
                   {"drain_timeout", "-5"}},
         BadOption{"ZeroAttempts", [](auto& o) { o.retry.max_attempts = 0; }, {"max_attempts", "0"}},
-        BadOption{"NegativeBackoff", [](auto& o) { o.retry.initial_backoff = std::chrono::milliseconds(-3); },
+        BadOption{"NegativeBackoff",
+                  [](auto& o) { o.retry.initial_backoff = std::chrono::milliseconds(-3); },
                   {"initial_backoff", "-3"}},
         BadOption{"ReversedBackoff",
                   [](auto& o) {

@@ -18,16 +18,16 @@
 namespace processor::kafka {
 namespace {
 
+using testing::acked_offsets;
 using testing::ConcurrencyGauge;
 using testing::Gate;
 using testing::HandlerLog;
 using testing::MockCluster;
-using testing::ParallelMember;
-using testing::Producer;
-using testing::acked_offsets;
 using testing::parallel_options;
+using testing::ParallelMember;
 using testing::pending_acks;
 using testing::poll_until;
+using testing::Producer;
 using testing::unique_name;
 
 class ParallelConsumerRevoke : public ::testing::Test {
@@ -142,7 +142,8 @@ TEST_F(ParallelConsumerRevoke, CloseReturnsAfterTheDrainTimeoutWhileAHandlerRuns
 
 // Regression: a record abandoned after drain_timeout that finished before the revoke's commit
 // (here: while on_revoked runs) was acknowledged and committed, and its next owner skipped it.
-TEST_F(ParallelConsumerRevoke, ARecordAbandonedAfterTheDrainTimeoutIsNotCommittedWhenItFinishesBeforeTheCommit) {
+TEST_F(ParallelConsumerRevoke,
+       ARecordAbandonedAfterTheDrainTimeoutIsNotCommittedWhenItFinishesBeforeTheCommit) {
   cluster_.create_topic(topic_, 1);
   Producer producer(cluster_.bootstrap());
   producer.produce(topic_, 0, 5);
@@ -202,7 +203,8 @@ TEST_F(ParallelConsumerRevoke, AJoiningMemberTakesOverAbandonedRecordsAndTheLate
     log_b.finished(r);
   });
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-  while (!(b.consumer.assignment().size() == 1 && log_b.finished() == 6) && std::chrono::steady_clock::now() < deadline) {
+  while (!(b.consumer.assignment().size() == 1 && log_b.finished() == 6) &&
+         std::chrono::steady_clock::now() < deadline) {
     a.consumer.poll();
     b.consumer.poll();
   }
@@ -214,9 +216,8 @@ TEST_F(ParallelConsumerRevoke, AJoiningMemberTakesOverAbandonedRecordsAndTheLate
   EXPECT_GE(a.consumer.stats().abandoned_on_revoke, 1u);
 
   first_records.open();
-  ASSERT_TRUE(poll_until(a.consumer, [&] {
-    return a.consumer.stats().late_acks_ignored == 1 && log_a.finished(kept, 5);
-  }));
+  ASSERT_TRUE(poll_until(
+      a.consumer, [&] { return a.consumer.stats().late_acks_ignored == 1 && log_a.finished(kept, 5); }));
   a.manager.commit();
   const auto moved_committed = a.committed(topic_, moved);
   EXPECT_TRUE(!moved_committed || moved_committed->offset == 0)
@@ -271,7 +272,8 @@ TEST_F(ParallelConsumerRevoke, TakeCheckpointNeverRunsWhileAHandlerRuns) {
 // does only while it drains a revoke (a poll returns within poll_timeout otherwise).
 TEST(ParallelConsumerBroker, ARevokeCommitsARunningRecordThatFinishesWithinTheDrainTimeout) {
   const std::string bootstrap = testing::real_broker();
-  if (bootstrap.empty()) GTEST_SKIP() << "KAFKA_BOOTSTRAP is not set: start a broker with scripts/kafka/broker.sh";
+  if (bootstrap.empty())
+    GTEST_SKIP() << "KAFKA_BOOTSTRAP is not set: start a broker with scripts/kafka/broker.sh";
   const std::string topic = unique_name("parallel-real");
   const std::string group = unique_name("parallel-real-group");
   testing::create_topic(bootstrap, topic, 2);

@@ -2,6 +2,8 @@
 // ProcessingOrder, where commits stop while a record is slow, what a restarted member skips,
 // and back-pressure. (Failures, revokes, checkpoints and executors: parallel_consumer_failure_test.cpp.)
 
+#include "processor/kafka/parallel_consumer.hpp"
+
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -13,24 +15,23 @@
 #include "kafka_test_support.hpp"
 #include "parallel_consumer_support.hpp"
 #include "processor/kafka.hpp"
-#include "processor/kafka/parallel_consumer.hpp"
 #include "processor/log.hpp"
 #include "recording_log_sink.hpp"
 
 namespace processor::kafka {
 namespace {
 
+using testing::acked_offsets;
 using testing::ConcurrencyGauge;
 using testing::Gate;
 using testing::HandlerLog;
 using testing::MockCluster;
-using testing::ParallelMember;
-using testing::Producer;
-using testing::acked_offsets;
 using testing::parallel_options;
+using testing::ParallelMember;
 using testing::pending_acks;
 using testing::poll_times;
 using testing::poll_until;
+using testing::Producer;
 using testing::unique_name;
 
 class ParallelConsumerMock : public ::testing::Test {
@@ -87,7 +88,8 @@ TEST_F(ParallelConsumerMock, KeyOrderRunsOneKeyAtATimeInOffsetOrderWhileKeysOver
   std::map<std::string, std::vector<std::int64_t>> offsets_by_key;
   for (const auto& start : log.order()) offsets_by_key[start.key].push_back(start.offset);
   for (const auto& [key, offsets] : offsets_by_key) {
-    EXPECT_TRUE(std::is_sorted(offsets.begin(), offsets.end())) << "key " << key << " ran out of offset order";
+    EXPECT_TRUE(std::is_sorted(offsets.begin(), offsets.end()))
+        << "key " << key << " ran out of offset order";
     EXPECT_EQ(offsets.size(), 10u) << "key " << key;
   }
   EXPECT_EQ(member.consumer.stats().processed, keys.size());
@@ -115,7 +117,8 @@ TEST_F(ParallelConsumerMock, PartitionOrderRunsOneRecordPerPartitionInOffsetOrde
   std::map<std::int32_t, std::vector<std::int64_t>> offsets_by_partition;
   for (const auto& start : log.order()) offsets_by_partition[start.partition].push_back(start.offset);
   for (const auto& [partition, offsets] : offsets_by_partition) {
-    EXPECT_EQ(offsets, (std::vector<std::int64_t>{0, 1, 2, 3, 4, 5, 6, 7, 8, 9})) << "partition " << partition;
+    EXPECT_EQ(offsets, (std::vector<std::int64_t>{0, 1, 2, 3, 4, 5, 6, 7, 8, 9}))
+        << "partition " << partition;
   }
 }
 
@@ -183,7 +186,8 @@ TEST_F(ParallelConsumerMock, ASlowRecordDoesNotHoldBackRecordsOfOtherKeys) {
   });
   ASSERT_TRUE(poll_until(member.consumer, [&] { return log.finished() == 200; }));
   producer.produce(topic_, 0, 40, 200);
-  const bool others_done = poll_until(member.consumer, [&] { return log.finished() == 239; }, std::chrono::seconds(30));
+  const bool others_done = poll_until(
+      member.consumer, [&] { return log.finished() == 239; }, std::chrono::seconds(30));
   slow.open();
   EXPECT_TRUE(others_done) << log.finished() - 200 << " of the 39 records behind the slow one finished";
   ASSERT_TRUE(poll_until(member.consumer, [&] { return log.finished() == 240; }));
@@ -203,10 +207,12 @@ TEST_F(ParallelConsumerMock, CommitStopsAtASlowRecordAndCarriesTheLaterAcksUntil
     if (r.offset == 3) slow.pass();
     log.finished(r);
   });
-  ASSERT_TRUE(poll_until(member.consumer, [&] {
-    const auto acks = pending_acks(member.manager, topic_, 0);
-    return acks && acks->committable == 3 && acks->size() == 6;
-  })) << "finished " << log.finished();
+  ASSERT_TRUE(poll_until(member.consumer,
+                         [&] {
+                           const auto acks = pending_acks(member.manager, topic_, 0);
+                           return acks && acks->committable == 3 && acks->size() == 6;
+                         }))
+      << "finished " << log.finished();
   member.manager.commit();
   const auto held = member.committed(topic_, 0);
   ASSERT_TRUE(held);
@@ -239,7 +245,8 @@ TEST_F(ParallelConsumerMock, RestartedMemberProcessesTheUnackedRecordsAndSkipsTh
     });
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
     std::optional<AckedSet> acks;
-    while (!(acks && acks->committable == 2 && acks->size() == 7) && std::chrono::steady_clock::now() < deadline) {
+    while (!(acks && acks->committable == 2 && acks->size() == 7) &&
+           std::chrono::steady_clock::now() < deadline) {
       try {
         first.consumer.poll();
       } catch (const std::runtime_error&) {
@@ -256,13 +263,15 @@ TEST_F(ParallelConsumerMock, RestartedMemberProcessesTheUnackedRecordsAndSkipsTh
   producer.produce(topic_, 0, 2, 10);  // offsets 10 and 11: after the skipped ones
 
   HandlerLog log;
-  ParallelMember second(cluster_.bootstrap(), group_, parallel_options(topic_),
-                        [&](const ConsumedRecord& r) { log.started(r); log.finished(r); });
-  ASSERT_TRUE(poll_until(second.consumer, [&] {
-    return log.finished(0, 2) && log.finished(0, 10) && log.finished(0, 11);
-  }));
+  ParallelMember second(cluster_.bootstrap(), group_, parallel_options(topic_), [&](const ConsumedRecord& r) {
+    log.started(r);
+    log.finished(r);
+  });
+  ASSERT_TRUE(poll_until(second.consumer,
+                         [&] { return log.finished(0, 2) && log.finished(0, 10) && log.finished(0, 11); }));
   poll_times(second.consumer, 5);
-  EXPECT_EQ(log.calls(), (std::map<std::pair<std::int32_t, std::int64_t>, int>{{{0, 2}, 1}, {{0, 10}, 1}, {{0, 11}, 1}}));
+  EXPECT_EQ(log.calls(),
+            (std::map<std::pair<std::int32_t, std::int64_t>, int>{{{0, 2}, 1}, {{0, 10}, 1}, {{0, 11}, 1}}));
   EXPECT_EQ(second.consumer.stats().skipped_after_restart, 7u);
   EXPECT_EQ(second.consumer.stats().metadata_warnings, 0u);
 }
@@ -294,7 +303,10 @@ TEST_P(ForeignMetadata, IsIgnoredWithAWarningAndEveryRecordFromTheCommittedOffse
   HandlerLog log;
   {
     ParallelMember member(cluster_.bootstrap(), group_, parallel_options(topic_),
-                          [&](const ConsumedRecord& r) { log.started(r); log.finished(r); });
+                          [&](const ConsumedRecord& r) {
+                            log.started(r);
+                            log.finished(r);
+                          });
     ASSERT_TRUE(poll_until(member.consumer, [&] { return log.finished() == 6; }));
     poll_times(member.consumer, 5);
     EXPECT_EQ(member.consumer.stats().metadata_warnings, 1u);
@@ -324,7 +336,8 @@ INSTANTIATE_TEST_SUITE_P(AnotherToolOrAnotherOffset, ForeignMetadata,
 // The bound holds to within one poll's batch (500 records, as KafkaConsumer::poll()): a poll
 // hands over what librdkafka has fetched before the pause takes effect. Without back-pressure
 // the consumer would buffer the whole topic (800 records) while the handlers are held.
-TEST_F(ParallelConsumerMock, BufferedBytesStayWithinTheBoundAndPausedPartitionsResumeWithoutGapsOrDuplicates) {
+TEST_F(ParallelConsumerMock,
+       BufferedBytesStayWithinTheBoundAndPausedPartitionsResumeWithoutGapsOrDuplicates) {
   cluster_.create_topic(topic_, 2);
   Producer producer(cluster_.bootstrap());
   constexpr std::size_t kValueBytes = 1000;
@@ -348,9 +361,8 @@ TEST_F(ParallelConsumerMock, BufferedBytesStayWithinTheBoundAndPausedPartitionsR
     gate.pass();
     log.finished(r);
   });
-  ASSERT_TRUE(poll_until(member.consumer, [&] {
-    return gate.arrived() >= 4 && member.consumer.stats().partition_pauses >= 2;
-  }));
+  ASSERT_TRUE(poll_until(
+      member.consumer, [&] { return gate.arrived() >= 4 && member.consumer.stats().partition_pauses >= 2; }));
   poll_times(member.consumer, 40);
   const auto held = member.consumer.stats();
   EXPECT_LE(held.peak_buffered_bytes, kBound + kOnePoll);
@@ -385,15 +397,17 @@ TEST_F(ParallelConsumerMock, FullAckTrackingPausesThePartitionUntilAcknowledgeme
   options.max_concurrency = 8;
   OffsetManagerOptions manager_options;
   manager_options.acks.max_outstanding = 3;
-  ParallelMember member(cluster_.bootstrap(), group_, options, [&](const ConsumedRecord& r) {
-    log.started(r);
-    auto running = gauge.enter();
-    gate.pass();
-    log.finished(r);
-  }, manager_options);
-  ASSERT_TRUE(poll_until(member.consumer, [&] {
-    return gate.arrived() >= 3 && member.consumer.stats().partition_pauses > 0;
-  }));
+  ParallelMember member(
+      cluster_.bootstrap(), group_, options,
+      [&](const ConsumedRecord& r) {
+        log.started(r);
+        auto running = gauge.enter();
+        gate.pass();
+        log.finished(r);
+      },
+      manager_options);
+  ASSERT_TRUE(poll_until(
+      member.consumer, [&] { return gate.arrived() >= 3 && member.consumer.stats().partition_pauses > 0; }));
   poll_times(member.consumer, 20);
   EXPECT_EQ(gauge.running(), 3) << "more records in flight than the tracking holds";
   gate.open();

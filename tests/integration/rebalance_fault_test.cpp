@@ -50,8 +50,8 @@ class RebalanceFault : public ::testing::Test {
 
   // Polls `member` (which must never throw) until it handled every record and committed each
   // partition's end, or `timeout` passes. Returns (partition, offset) -> times handled.
-  std::map<std::pair<int, std::int64_t>, int> consume_all(GroupMember& member,
-                                                          std::chrono::seconds timeout = std::chrono::seconds(60)) {
+  std::map<std::pair<int, std::int64_t>, int> consume_all(
+      GroupMember& member, std::chrono::seconds timeout = std::chrono::seconds(60)) {
     std::map<std::pair<int, std::int64_t>, int> seen;
     const auto deadline = std::chrono::steady_clock::now() + timeout;
     while (seen.size() < static_cast<std::size_t>(kPartitions * kRecords) &&
@@ -96,9 +96,12 @@ TEST_F(RebalanceFault, AStartThatOutlastsTheRetriesIsTheCommittedOffset) {
     commits_only_20.commit_on_revoke = false;
     GroupMember first(cluster_.bootstrap(), group_, commits_only_20, "range");
     std::size_t handled = 0;
-    ASSERT_TRUE(testing::poll_until(first.consumer, [&](const ConsumedRecord& record) {
-      if (record.offset < 20) ++handled;
-    }, [&] { return first.consumer.assignment().size() == kPartitions && handled >= kPartitions * 20u; }));
+    ASSERT_TRUE(testing::poll_until(
+        first.consumer,
+        [&](const ConsumedRecord& record) {
+          if (record.offset < 20) ++handled;
+        },
+        [&] { return first.consumer.assignment().size() == kPartitions && handled >= kPartitions * 20u; }));
     std::vector<PartitionOffset> offsets;
     for (int p = 0; p < kPartitions; ++p) offsets.emplace_back(TopicPartition(topic_, p), OffsetInfo(20));
     first.store->store_offsets(group_, offsets);
@@ -108,7 +111,8 @@ TEST_F(RebalanceFault, AStartThatOutlastsTheRetriesIsTheCommittedOffset) {
   push_errors(kListOffsetsApiKey, 400, RD_KAFKA_RESP_ERR_NOT_LEADER_FOR_PARTITION);
   testing::RecordingSink log;
   set_log_sink(log.sink());
-  GroupMember member(cluster_.bootstrap(), group_, short_start_retries(), "range", OffsetCommitStrategy::manual());
+  GroupMember member(cluster_.bootstrap(), group_, short_start_retries(), "range",
+                     OffsetCommitStrategy::manual());
   std::map<std::pair<int, std::int64_t>, int> seen;
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
   while (seen.size() < static_cast<std::size_t>(kPartitions * (kRecords - 20)) &&
@@ -127,7 +131,8 @@ TEST_F(RebalanceFault, AStartThatOutlastsTheRetriesIsTheCommittedOffset) {
     unchecked = unchecked || record.message.find("starts from the group's committed offset, unchecked") !=
                                  std::string::npos;
   }
-  EXPECT_TRUE(unchecked) << "every start was decided inside the assignment: the faults did not last long enough";
+  EXPECT_TRUE(unchecked)
+      << "every start was decided inside the assignment: the faults did not last long enough";
 }
 
 // The committed offsets themselves cannot be read for longer than the assignment retries (the
@@ -197,8 +202,9 @@ TEST_F(RebalanceFault, APeriodicCommitDoesNotHoldThePollingThread) {
 // counted, logged and sent again with the generation the member has then: poll() never throws,
 // and every record ends up committed.
 TEST_F(RebalanceFault, ACommitRefusedForTheGenerationNeverEscapesPoll) {
-  for (const rd_kafka_resp_err_t refusal : {RD_KAFKA_RESP_ERR_ILLEGAL_GENERATION, RD_KAFKA_RESP_ERR_UNKNOWN_MEMBER_ID,
-                                            RD_KAFKA_RESP_ERR_REBALANCE_IN_PROGRESS}) {
+  for (const rd_kafka_resp_err_t refusal :
+       {RD_KAFKA_RESP_ERR_ILLEGAL_GENERATION, RD_KAFKA_RESP_ERR_UNKNOWN_MEMBER_ID,
+        RD_KAFKA_RESP_ERR_REBALANCE_IN_PROGRESS}) {
     SCOPED_TRACE(rd_kafka_err2name(refusal));
     const std::string group = unique_name("refused");
     push_errors(kOffsetCommitApiKey, 2, refusal);  // each of the first two refused: a rejoin takes seconds
@@ -211,7 +217,9 @@ TEST_F(RebalanceFault, ACommitRefusedForTheGenerationNeverEscapesPoll) {
     bool committed = false;
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
     while ((!committed || ends < kPartitions) && std::chrono::steady_clock::now() < deadline) {
-      ASSERT_NO_THROW(member.consumer.poll([&](const ConsumedRecord& r) { seen.insert({r.partition, r.offset}); }));
+      ASSERT_NO_THROW(member.consumer.poll([&](const ConsumedRecord& r) {
+        seen.insert({r.partition, r.offset});
+      }));
       const auto offsets = member.manager.get_all_committed();
       committed = offsets.size() == static_cast<std::size_t>(kPartitions);
       for (const auto& [tp, info] : offsets) committed = committed && info.offset == kRecords;

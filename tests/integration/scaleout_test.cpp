@@ -15,12 +15,11 @@
 // SCALEOUT_ASSIGNMENT=range runs the eager protocol instead of cooperative-sticky.
 
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
-
-#include <gtest/gtest.h>
 
 #include <algorithm>
 #include <array>
@@ -68,9 +67,10 @@ struct RdDeleter {
 };
 using EventPtr = std::unique_ptr<rd_kafka_event_t, RdDeleter<rd_kafka_event_t, rd_kafka_event_destroy>>;
 using QueuePtr = std::unique_ptr<rd_kafka_queue_t, RdDeleter<rd_kafka_queue_t, rd_kafka_queue_destroy>>;
-using AdminOptionsPtr =
-    std::unique_ptr<rd_kafka_AdminOptions_t, RdDeleter<rd_kafka_AdminOptions_t, rd_kafka_AdminOptions_destroy>>;
-using NewTopicPtr = std::unique_ptr<rd_kafka_NewTopic_t, RdDeleter<rd_kafka_NewTopic_t, rd_kafka_NewTopic_destroy>>;
+using AdminOptionsPtr = std::unique_ptr<rd_kafka_AdminOptions_t,
+                                        RdDeleter<rd_kafka_AdminOptions_t, rd_kafka_AdminOptions_destroy>>;
+using NewTopicPtr =
+    std::unique_ptr<rd_kafka_NewTopic_t, RdDeleter<rd_kafka_NewTopic_t, rd_kafka_NewTopic_destroy>>;
 
 // Creates `topic` with `partitions` partitions (replication factor 1) through the admin API,
 // then waits until the metadata shows a leader for every partition.
@@ -95,7 +95,8 @@ void create_topic(const std::string& bootstrap, const std::string& topic, int pa
       rd_kafka_CreateTopics_result_topics(rd_kafka_event_CreateTopics_result(event.get()), &count);
   for (std::size_t i = 0; i < count; ++i) {
     if (rd_kafka_topic_result_error(results[i]) != RD_KAFKA_RESP_ERR_NO_ERROR) {
-      throw std::runtime_error("CreateTopics " + topic + ": " + rd_kafka_topic_result_error_string(results[i]));
+      throw std::runtime_error("CreateTopics " + topic + ": " +
+                               rd_kafka_topic_result_error_string(results[i]));
     }
   }
 
@@ -107,9 +108,12 @@ void create_topic(const std::string& bootstrap, const std::string& topic, int pa
     rd_kafka_topic_destroy(rkt);
     bool ready = false;
     if (err == RD_KAFKA_RESP_ERR_NO_ERROR && metadata->topic_cnt == 1 &&
-        metadata->topics[0].err == RD_KAFKA_RESP_ERR_NO_ERROR && metadata->topics[0].partition_cnt == partitions) {
+        metadata->topics[0].err == RD_KAFKA_RESP_ERR_NO_ERROR &&
+        metadata->topics[0].partition_cnt == partitions) {
       ready = std::all_of(metadata->topics[0].partitions, metadata->topics[0].partitions + partitions,
-                          [](const rd_kafka_metadata_partition_t& p) { return p.err == RD_KAFKA_RESP_ERR_NO_ERROR && p.leader >= 0; });
+                          [](const rd_kafka_metadata_partition_t& p) {
+                            return p.err == RD_KAFKA_RESP_ERR_NO_ERROR && p.leader >= 0;
+                          });
     }
     if (metadata != nullptr) rd_kafka_metadata_destroy(metadata);
     if (ready) return;
@@ -242,13 +246,13 @@ std::string join(const std::set<std::int64_t>& values) {
 
 // The result of replaying one worker's log in order, tracking the partitions it owns.
 struct Replay {
-  std::size_t commit_entries_checked = 0;  // K entries
-  std::size_t commit_attempts = 0;         // runs of C lines
-  std::vector<std::string> commits_outside_ownership;   // K entries for partitions not owned
-  std::size_t attempts_outside_ownership = 0;           // C entries for partitions not owned
-  std::size_t records_outside_ownership = 0;            // R lines for partitions not owned
-  std::size_t errors = 0;                               // E lines
-  std::size_t rebalances = 0;                           // A, V and L lines
+  std::size_t commit_entries_checked = 0;              // K entries
+  std::size_t commit_attempts = 0;                     // runs of C lines
+  std::vector<std::string> commits_outside_ownership;  // K entries for partitions not owned
+  std::size_t attempts_outside_ownership = 0;          // C entries for partitions not owned
+  std::size_t records_outside_ownership = 0;           // R lines for partitions not owned
+  std::size_t errors = 0;                              // E lines
+  std::size_t rebalances = 0;                          // A, V and L lines
 };
 
 // Ownership: A adds its partitions, V and L remove theirs. The consumer calls on_revoked (V)
@@ -312,9 +316,9 @@ Replay replay(const std::vector<LogLine>& lines) {
         ++out.commit_entries_checked;
         if (line.numbers.size() != 2) break;
         if (!owned.contains(line.numbers[0]) && !(may_revoking && revoking.contains(line.numbers[0]))) {
-          out.commits_outside_ownership.push_back("line " + std::to_string(i + 1) + ": K " +
-                                                  std::to_string(line.numbers[0]) + " " +
-                                                  std::to_string(line.numbers[1]) + " while owning " + join(owned));
+          out.commits_outside_ownership.push_back(
+              "line " + std::to_string(i + 1) + ": K " + std::to_string(line.numbers[0]) + " " +
+              std::to_string(line.numbers[1]) + " while owning " + join(owned));
         }
         break;
       }
@@ -349,10 +353,11 @@ TEST(ScaleOutLogReplay, PartialLastLineIsLeftForTheNextRead) {
 }
 
 TEST(ScaleOutLogReplay, CommitsOfOwnedPartitionsAndTheRevocationsOwnCommitPass) {
-  const Replay result = replay(lines_of(
-      "A 0 1\nR 0 0\nR 1 0\nC 0 1\nC 1 1\nK 0 1\nK 1 1\nR 1 1\nV 1\nC 0 1\nC 1 2\nK 0 1\nK 1 2\n"
-      "R 0 1\nC 0 2\nK 0 2\nA 1\nC 1 3\nK 1 3\n"));
-  EXPECT_TRUE(result.commits_outside_ownership.empty()) << ::testing::PrintToString(result.commits_outside_ownership);
+  const Replay result = replay(
+      lines_of("A 0 1\nR 0 0\nR 1 0\nC 0 1\nC 1 1\nK 0 1\nK 1 1\nR 1 1\nV 1\nC 0 1\nC 1 2\nK 0 1\nK 1 2\n"
+               "R 0 1\nC 0 2\nK 0 2\nA 1\nC 1 3\nK 1 3\n"));
+  EXPECT_TRUE(result.commits_outside_ownership.empty())
+      << ::testing::PrintToString(result.commits_outside_ownership);
   EXPECT_EQ(result.commit_entries_checked, 6u);
   EXPECT_EQ(result.commit_attempts, 4u);
   EXPECT_EQ(result.attempts_outside_ownership, 0u);
@@ -361,7 +366,8 @@ TEST(ScaleOutLogReplay, CommitsOfOwnedPartitionsAndTheRevocationsOwnCommitPass) 
 
 TEST(ScaleOutLogReplay, CommitsOfPartitionsNoLongerOwnedAreCaught) {
   // A second commit after the revocation's own.
-  EXPECT_EQ(replay(lines_of("A 0 1\nV 1\nC 1 9\nK 1 9\nC 1 10\nK 1 10\n")).commits_outside_ownership.size(), 1u);
+  EXPECT_EQ(replay(lines_of("A 0 1\nV 1\nC 1 9\nK 1 9\nC 1 10\nK 1 10\n")).commits_outside_ownership.size(),
+            1u);
   // A commit after records were handled again: the revocation is over.
   EXPECT_EQ(replay(lines_of("A 0 1\nV 1\nR 0 3\nC 1 9\nK 1 9\n")).commits_outside_ownership.size(), 1u);
   // A lost partition is never committed, not even right after the loss.
@@ -419,14 +425,15 @@ TEST(ScaleOut, ThreeProcessesOneKilledNothingLostNothingMovesBackwards) {
     worker.index = i;
     worker.log_path = (temp.path / ("worker-" + std::to_string(i) + ".log")).string();
     worker.stderr_path = (temp.path / ("worker-" + std::to_string(i) + ".err")).string();
-    worker.pid = spawn_worker({worker_path, "--bootstrap", bootstrap, "--group", group, "--topic", topic, "--log",
-                               worker.log_path, "--assignment", assignment},
+    worker.pid = spawn_worker({worker_path, "--bootstrap", bootstrap, "--group", group, "--topic", topic,
+                               "--log", worker.log_path, "--assignment", assignment},
                               worker.stderr_path);
     ASSERT_GT(worker.pid, 0) << "fork failed: " << std::strerror(errno);
   }
 
   // ---- The monitor: the group's committed offsets, read as an outsider ----
-  KafkaProperties monitor_properties{{"bootstrap.servers", bootstrap}, {"group.id", group}, {"log_level", "3"}};
+  KafkaProperties monitor_properties{
+      {"bootstrap.servers", bootstrap}, {"group.id", group}, {"log_level", "3"}};
   KafkaOffsetStoreOptions monitor_options;
   monitor_options.request_timeout = std::chrono::seconds(2);
   monitor_options.retry_backoff = std::chrono::milliseconds(20);
@@ -457,8 +464,8 @@ TEST(ScaleOut, ThreeProcessesOneKilledNothingLostNothingMovesBackwards) {
       if (tp.partition < 0 || tp.partition >= kPartitions) continue;
       std::int64_t& last = last_committed[static_cast<std::size_t>(tp.partition)];
       if (info.offset < last) {
-        decreases.push_back("partition " + std::to_string(tp.partition) + ": " + std::to_string(last) + " -> " +
-                            std::to_string(info.offset) + " at " + std::to_string(at_ms) + " ms");
+        decreases.push_back("partition " + std::to_string(tp.partition) + ": " + std::to_string(last) +
+                            " -> " + std::to_string(info.offset) + " at " + std::to_string(at_ms) + " ms");
       } else if (info.offset > last) {
         ++committed_advances;
       }
@@ -519,11 +526,13 @@ TEST(ScaleOut, ThreeProcessesOneKilledNothingLostNothingMovesBackwards) {
     for (auto& worker : workers) {
       if (worker.pid > 0 && ::waitpid(worker.pid, &worker.status, WNOHANG) == worker.pid) {
         worker.pid = -1;
-        unexpected_exit += " worker " + std::to_string(worker.index) + " (" + describe_status(worker.status) + ")";
+        unexpected_exit +=
+            " worker " + std::to_string(worker.index) + " (" + describe_status(worker.status) + ")";
       }
     }
     if (!unexpected_exit.empty()) break;
-    const auto elapsed_ms = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - started).count();
+    const auto elapsed_ms =
+        std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - started).count();
     if (killed_index < 0 && distinct * 3 >= static_cast<std::size_t>(kTotal)) {
       auto busiest = std::max_element(workers.begin(), workers.end(),
                                       [](const Worker& a, const Worker& b) { return a.records < b.records; });
@@ -544,8 +553,8 @@ TEST(ScaleOut, ThreeProcessesOneKilledNothingLostNothingMovesBackwards) {
   }
   const auto run_ms = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - started).count();
   ASSERT_TRUE(unexpected_exit.empty()) << "workers exited before SIGTERM:" << unexpected_exit;
-  ASSERT_GE(killed_index, 0) << "the run ended before a third of the records was handled (" << distinct << " of "
-                             << kTotal << ")";
+  ASSERT_GE(killed_index, 0) << "the run ended before a third of the records was handled (" << distinct
+                             << " of " << kTotal << ")";
 
   // ---- Stop the survivors: SIGTERM, they close (final commit, leave the group) and exit 0 ----
   for (auto& worker : workers) {
@@ -588,8 +597,8 @@ TEST(ScaleOut, ThreeProcessesOneKilledNothingLostNothingMovesBackwards) {
       ++count;
     }
     if (count > 0) {
-      missing.push_back("partition " + std::to_string(p) + ": " + std::to_string(count) + " missing from offset " +
-                        std::to_string(first));
+      missing.push_back("partition " + std::to_string(p) + ": " + std::to_string(count) +
+                        " missing from offset " + std::to_string(first));
     }
   }
   EXPECT_TRUE(missing.empty()) << ::testing::PrintToString(missing);
@@ -624,22 +633,23 @@ TEST(ScaleOut, ThreeProcessesOneKilledNothingLostNothingMovesBackwards) {
         << ::testing::PrintToString(result.commits_outside_ownership);
     EXPECT_GT(result.rebalances, 0u) << "worker " << worker.index << " was never assigned anything";
     per_worker += " w" + std::to_string(worker.index) + (worker.killed ? "(killed)" : "") + "=" +
-                  std::to_string(worker.records) + "R/" + std::to_string(result.commit_entries_checked) + "K/" +
-                  std::to_string(result.rebalances) + "reb";
+                  std::to_string(worker.records) + "R/" + std::to_string(result.commit_entries_checked) +
+                  "K/" + std::to_string(result.rebalances) + "reb";
     const std::string err = read_file(worker.stderr_path);
     if (!err.empty()) std::cout << "[scaleout] worker " << worker.index << " stderr:\n" << err;
   }
 
-  std::cout << "[scaleout] assignment=" << assignment << " records=" << kTotal << " distinct=" << distinct << " handled=" << handled
-            << " duplicates=" << (handled - distinct) << " commits_checked=" << commits_checked
-            << " commit_attempts=" << commit_attempts << " decreases=" << decreases.size()
-            << " monitor_samples=" << monitor_samples << " monitor_failures=" << monitor_failures
-            << " committed_advances=" << committed_advances << "\n"
-            << "[scaleout] killed=w" << killed_index << " at " << kill_at_ms << " ms (distinct " << distinct_at_kill
-            << ", R per worker " << records_at_kill << "), all handled at " << all_handled_at_ms
-            << " ms, run " << run_ms << " ms, shutdown " << shutdown_ms << " ms;" << per_worker
-            << "; C outside ownership=" << attempts_outside << ", R outside ownership=" << records_outside
-            << ", worker errors=" << errors << "\n";
+  std::cout << "[scaleout] assignment=" << assignment << " records=" << kTotal << " distinct=" << distinct
+            << " handled=" << handled << " duplicates=" << (handled - distinct)
+            << " commits_checked=" << commits_checked << " commit_attempts=" << commit_attempts
+            << " decreases=" << decreases.size() << " monitor_samples=" << monitor_samples
+            << " monitor_failures=" << monitor_failures << " committed_advances=" << committed_advances
+            << "\n"
+            << "[scaleout] killed=w" << killed_index << " at " << kill_at_ms << " ms (distinct "
+            << distinct_at_kill << ", R per worker " << records_at_kill << "), all handled at "
+            << all_handled_at_ms << " ms, run " << run_ms << " ms, shutdown " << shutdown_ms << " ms;"
+            << per_worker << "; C outside ownership=" << attempts_outside
+            << ", R outside ownership=" << records_outside << ", worker errors=" << errors << "\n";
 }
 
 }  // namespace

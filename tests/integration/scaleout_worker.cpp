@@ -69,7 +69,8 @@ std::string offset_lines(char kind, std::span<const PartitionOffset> offsets) {
 // "K" lines after it succeeded.
 class LoggingOffsetStore : public OffsetStore {
  public:
-  LoggingOffsetStore(std::shared_ptr<KafkaOffsetStore> inner, const EventLog& log) : inner_(std::move(inner)), log_(log) {}
+  LoggingOffsetStore(std::shared_ptr<KafkaOffsetStore> inner, const EventLog& log)
+      : inner_(std::move(inner)), log_(log) {}
 
   void store_offset(std::string_view group, const TopicPartition& tp, const OffsetInfo& info) override {
     const PartitionOffset entry{tp, info};
@@ -81,7 +82,9 @@ class LoggingOffsetStore : public OffsetStore {
   std::unordered_map<TopicPartition, OffsetInfo> get_all_offsets(std::string_view group) override {
     return inner_->get_all_offsets(group);
   }
-  void delete_offset(std::string_view group, const TopicPartition& tp) override { inner_->delete_offset(group, tp); }
+  void delete_offset(std::string_view group, const TopicPartition& tp) override {
+    inner_->delete_offset(group, tp);
+  }
   void clear_offsets(std::string_view group) override { inner_->clear_offsets(group); }
   void store_offsets(std::string_view group, std::span<const PartitionOffset> offsets) override {
     log_.write(offset_lines('C', offsets));
@@ -145,17 +148,25 @@ int run(const Arguments& args) {
   store_options.retry_backoff_max = std::chrono::milliseconds(200);
   store_options.retry_deadline = std::chrono::seconds(10);
 
-  auto client = KafkaClient::create(processor::testing::group_properties(args.bootstrap, args.group, args.assignment));
+  auto client =
+      KafkaClient::create(processor::testing::group_properties(args.bootstrap, args.group, args.assignment));
   auto kafka_store = std::make_shared<KafkaOffsetStore>(client, store_options);
   auto store = std::make_shared<LoggingOffsetStore>(kafka_store, log);
-  OffsetManager manager(args.group, nullptr, store, OffsetCommitStrategy::periodic(std::chrono::milliseconds(200)));
+  OffsetManager manager(args.group, nullptr, store,
+                        OffsetCommitStrategy::periodic(std::chrono::milliseconds(200)));
 
   KafkaConsumerOptions options;
   options.topics = {args.topic};
   options.poll_timeout = std::chrono::milliseconds(50);
-  options.on_assigned = [&log](const std::vector<TopicPartition>& partitions) { log.write(partition_line('A', partitions)); };
-  options.on_revoked = [&log](const std::vector<TopicPartition>& partitions) { log.write(partition_line('V', partitions)); };
-  options.on_lost = [&log](const std::vector<TopicPartition>& partitions) { log.write(partition_line('L', partitions)); };
+  options.on_assigned = [&log](const std::vector<TopicPartition>& partitions) {
+    log.write(partition_line('A', partitions));
+  };
+  options.on_revoked = [&log](const std::vector<TopicPartition>& partitions) {
+    log.write(partition_line('V', partitions));
+  };
+  options.on_lost = [&log](const std::vector<TopicPartition>& partitions) {
+    log.write(partition_line('L', partitions));
+  };
   KafkaConsumer consumer(client, manager, std::move(options));
 
   const KafkaConsumer::RecordHandler handler = [&](const ConsumedRecord& record) {

@@ -9,8 +9,8 @@
 
 #include "kafka_test_support.hpp"
 #include "processor/log.hpp"
-#include "recording_log_sink.hpp"
 #include "processor/streams.hpp"
+#include "recording_log_sink.hpp"
 #include "state_dir_holder_process.hpp"
 #include "state_error_of.hpp"
 #include "topic_reader.hpp"
@@ -22,8 +22,8 @@
 namespace processor::streams {
 namespace {
 
-using testing::Producer;
 using testing::create_topic;
+using testing::Producer;
 using testing::read_topic;
 using testing::unique_name;
 
@@ -93,7 +93,8 @@ class StreamProcessorTest : public ::testing::Test {
   // A read_committed reader of the output sees, for every key, the counts 1..n exactly once.
   void expect_output_exactly_once() const {
     std::map<std::string, std::multiset<long long>> seen;
-    for (const auto& record : read_topic(bootstrap_, output_)) seen[record.key].insert(std::stoll(*record.value));
+    for (const auto& record : read_topic(bootstrap_, output_))
+      seen[record.key].insert(std::stoll(*record.value));
     ASSERT_EQ(seen.size(), expected_.size());
     for (const auto& [key, count] : expected_) {
       const auto& values = seen["w" + std::to_string(key)];
@@ -112,7 +113,8 @@ class StreamProcessorTest : public ::testing::Test {
       last[record.key] = record.value->substr(1);
     }
     ASSERT_EQ(last.size(), expected_.size());
-    for (const auto& [key, count] : expected_) EXPECT_EQ(last["w" + std::to_string(key)], std::to_string(count));
+    for (const auto& [key, count] : expected_)
+      EXPECT_EQ(last["w" + std::to_string(key)], std::to_string(count));
   }
 
   std::string bootstrap_;
@@ -135,11 +137,13 @@ TEST_F(StreamProcessorTest, CountsEachKeyExactlyOnceWithAChangelogPerInputPartit
   }
   expect_output_exactly_once();
   // The offsets committed in the transactions carry their records' leader epoch (KIP-320).
-  const auto committed = kafka::KafkaOffsetStore(kafka::KafkaClient::create(
-                                                     {{"bootstrap.servers", bootstrap_}, {"group.id", application_}}))
-                             .get_all_offsets(application_);
+  const auto committed =
+      kafka::KafkaOffsetStore(
+          kafka::KafkaClient::create({{"bootstrap.servers", bootstrap_}, {"group.id", application_}}))
+          .get_all_offsets(application_);
   ASSERT_EQ(committed.size(), static_cast<std::size_t>(kPartitions));
-  for (const auto& [tp, info] : committed) EXPECT_EQ(info.leader_epoch, std::optional<std::int32_t>(0)) << tp.to_key();
+  for (const auto& [tp, info] : committed)
+    EXPECT_EQ(info.leader_epoch, std::optional<std::int32_t>(0)) << tp.to_key();
   expect_changelog_counts();
   // The changelog has the input's partitions, and each key's state sits in its input partition.
   for (const auto& record : read_topic(bootstrap_, changelog_topic(application_, "counts"))) {
@@ -253,8 +257,8 @@ TEST_F(StreamProcessorTest, AFailingRecordFunctionAbortsTheTransactionAndItsReco
   bool failed = false;
   {
     StreamProcessor processor(options(), count_words([&](const kafka::ConsumedRecord&) {
-      if (++calls == 700) throw std::runtime_error("injected failure");
-    }));
+                                if (++calls == 700) throw std::runtime_error("injected failure");
+                              }));
     // Until the failure, then until every record was handled again and the input is drained.
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
     int idle_polls = 0;

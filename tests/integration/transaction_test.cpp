@@ -10,9 +10,9 @@
 namespace processor::kafka {
 namespace {
 
-using testing::Producer;
 using testing::create_topic;
 using testing::group_properties;
+using testing::Producer;
 using testing::unique_name;
 
 // One instance of the transforming application: a consumer of the input and a transactional
@@ -23,7 +23,8 @@ struct Transformer {
       : client(KafkaClient::create(group_properties(bootstrap, group, "range"))),
         store(std::make_shared<KafkaOffsetStore>(client)),
         manager(group, nullptr, store, OffsetCommitStrategy::manual()),
-        producer({{"bootstrap.servers", bootstrap}, {"transactional.id", transactional_id}, {"log_level", "3"}}),
+        producer(
+            {{"bootstrap.servers", bootstrap}, {"transactional.id", transactional_id}, {"log_level", "3"}}),
         consumer(client, manager, options(input)) {}
 
   static KafkaConsumerOptions options(const std::string& input) {
@@ -63,7 +64,8 @@ struct Transformer {
 
 TEST(Transactions, OutputIsExactlyOnceAcrossAnAbortAndAProducerRestart) {
   const std::string bootstrap = testing::real_broker();
-  if (bootstrap.empty()) GTEST_SKIP() << "KAFKA_BOOTSTRAP is not set: start a broker with scripts/kafka/broker.sh";
+  if (bootstrap.empty())
+    GTEST_SKIP() << "KAFKA_BOOTSTRAP is not set: start a broker with scripts/kafka/broker.sh";
   const std::string input = unique_name("tx-in");
   const std::string output = unique_name("tx-out");
   const std::string group = unique_name("tx-group");
@@ -85,8 +87,8 @@ TEST(Transactions, OutputIsExactlyOnceAcrossAnAbortAndAProducerRestart) {
     // it, and its open transaction is aborted by the coordinator.
     first->producer.begin();
     first->consumer.poll([&](const ConsumedRecord& r) { first->producer.produce(output, r.key, "zombie"); });
-    auto second_producer = std::make_unique<TransactionalProducer>(
-        KafkaProperties{{"bootstrap.servers", bootstrap}, {"transactional.id", transactional_id}, {"log_level", "3"}});
+    auto second_producer = std::make_unique<TransactionalProducer>(KafkaProperties{
+        {"bootstrap.servers", bootstrap}, {"transactional.id", transactional_id}, {"log_level", "3"}});
     second_producer.reset();
     first.reset();  // its consumer leaves the group without committing anything
   }
@@ -95,7 +97,8 @@ TEST(Transactions, OutputIsExactlyOnceAcrossAnAbortAndAProducerRestart) {
     const int handled = second.run_transaction(output, 100, false);
     processed += handled;
     std::int64_t committed = 0;
-    for (const auto& [tp, info] : second.store->committed({{input, 0}, {input, 1}, {input, 2}})) committed += info.offset;
+    for (const auto& [tp, info] : second.store->committed({{input, 0}, {input, 1}, {input, 2}}))
+      committed += info.offset;
     if (committed == 300) break;
     ASSERT_LT(processed, 2000) << "no progress";
   }
@@ -115,15 +118,19 @@ TEST(Transactions, OutputIsExactlyOnceAcrossAnAbortAndAProducerRestart) {
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
   while (seen.size() < 300 && std::chrono::steady_clock::now() < deadline) {
     reader.poll([&](const ConsumedRecord& r) {
-      if (r.value == "zombie") ++zombies;
-      else ++seen[std::string(r.value)];
+      if (r.value == "zombie")
+        ++zombies;
+      else
+        ++seen[std::string(r.value)];
     });
   }
   // Drain a little longer to catch duplicates that would arrive after the 300th value.
   for (int i = 0; i < 10; ++i) {
     reader.poll([&](const ConsumedRecord& r) {
-      if (r.value == "zombie") ++zombies;
-      else ++seen[std::string(r.value)];
+      if (r.value == "zombie")
+        ++zombies;
+      else
+        ++seen[std::string(r.value)];
     });
   }
   EXPECT_EQ(zombies, 0);

@@ -13,12 +13,11 @@
 // (see broker_kill_commit_test.cpp).
 
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
-
-#include <gtest/gtest.h>
 
 #include <algorithm>
 #include <chrono>
@@ -51,19 +50,22 @@ constexpr int kPartitions = 4;
 constexpr int kRecords = 3000;
 constexpr int kKeys = 40;
 constexpr int kKills = 2;
-constexpr int kCheckpointInterval = 100;       // records between checkpoints
-constexpr int kRecordDelayUs = 3000;           // the worker's "processing": 9 s in all
+constexpr int kCheckpointInterval = 100;                          // records between checkpoints
+constexpr int kRecordDelayUs = 3000;                              // the worker's "processing": 9 s in all
 constexpr auto kRunBeforeKill = std::chrono::milliseconds(1500);  // after assignment or restart
 constexpr auto kDownTime = std::chrono::seconds(1);
 constexpr auto kDeadline = std::chrono::seconds(150);
 constexpr const char* kTopic = "counted";
 constexpr const char* kGroup = "counter";
 
-double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
+double seconds_since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
 
 struct Produced {
-  std::vector<std::vector<std::string>> keys = std::vector<std::vector<std::string>>(kPartitions);  // [p][offset]
-  std::map<std::string, std::int64_t> expected;  // key -> records
+  std::vector<std::vector<std::string>> keys =
+      std::vector<std::vector<std::string>>(kPartitions);  // [p][offset]
+  std::map<std::string, std::int64_t> expected;            // key -> records
 };
 
 // kRecords records with keys k0..k39 (key kI on partition I % kPartitions), acknowledged.
@@ -100,11 +102,13 @@ Inspection inspect(const fs::path& dir, const Produced& produced,
                                kafka::OffsetCommitStrategy::on_checkpoint());
   std::map<std::string, std::int64_t> below;  // the records below the positions, per key
   if (const auto checkpoint = manager.restore_from_checkpoint()) {
-    for (const auto& [tp, offset] : checkpoint->offsets) result.positions.at(static_cast<std::size_t>(tp.partition)) = offset;
+    for (const auto& [tp, offset] : checkpoint->offsets)
+      result.positions.at(static_cast<std::size_t>(tp.partition)) = offset;
   }
   for (int p = 0; p < kPartitions; ++p) {
     const auto& keys = produced.keys[static_cast<std::size_t>(p)];
-    const auto end = std::min<std::int64_t>(result.positions[static_cast<std::size_t>(p)], static_cast<std::int64_t>(keys.size()));
+    const auto end = std::min<std::int64_t>(result.positions[static_cast<std::size_t>(p)],
+                                            static_cast<std::int64_t>(keys.size()));
     for (std::int64_t offset = 0; offset < end; ++offset) ++below[keys[static_cast<std::size_t>(offset)]];
   }
   std::map<std::string, std::int64_t> counts;
@@ -118,7 +122,8 @@ Inspection inspect(const fs::path& dir, const Produced& produced,
     result.duplicates += std::max<std::int64_t>(0, have - want);
     result.losses += std::max<std::int64_t>(0, want - have);
     if (have != want && result.first_difference.empty()) {
-      result.first_difference = "key " + key + ": counted " + std::to_string(have) + ", expected " + std::to_string(want);
+      result.first_difference =
+          "key " + key + ": counted " + std::to_string(have) + ", expected " + std::to_string(want);
     }
   }
   return result;
@@ -136,14 +141,22 @@ struct Worker {
 
 Worker start_worker(const std::string& bootstrap, const fs::path& dir) {
   std::vector<std::string> args = {KILL_LOOP_WORKER_PATH,
-                                   "--bootstrap", bootstrap,
-                                   "--topic", kTopic,
-                                   "--partitions", std::to_string(kPartitions),
-                                   "--group", kGroup,
-                                   "--dir", dir.string(),
-                                   "--interval", std::to_string(kCheckpointInterval),
-                                   "--record-delay-us", std::to_string(kRecordDelayUs),
-                                   "--session-timeout-ms", "6000"};
+                                   "--bootstrap",
+                                   bootstrap,
+                                   "--topic",
+                                   kTopic,
+                                   "--partitions",
+                                   std::to_string(kPartitions),
+                                   "--group",
+                                   kGroup,
+                                   "--dir",
+                                   dir.string(),
+                                   "--interval",
+                                   std::to_string(kCheckpointInterval),
+                                   "--record-delay-us",
+                                   std::to_string(kRecordDelayUs),
+                                   "--session-timeout-ms",
+                                   "6000"};
   std::vector<char*> argv;
   for (auto& arg : args) argv.push_back(arg.data());
   argv.push_back(nullptr);
@@ -197,8 +210,9 @@ int reap(Worker& worker) {
 
 TEST(BrokerKill, CheckpointedCountsStayExactAcrossBrokerKills) {
   const std::string script = broker_script();
-  if (script.empty()) GTEST_SKIP() << "KAFKA_BROKER_SCRIPT is not set: this test starts (and kills) a broker of its own "
-                                      "with scripts/kafka/broker.sh";
+  if (script.empty())
+    GTEST_SKIP() << "KAFKA_BROKER_SCRIPT is not set: this test starts (and kills) a broker of its own "
+                    "with scripts/kafka/broker.sh";
   const auto started = Clock::now();
   OwnedBroker broker(script, fs::temp_directory_path() / unique_name("processor-broker-kill-checkpoints"));
   create_topic(broker.bootstrap(), kTopic, kPartitions);
@@ -259,12 +273,15 @@ TEST(BrokerKill, CheckpointedCountsStayExactAcrossBrokerKills) {
   for (std::size_t i = 0; i < restart_seconds.size(); ++i) {
     std::printf("broker kill (checkpoints): kill %zu; broker back in %.1f s\n", i + 1, restart_seconds[i]);
   }
-  for (const auto& failure : worker_failures) std::printf("broker kill (checkpoints): worker failed: %s\n", failure.c_str());
-  std::printf("broker kill (checkpoints): %d records, %zu keys; %d kills (%d after the worker was done); %d worker runs; "
-              "checkpointed positions %s; duplicates %lld, losses %lld; %d inconsistent directories; total %.1f s\n",
-              kRecords, produced.expected.size(), kills, kills_after_done, worker_runs, positions.c_str(),
-              static_cast<long long>(final_state.duplicates), static_cast<long long>(final_state.losses), inconsistent,
-              seconds_since(started));
+  for (const auto& failure : worker_failures)
+    std::printf("broker kill (checkpoints): worker failed: %s\n", failure.c_str());
+  std::printf(
+      "broker kill (checkpoints): %d records, %zu keys; %d kills (%d after the worker was done); %d worker "
+      "runs; "
+      "checkpointed positions %s; duplicates %lld, losses %lld; %d inconsistent directories; total %.1f s\n",
+      kRecords, produced.expected.size(), kills, kills_after_done, worker_runs, positions.c_str(),
+      static_cast<long long>(final_state.duplicates), static_cast<long long>(final_state.losses),
+      inconsistent, seconds_since(started));
   std::fflush(stdout);
 
   EXPECT_EQ(kills, kKills);
@@ -276,7 +293,8 @@ TEST(BrokerKill, CheckpointedCountsStayExactAcrossBrokerKills) {
   EXPECT_EQ(inconsistent, 0) << first_inconsistency;
   if (::testing::Test::HasFailure()) {
     broker.keep_directory();
-    std::printf("broker kill (checkpoints): RocksDB left at %s, broker at %s\n", dir.c_str(), broker.dir().c_str());
+    std::printf("broker kill (checkpoints): RocksDB left at %s, broker at %s\n", dir.c_str(),
+                broker.dir().c_str());
   } else {
     fs::remove_all(dir);
   }

@@ -55,11 +55,15 @@ constexpr auto kRecordDelay = std::chrono::milliseconds(2);
 constexpr auto kDownTime = std::chrono::seconds(1);  // between the SIGKILL and the restart
 constexpr auto kDeadline = std::chrono::seconds(150);
 
-double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
+double seconds_since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
 
 // Retries short enough that a commit during an outage fails within seconds: the error reaches
 // the application (which retries), and the consumer keeps polling meanwhile.
-kafka::KafkaOffsetStoreOptions outage_retries() { return fast_retries(std::chrono::seconds(2), std::chrono::seconds(4)); }
+kafka::KafkaOffsetStoreOptions outage_retries() {
+  return fast_retries(std::chrono::seconds(2), std::chrono::seconds(4));
+}
 
 std::vector<kafka::TopicPartition> partitions_of(const std::string& topic) {
   std::vector<kafka::TopicPartition> partitions;
@@ -99,7 +103,8 @@ class MonotonicCheck {
 class CommittedWatch {
  public:
   CommittedWatch(const std::string& bootstrap, const std::string& group, const std::string& topic)
-      : client_(kafka::KafkaClient::create({{"bootstrap.servers", bootstrap}, {"group.id", group}, {"log_level", "0"}})),
+      : client_(kafka::KafkaClient::create(
+            {{"bootstrap.servers", bootstrap}, {"group.id", group}, {"log_level", "0"}})),
         store_(client_, outage_retries()),
         partitions_(partitions_of(topic)),
         thread_([this] { run(); }) {}
@@ -157,8 +162,9 @@ struct Outage {
 
 TEST(BrokerKill, CommittedOffsetsNeverMoveBackAndNoRecordIsLostAcrossBrokerKills) {
   const std::string script = broker_script();
-  if (script.empty()) GTEST_SKIP() << "KAFKA_BROKER_SCRIPT is not set: this test starts (and kills) a broker of its own "
-                                      "with scripts/kafka/broker.sh";
+  if (script.empty())
+    GTEST_SKIP() << "KAFKA_BROKER_SCRIPT is not set: this test starts (and kills) a broker of its own "
+                    "with scripts/kafka/broker.sh";
   const auto started = Clock::now();
   OwnedBroker broker(script, fs::temp_directory_path() / unique_name("processor-broker-kill-commits"));
   const std::string& bootstrap = broker.bootstrap();
@@ -169,15 +175,16 @@ TEST(BrokerKill, CommittedOffsetsNeverMoveBackAndNoRecordIsLostAcrossBrokerKills
     Producer producer(bootstrap);
     for (int p = 0; p < kPartitions; ++p) producer.produce(topic, p, kPerPartition, p * kPerPartition);
   }
-  std::printf("broker kill (commits): broker %s up and %d records produced in %.1f s\n", bootstrap.c_str(), kRecords,
-              seconds_since(started));
+  std::printf("broker kill (commits): broker %s up and %d records produced in %.1f s\n", bootstrap.c_str(),
+              kRecords, seconds_since(started));
 
   CommittedWatch watch(bootstrap, group, topic);
   auto client = kafka::KafkaClient::create(group_properties(bootstrap, group, "range"));
   auto store = std::make_shared<kafka::KafkaOffsetStore>(client, outage_retries());
-  kafka::OffsetManager manager(group, nullptr, store, kafka::OffsetCommitStrategy::every_n_events(20),
-                               kafka::OffsetManagerOptions{std::make_shared<kafka::KafkaBrokerMetadata>(client),
-                                                           std::chrono::milliseconds(100)});
+  kafka::OffsetManager manager(
+      group, nullptr, store, kafka::OffsetCommitStrategy::every_n_events(20),
+      kafka::OffsetManagerOptions{std::make_shared<kafka::KafkaBrokerMetadata>(client),
+                                  std::chrono::milliseconds(100)});
   kafka::KafkaConsumer consumer(client, manager, GroupMember::options_for(topic));
 
   std::map<std::pair<int, std::int64_t>, int> times_seen;  // (partition, offset) -> handled
@@ -236,7 +243,8 @@ TEST(BrokerKill, CommittedOffsetsNeverMoveBackAndNoRecordIsLostAcrossBrokerKills
         ++explicit_commits;
         manager.commit();
       } catch (const StateError& error) {
-        if (first_commit_error.empty()) first_commit_error = std::string(to_string(error.kind())) + ": " + error.what();
+        if (first_commit_error.empty())
+          first_commit_error = std::string(to_string(error.kind())) + ": " + error.what();
         ++failed_explicit_commits;
         // An outage is worth a retry, and must say so.
         if (!error.retriable() || (error.kind() != ErrorKind::Kafka && error.kind() != ErrorKind::Timeout)) {
@@ -266,8 +274,10 @@ TEST(BrokerKill, CommittedOffsetsNeverMoveBackAndNoRecordIsLostAcrossBrokerKills
   // The broker's committed offsets at the end, from a fresh client of the group.
   std::map<int, std::int64_t> final_committed;
   {
-    auto reader = kafka::KafkaClient::create({{"bootstrap.servers", bootstrap}, {"group.id", group}, {"log_level", "3"}});
-    for (const auto& [tp, info] : kafka::KafkaOffsetStore(reader, fast_retries()).committed(partitions_of(topic))) {
+    auto reader = kafka::KafkaClient::create(
+        {{"bootstrap.servers", bootstrap}, {"group.id", group}, {"log_level", "3"}});
+    for (const auto& [tp, info] :
+         kafka::KafkaOffsetStore(reader, fast_retries()).committed(partitions_of(topic))) {
       final_committed[tp.partition] = info.offset;
     }
   }
@@ -287,36 +297,46 @@ TEST(BrokerKill, CommittedOffsetsNeverMoveBackAndNoRecordIsLostAcrossBrokerKills
   const auto stats = consumer.stats();
   for (std::size_t i = 0; i < outages.size(); ++i) {
     const auto advances = watch.advances();
-    const auto resumed = std::find_if(advances.begin(), advances.end(), [&](auto t) { return t > outages[i].back; });
-    std::printf("broker kill (commits): kill %zu at %d/%d records handled; broker back in %.1f s; first commit seen %s\n",
-                i + 1, outages[i].records_seen_at_kill, kRecords, outages[i].restart_seconds,
-                resumed == advances.end()
-                    ? "never"
-                    : (std::to_string(std::chrono::duration<double>(*resumed - outages[i].back).count()).substr(0, 4) +
-                       " s after").c_str());
+    const auto resumed =
+        std::find_if(advances.begin(), advances.end(), [&](auto t) { return t > outages[i].back; });
+    std::printf(
+        "broker kill (commits): kill %zu at %d/%d records handled; broker back in %.1f s; first commit seen "
+        "%s\n",
+        i + 1, outages[i].records_seen_at_kill, kRecords, outages[i].restart_seconds,
+        resumed == advances.end()
+            ? "never"
+            : (std::to_string(std::chrono::duration<double>(*resumed - outages[i].back).count())
+                   .substr(0, 4) +
+               " s after")
+                  .c_str());
   }
-  std::printf("broker kill (commits): %d records, %d handled again, %d lost; %llu automatic commits failed, %d of %d "
-              "explicit commits failed (first: %s); poll() threw %zu times; broker view read %d times (%d failed); "
-              "regressions: broker %d, consumer %d; rebalances: %llu assigned, %llu revoked, %llu lost; total %.1f s\n",
-              kRecords, repeats, losses, static_cast<unsigned long long>(stats.failed_automatic_commits),
-              failed_explicit_commits, explicit_commits, first_commit_error.empty() ? "-" : first_commit_error.c_str(),
-              poll_errors.size(), watch.reads(), watch.failed_reads(), watch.check().regressions(),
-              consumer_view.regressions(), static_cast<unsigned long long>(stats.assignments),
-              static_cast<unsigned long long>(stats.revocations), static_cast<unsigned long long>(stats.lost),
-              seconds_since(started));
-  for (const auto& error : poll_errors) std::printf("broker kill (commits): poll() threw %s\n", error.c_str());
+  std::printf(
+      "broker kill (commits): %d records, %d handled again, %d lost; %llu automatic commits failed, %d of %d "
+      "explicit commits failed (first: %s); poll() threw %zu times; broker view read %d times (%d failed); "
+      "regressions: broker %d, consumer %d; rebalances: %llu assigned, %llu revoked, %llu lost; total %.1f "
+      "s\n",
+      kRecords, repeats, losses, static_cast<unsigned long long>(stats.failed_automatic_commits),
+      failed_explicit_commits, explicit_commits,
+      first_commit_error.empty() ? "-" : first_commit_error.c_str(), poll_errors.size(), watch.reads(),
+      watch.failed_reads(), watch.check().regressions(), consumer_view.regressions(),
+      static_cast<unsigned long long>(stats.assignments), static_cast<unsigned long long>(stats.revocations),
+      static_cast<unsigned long long>(stats.lost), seconds_since(started));
+  for (const auto& error : poll_errors)
+    std::printf("broker kill (commits): poll() threw %s\n", error.c_str());
   std::fflush(stdout);
 
   EXPECT_EQ(fault_error, "");
   EXPECT_EQ(outages.size(), static_cast<std::size_t>(kKills)) << "kills done";
-  for (const auto& outage : outages) EXPECT_LT(outage.records_seen_at_kill, kRecords) << "a kill came after the work";
+  for (const auto& outage : outages)
+    EXPECT_LT(outage.records_seen_at_kill, kRecords) << "a kill came after the work";
   EXPECT_TRUE(finished) << "the consumer did not handle and commit every record within " << kDeadline.count()
                         << " s: " << records_seen << " of " << kRecords << " handled";
   EXPECT_EQ(losses, 0);
   EXPECT_EQ(watch.check().regressions(), 0) << watch.check().first_regression();
   EXPECT_EQ(consumer_view.regressions(), 0) << consumer_view.first_regression();
   for (const auto& error : poll_errors) {
-    EXPECT_TRUE(error.rfind("Kafka: ", 0) == 0 || error.rfind("Timeout: ", 0) == 0) << "poll() threw " << error;
+    EXPECT_TRUE(error.rfind("Kafka: ", 0) == 0 || error.rfind("Timeout: ", 0) == 0)
+        << "poll() threw " << error;
   }
   for (const auto& error : unclear_commit_errors) ADD_FAILURE() << "commit() threw " << error;
   for (int p = 0; p < kPartitions; ++p) {

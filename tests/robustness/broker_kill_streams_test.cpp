@@ -31,12 +31,12 @@
 #include <thread>
 #include <vector>
 
+#include "counting_function.hpp"
 #include "kafka_test_support.hpp"
 #include "owned_broker.hpp"
 #include "processor/kafka.hpp"
 #include "processor/log.hpp"
 #include "processor/streams.hpp"
-#include "counting_function.hpp"
 #include "topic_reader.hpp"
 
 namespace processor::testing {
@@ -47,16 +47,20 @@ using Clock = std::chrono::steady_clock;
 using streams::StreamProcessor;
 using streams::StreamProcessorOptions;
 
-double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
+double seconds_since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
 
 // The input's end offsets, from a read_uncommitted client.
-std::vector<std::int64_t> end_offsets(const std::string& bootstrap, const std::string& topic, int partitions) {
+std::vector<std::int64_t> end_offsets(const std::string& bootstrap, const std::string& topic,
+                                      int partitions) {
   Producer client(bootstrap, {{"log_level", "0"}});
   std::vector<std::int64_t> ends;
   for (int p = 0; p < partitions; ++p) {
     std::int64_t low = 0;
     std::int64_t high = -1;
-    const auto error = rd_kafka_query_watermark_offsets(client.handle(), topic.c_str(), p, &low, &high, 10'000);
+    const auto error =
+        rd_kafka_query_watermark_offsets(client.handle(), topic.c_str(), p, &low, &high, 10'000);
     if (error != RD_KAFKA_RESP_ERR_NO_ERROR) throw std::runtime_error(rd_kafka_err2str(error));
     ends.push_back(high);
   }
@@ -120,7 +124,8 @@ class StreamsUnderBrokerKill {
       std::vector<kafka::TopicPartition> tps;
       for (int p = 0; p < partitions_; ++p) tps.emplace_back(input, p);
       std::map<int, std::int64_t> committed;
-      for (const auto& [tp, info] : application_offsets_->committed(tps)) committed[tp.partition] = info.offset;
+      for (const auto& [tp, info] : application_offsets_->committed(tps))
+        committed[tp.partition] = info.offset;
       for (int p = 0; p < partitions_; ++p) {
         const auto found = committed.find(p);
         if (found == committed.end() || found->second < ends[static_cast<std::size_t>(p)]) return false;
@@ -159,7 +164,8 @@ class StreamsUnderBrokerKill {
       }
       const auto commits = processor.stats().commits;
       // Asked after a new commit, and every second (the broker may not have answered).
-      if (processed == 0 && (commits != commits_checked || Clock::now() - checked_at > std::chrono::seconds(1))) {
+      if (processed == 0 &&
+          (commits != commits_checked || Clock::now() - checked_at > std::chrono::seconds(1))) {
         commits_checked = commits;
         checked_at = Clock::now();
         if (drained()) return true;
@@ -215,7 +221,8 @@ class StreamsUnderBrokerKill {
     const std::size_t unexpected = output_records - (input_records - lost) - duplicated;
 
     std::map<std::string, std::string> changelog;
-    for (const auto& record : read_topic(broker.bootstrap(), streams::changelog_topic(application, "counts"))) {
+    for (const auto& record :
+         read_topic(broker.bootstrap(), streams::changelog_topic(application, "counts"))) {
       ASSERT_TRUE(record.value.has_value()) << "a tombstone for " << record.key;
       ASSERT_EQ((*record.value)[0], '\x01');
       changelog[record.key] = record.value->substr(1);
@@ -226,10 +233,11 @@ class StreamsUnderBrokerKill {
       if (found == changelog.end() || found->second != std::to_string(count)) ++changelog_wrong;
     }
     std::fprintf(stderr,
-                 "broker kill (streams, %s): %zu input records, %zu keys; read_committed output: %zu records, %zu lost, "
+                 "broker kill (streams, %s): %zu input records, %zu keys; read_committed output: %zu "
+                 "records, %zu lost, "
                  "%zu twice, %zu with a wrong count, %zu unexpected; changelog: %zu keys, %zu wrong\n",
-                 label.c_str(), input_records, counts.size(), output_records, lost, duplicated, wrong, unexpected,
-                 changelog.size(), changelog_wrong);
+                 label.c_str(), input_records, counts.size(), output_records, lost, duplicated, wrong,
+                 unexpected, changelog.size(), changelog_wrong);
     EXPECT_EQ(lost, 0u) << first_difference;
     EXPECT_EQ(duplicated, 0u) << first_difference;
     EXPECT_EQ(wrong, 0u) << first_difference;
@@ -248,7 +256,8 @@ class StreamsUnderBrokerKill {
         std::int64_t low = 0;
         std::int64_t high = -1;
         rd_kafka_query_watermark_offsets(client.handle(), topic.c_str(), p, &low, &high, 10'000);
-        out += topic + ":" + std::to_string(p) + " [" + std::to_string(low) + ", " + std::to_string(high) + ") ";
+        out +=
+            topic + ":" + std::to_string(p) + " [" + std::to_string(low) + ", " + std::to_string(high) + ") ";
       }
       std::size_t committed = 0;
       try {
@@ -315,8 +324,9 @@ void produce_counted(Producer& producer, const std::string& topic, int partition
 
 TEST(BrokerKillStreams, ExactlyOnceCountsSurviveBrokerRestartsMidTransaction) {
   const std::string script = broker_script();
-  if (script.empty()) GTEST_SKIP() << "KAFKA_BROKER_SCRIPT is not set: this test starts (and kills) a broker of its own "
-                                      "with scripts/kafka/broker.sh";
+  if (script.empty())
+    GTEST_SKIP() << "KAFKA_BROKER_SCRIPT is not set: this test starts (and kills) a broker of its own "
+                    "with scripts/kafka/broker.sh";
   processor::set_log_level(LogLevel::Info);
   const auto started = Clock::now();
   constexpr int kPartitions = 3;
@@ -366,8 +376,8 @@ TEST(BrokerKillStreams, ExactlyOnceCountsSurviveBrokerRestartsMidTransaction) {
       kill1_outcome = aborted_meanwhile ? "the open transaction was aborted while polling through the outage "
                                           "(partitions lost); its records are processed again"
                       : committed       ? "the open transaction committed after the restart"
-                                        : "commit() after the restart aborted the open transaction; its records "
-                                          "are processed again";
+                                  : "commit() after the restart aborted the open transaction; its records "
+                                    "are processed again";
     } catch (const StateError& error) {
       kill1_outcome = std::string("commit() threw: ") + error.what();
       ADD_FAILURE() << kill1_outcome;
@@ -402,13 +412,14 @@ TEST(BrokerKillStreams, ExactlyOnceCountsSurviveBrokerRestartsMidTransaction) {
     }
     ASSERT_EQ(processor.active_partitions().size(), static_cast<std::size_t>(kPartitions))
         << "restoring: " << processor.restoring_partitions().size() << "; " << run.changelog_positions()
-        << "; stats: " << processor.stats().restorations << " restorations, " << processor.stats().restored_records
-        << " records restored, " << processor.stats().assignments << " assigned, " << processor.stats().lost
-        << " lost";
+        << "; stats: " << processor.stats().restorations << " restorations, "
+        << processor.stats().restored_records << " records restored, " << processor.stats().assignments
+        << " assigned, " << processor.stats().lost << " lost";
     std::thread writer([&] {
       try {
-        Producer producer(bootstrap,
-                          {{"enable.idempotence", "true"}, {"message.timeout.ms", "180000"}, {"log_level", "3"}});
+        Producer producer(
+            bootstrap,
+            {{"enable.idempotence", "true"}, {"message.timeout.ms", "180000"}, {"log_level", "3"}});
         for (int i = 6000; i < 12000; i += 100) {  // about 3000 records a second
           produce_counted(producer, run.input, kPartitions, i, 100);
           std::this_thread::sleep_for(std::chrono::milliseconds(33));
@@ -442,21 +453,25 @@ TEST(BrokerKillStreams, ExactlyOnceCountsSurviveBrokerRestartsMidTransaction) {
     ASSERT_TRUE(drained || run.poll_until_drained(processor, std::chrono::seconds(30)))
         << "not drained after the second restart";
     const auto stats = processor.stats();
-    if (kill2_first_commit < 0 && stats.commits > commits_at_kill) kill2_first_commit = seconds_since(run.killed_at);
+    if (kill2_first_commit < 0 && stats.commits > commits_at_kill)
+      kill2_first_commit = seconds_since(run.killed_at);
     aborts2 = stats.aborts;
     commits2 = stats.commits;
     records2 = stats.records;
     processor.close();
   }
 
+  std::fprintf(
+      stderr,
+      "broker kill (streams, mid-transaction): kill 1 with %llu records in the open transaction: %s; "
+      "recovered (commit() returned) %.1f s after the kill; processor 1: %llu aborts\n",
+      static_cast<unsigned long long>(kill1_open_records), kill1_outcome.c_str(), kill1_recovered,
+      static_cast<unsigned long long>(aborts1));
   std::fprintf(stderr,
-               "broker kill (streams, mid-transaction): kill 1 with %llu records in the open transaction: %s; "
-               "recovered (commit() returned) %.1f s after the kill; processor 1: %llu aborts\n",
-               static_cast<unsigned long long>(kill1_open_records), kill1_outcome.c_str(), kill1_recovered,
-               static_cast<unsigned long long>(aborts1));
-  std::fprintf(stderr,
-               "broker kill (streams, mid-transaction): kill 2 after %llu records (threshold %llu) while records flow; "
-               "first commit seen %.1f s after the kill (-1: none); processor 2: %llu records processed, %llu commits, %llu aborts\n",
+               "broker kill (streams, mid-transaction): kill 2 after %llu records (threshold %llu) while "
+               "records flow; "
+               "first commit seen %.1f s after the kill (-1: none); processor 2: %llu records processed, "
+               "%llu commits, %llu aborts\n",
                static_cast<unsigned long long>(records_at_kill2), static_cast<unsigned long long>(kill_after),
                kill2_first_commit, static_cast<unsigned long long>(records2),
                static_cast<unsigned long long>(commits2), static_cast<unsigned long long>(aborts2));
@@ -469,15 +484,16 @@ TEST(BrokerKillStreams, ExactlyOnceCountsSurviveBrokerRestartsMidTransaction) {
   }
   run.expect_exactly_once("mid-transaction");
   std::fprintf(stderr, "broker kill (streams, mid-transaction): total %.1f s\n", seconds_since(started));
-  EXPECT_TRUE(run.poll_errors.empty()) << run.poll_errors.size() << " errors from poll(), the first: "
-                                       << run.poll_errors.front();
+  EXPECT_TRUE(run.poll_errors.empty())
+      << run.poll_errors.size() << " errors from poll(), the first: " << run.poll_errors.front();
   if (::testing::Test::HasFailure()) run.broker.keep_directory();
 }
 
 TEST(BrokerKillStreams, RestoreFinishesAcrossABrokerRestartAndCountsStayExact) {
   const std::string script = broker_script();
-  if (script.empty()) GTEST_SKIP() << "KAFKA_BROKER_SCRIPT is not set: this test starts (and kills) a broker of its own "
-                                      "with scripts/kafka/broker.sh";
+  if (script.empty())
+    GTEST_SKIP() << "KAFKA_BROKER_SCRIPT is not set: this test starts (and kills) a broker of its own "
+                    "with scripts/kafka/broker.sh";
   processor::set_log_level(LogLevel::Warning);
   const auto started = Clock::now();
   constexpr int kPartitions = 2;
@@ -496,7 +512,8 @@ TEST(BrokerKillStreams, RestoreFinishesAcrossABrokerRestartAndCountsStayExact) {
   std::uint64_t changelog_records = 0;
   {
     StreamProcessor processor(run.options(std::chrono::milliseconds(1000)), run.count_function());
-    ASSERT_TRUE(run.poll_until_drained(processor, std::chrono::seconds(240))) << "the first run did not finish";
+    ASSERT_TRUE(run.poll_until_drained(processor, std::chrono::seconds(240)))
+        << "the first run did not finish";
     processor.close();
     changelog_records = processor.stats().changelog_records;
   }
@@ -504,7 +521,8 @@ TEST(BrokerKillStreams, RestoreFinishesAcrossABrokerRestartAndCountsStayExact) {
   fs::remove_all(run.state_dir);
   {
     Producer producer(bootstrap, {{"enable.idempotence", "true"}, {"log_level", "3"}});
-    for (int i = 0; i < 2000; ++i) producer.send(run.input, i % kPartitions, "k" + std::to_string(i * 37 % 5000), "v");
+    for (int i = 0; i < 2000; ++i)
+      producer.send(run.input, i % kPartitions, "k" + std::to_string(i * 37 % 5000), "v");
     producer.flush();
   }
 
@@ -545,35 +563,40 @@ TEST(BrokerKillStreams, RestoreFinishesAcrossABrokerRestartAndCountsStayExact) {
   processor.close();
 
   std::fprintf(stderr,
-               "broker kill (streams, restore): %d keys produced in %.1f s; first run %.1f s, %llu changelog records\n",
+               "broker kill (streams, restore): %d keys produced in %.1f s; first run %.1f s, %llu changelog "
+               "records\n",
                kKeys, produce_seconds, first_seconds, static_cast<unsigned long long>(changelog_records));
-  std::fprintf(stderr,
-               "broker kill (streams, restore): killed with %zu partitions restoring, %llu changelog records restored "
-               "(%llu of %d partitions done); broker served again %.1f s after the kill; restored in %.1f s from the processor's start; "
-               "%llu records restored in all, %llu restorations, %llu local states wiped, %llu progress reports; "
-               "%llu records processed, %llu commits, %llu aborts\n",
-               restoring_at_kill, static_cast<unsigned long long>(restored_at_kill),
-               static_cast<unsigned long long>(restorations_at_kill),
-               kPartitions, run.restart_seconds.empty() ? -1.0 : run.restart_seconds[0] + 1.0, restored_after,
-               static_cast<unsigned long long>(stats.restored_records),
-               static_cast<unsigned long long>(stats.restorations),
-               static_cast<unsigned long long>(stats.local_state_wiped), static_cast<unsigned long long>(restore_reports),
-               static_cast<unsigned long long>(stats.records), static_cast<unsigned long long>(stats.commits),
-               static_cast<unsigned long long>(stats.aborts));
+  std::fprintf(
+      stderr,
+      "broker kill (streams, restore): killed with %zu partitions restoring, %llu changelog records restored "
+      "(%llu of %d partitions done); broker served again %.1f s after the kill; restored in %.1f s from the "
+      "processor's start; "
+      "%llu records restored in all, %llu restorations, %llu local states wiped, %llu progress reports; "
+      "%llu records processed, %llu commits, %llu aborts\n",
+      restoring_at_kill, static_cast<unsigned long long>(restored_at_kill),
+      static_cast<unsigned long long>(restorations_at_kill), kPartitions,
+      run.restart_seconds.empty() ? -1.0 : run.restart_seconds[0] + 1.0, restored_after,
+      static_cast<unsigned long long>(stats.restored_records),
+      static_cast<unsigned long long>(stats.restorations),
+      static_cast<unsigned long long>(stats.local_state_wiped),
+      static_cast<unsigned long long>(restore_reports), static_cast<unsigned long long>(stats.records),
+      static_cast<unsigned long long>(stats.commits), static_cast<unsigned long long>(stats.aborts));
   for (const auto& error : run.poll_errors) {
     std::fprintf(stderr, "broker kill (streams, restore): poll() threw: %s\n", error.c_str());
   }
   EXPECT_TRUE(killed);
-  EXPECT_LT(restorations_at_kill, static_cast<std::uint64_t>(kPartitions)) << "the restore was over before the kill";
-  EXPECT_GE(stats.restored_records, static_cast<std::uint64_t>(kKeys)) << "not every changelog record was restored";
+  EXPECT_LT(restorations_at_kill, static_cast<std::uint64_t>(kPartitions))
+      << "the restore was over before the kill";
+  EXPECT_GE(stats.restored_records, static_cast<std::uint64_t>(kKeys))
+      << "not every changelog record was restored";
   EXPECT_GE(stats.records, 2000u) << "the new processor handles the new records";
   if (stats.aborts == 0) {
     EXPECT_EQ(stats.records, 2000u) << "the new processor handles only the new records";
   }
   run.expect_exactly_once("restore");
   std::fprintf(stderr, "broker kill (streams, restore): total %.1f s\n", seconds_since(started));
-  EXPECT_TRUE(run.poll_errors.empty()) << run.poll_errors.size() << " errors from poll(), the first: "
-                                       << run.poll_errors.front();
+  EXPECT_TRUE(run.poll_errors.empty())
+      << run.poll_errors.size() << " errors from poll(), the first: " << run.poll_errors.front();
   if (::testing::Test::HasFailure()) run.broker.keep_directory();
 }
 

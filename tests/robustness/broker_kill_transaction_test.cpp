@@ -47,7 +47,9 @@ constexpr auto kDownTime = std::chrono::seconds(1);
 constexpr auto kProducerTimeout = std::chrono::seconds(10);  // of each transactional call
 constexpr auto kDeadline = std::chrono::seconds(150);
 
-double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
+double seconds_since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
 
 // One instance of the transforming application.
 struct Transformer {
@@ -83,8 +85,9 @@ struct Transformer {
 
 TEST(BrokerKill, TransactionalOutputIsExactlyOnceAcrossBrokerKillsMidTransaction) {
   const std::string script = broker_script();
-  if (script.empty()) GTEST_SKIP() << "KAFKA_BROKER_SCRIPT is not set: this test starts (and kills) a broker of its own "
-                                      "with scripts/kafka/broker.sh";
+  if (script.empty())
+    GTEST_SKIP() << "KAFKA_BROKER_SCRIPT is not set: this test starts (and kills) a broker of its own "
+                    "with scripts/kafka/broker.sh";
   const auto started = Clock::now();
   OwnedBroker broker(script, fs::temp_directory_path() / unique_name("processor-broker-kill-transactions"));
   const std::string& bootstrap = broker.bootstrap();
@@ -94,10 +97,11 @@ TEST(BrokerKill, TransactionalOutputIsExactlyOnceAcrossBrokerKillsMidTransaction
   create_topic(bootstrap, output, kPartitions);
   {
     Producer producer(bootstrap);
-    for (int p = 0; p < kPartitions; ++p) producer.produce(input, p, kPerPartition, p * kPerPartition);  // unique values
+    for (int p = 0; p < kPartitions; ++p)
+      producer.produce(input, p, kPerPartition, p * kPerPartition);  // unique values
   }
-  std::printf("broker kill (transactions): broker %s up and %d records produced in %.1f s\n", bootstrap.c_str(),
-              kRecords, seconds_since(started));
+  std::printf("broker kill (transactions): broker %s up and %d records produced in %.1f s\n",
+              bootstrap.c_str(), kRecords, seconds_since(started));
 
   const kafka::KafkaProperties producer_properties{
       {"bootstrap.servers", bootstrap}, {"transactional.id", "tx-app"}, {"log_level", "3"}};
@@ -196,15 +200,18 @@ TEST(BrokerKill, TransactionalOutputIsExactlyOnceAcrossBrokerKillsMidTransaction
       if (kills > 0 && !restart_done) commits_since_back = 0;
       if (killed_in_this) kill_outcomes.push_back("committed after the broker came back");
     } catch (const StateError& error) {
-      if (killed_in_this) kill_outcomes.push_back(std::string("failed, aborted and retried: ") + error.what());
+      if (killed_in_this)
+        kill_outcomes.push_back(std::string("failed, aborted and retried: ") + error.what());
       recover(std::string(to_string(error.kind())) + ": " + error.what());
     }
   }
   if (restarter.joinable()) restarter.join();
 
   // A read_committed reader of the output.
-  auto reader_client = kafka::KafkaClient::create(
-      {{"bootstrap.servers", bootstrap}, {"group.id", "tx-reader"}, {"isolation.level", "read_committed"}, {"log_level", "3"}});
+  auto reader_client = kafka::KafkaClient::create({{"bootstrap.servers", bootstrap},
+                                                   {"group.id", "tx-reader"},
+                                                   {"isolation.level", "read_committed"},
+                                                   {"log_level", "3"}});
   kafka::OffsetManager reader_manager("tx-reader", nullptr, std::make_shared<kafka::InMemoryOffsetStore>(),
                                       kafka::OffsetCommitStrategy::manual());
   kafka::KafkaConsumerOptions reader_options;
@@ -240,24 +247,27 @@ TEST(BrokerKill, TransactionalOutputIsExactlyOnceAcrossBrokerKillsMidTransaction
   }
 
   for (std::size_t i = 0; i < kill_outcomes.size(); ++i) {
-    std::printf("broker kill (transactions): kill %zu, %d records into an open transaction: %s\n", i + 1, kBatch / 2,
-                kill_outcomes[i].c_str());
+    std::printf("broker kill (transactions): kill %zu, %d records into an open transaction: %s\n", i + 1,
+                kBatch / 2, kill_outcomes[i].c_str());
   }
   for (std::size_t i = 0; i < restart_seconds.size(); ++i) {
     std::printf("broker kill (transactions): restart %zu served after %.1f s\n", i + 1, restart_seconds[i]);
   }
-  for (const auto& failure : failures) std::printf("broker kill (transactions): failure: %s\n", failure.c_str());
-  std::printf("broker kill (transactions): %d input records, %d processed; transactions: %d committed, %d failed "
-              "(%d after a rebalance), %d aborts failed, %d producers created after the first; read_committed "
-              "output: %d records, %d lost, %d twice, %d unexpected; total %.1f s\n",
-              kRecords, processed, committed_transactions, failed_transactions, rebalanced_transactions, failed_aborts,
-              producers_created - 1, read, lost, twice, unexpected, seconds_since(started));
+  for (const auto& failure : failures)
+    std::printf("broker kill (transactions): failure: %s\n", failure.c_str());
+  std::printf(
+      "broker kill (transactions): %d input records, %d processed; transactions: %d committed, %d failed "
+      "(%d after a rebalance), %d aborts failed, %d producers created after the first; read_committed "
+      "output: %d records, %d lost, %d twice, %d unexpected; total %.1f s\n",
+      kRecords, processed, committed_transactions, failed_transactions, rebalanced_transactions,
+      failed_aborts, producers_created - 1, read, lost, twice, unexpected, seconds_since(started));
   std::fflush(stdout);
 
   EXPECT_EQ(restart_error, "");
   EXPECT_EQ(kills, kKills);
   EXPECT_EQ(restart_seconds.size(), static_cast<std::size_t>(kKills));
-  EXPECT_EQ(app.committed_sum(), kRecords) << "the application did not finish within " << kDeadline.count() << " s";
+  EXPECT_EQ(app.committed_sum(), kRecords)
+      << "the application did not finish within " << kDeadline.count() << " s";
   EXPECT_EQ(lost, 0) << first_difference;
   EXPECT_EQ(twice, 0) << first_difference;
   EXPECT_EQ(unexpected, 0);

@@ -29,8 +29,9 @@ namespace fs = std::filesystem;
 
 TEST(BrokerKill, ACommittedOffsetPastATruncationResumesWhereTheLogDiverged) {
   const std::string script = broker_script();
-  if (script.empty()) GTEST_SKIP() << "KAFKA_BROKER_SCRIPT is not set: this test starts (and kills) a broker of its own "
-                                      "with scripts/kafka/broker.sh";
+  if (script.empty())
+    GTEST_SKIP() << "KAFKA_BROKER_SCRIPT is not set: this test starts (and kills) a broker of its own "
+                    "with scripts/kafka/broker.sh";
   OwnedBroker broker(script, fs::temp_directory_path() / unique_name("processor-broker-kill-truncation"));
   const std::string topic = unique_name("truncated");
   const std::string group = unique_name("truncated-group");
@@ -42,13 +43,15 @@ TEST(BrokerKill, ACommittedOffsetPastATruncationResumesWhereTheLogDiverged) {
   {
     GroupMember reader(broker.bootstrap(), group, topic, "cooperative-sticky");
     int handled = 0;
-    ASSERT_TRUE(poll_until(reader.consumer, [&](const kafka::ConsumedRecord&) { ++handled; }, [&] { return handled == 10; }));
+    ASSERT_TRUE(poll_until(
+        reader.consumer, [&](const kafka::ConsumedRecord&) { ++handled; }, [&] { return handled == 10; }));
     reader.manager.commit();
     epoch = reader.store->get_offset(group, partition)->leader_epoch.value_or(-1);
     ASSERT_GE(epoch, 0) << "the commit carries its records' leader epoch";
     kafka::OffsetInfo read_before_the_truncation(15);
     read_before_the_truncation.leader_epoch = epoch;
-    reader.store->store_offsets(group, std::vector<kafka::PartitionOffset>{{partition, read_before_the_truncation}});
+    reader.store->store_offsets(group,
+                                std::vector<kafka::PartitionOffset>{{partition, read_before_the_truncation}});
   }
   broker.kill();
   std::printf("broker kill (truncation): committed 15 in leader epoch %d; broker back in %.1f s\n", epoch,
@@ -58,8 +61,9 @@ TEST(BrokerKill, ACommittedOffsetPastATruncationResumesWhereTheLogDiverged) {
   GroupMember member(broker.bootstrap(), group, topic, "cooperative-sticky");
   EXPECT_EQ(member.store->get_offset(group, partition)->offset, 15);
   std::vector<std::int64_t> offsets;
-  ASSERT_TRUE(poll_until(member.consumer, [&](const kafka::ConsumedRecord& r) { offsets.push_back(r.offset); },
-                         [&] { return !offsets.empty() && offsets.back() == 19; }, std::chrono::seconds(60)))
+  ASSERT_TRUE(poll_until(
+      member.consumer, [&](const kafka::ConsumedRecord& r) { offsets.push_back(r.offset); },
+      [&] { return !offsets.empty() && offsets.back() == 19; }, std::chrono::seconds(60)))
       << "handled " << offsets.size() << " records";
   EXPECT_EQ(offsets, (std::vector<std::int64_t>{10, 11, 12, 13, 14, 15, 16, 17, 18, 19}));
   const kafka::ConsumerStats stats = member.consumer.stats();

@@ -16,12 +16,12 @@ namespace processor::testing {
 
 // What the user of the library observes after the fault.
 enum class Outcome {
-  Retried,    // the call (or the consumer loop) retried and succeeded: nothing surfaced
-  Surfaced,   // the call threw StateError(Kafka or Timeout) carrying the broker's code; the
-              // offsets stay pending and the next call commits them (for a transaction: it is
-              // abortable, and abort + retry commits)
-  Fatal,      // the client is dead: StateError naming the code and "fatal"; a new client
-              // (producer / consumer) is needed
+  Retried,            // the call (or the consumer loop) retried and succeeded: nothing surfaced
+  Surfaced,           // the call threw StateError(Kafka or Timeout) carrying the broker's code; the
+                      // offsets stay pending and the next call commits them (for a transaction: it is
+                      // abortable, and abort + retry commits)
+  Fatal,              // the client is dead: StateError naming the code and "fatal"; a new client
+                      // (producer / consumer) is needed
   SurfacedOrRetried,  // librdkafka does either, depending on timing: Surfaced, or (on a
                       // loaded machine) retried to success; both are checked as such
 };
@@ -49,20 +49,34 @@ inline int times_injected(const Fault& fault) {
 
 inline const char* api_name(std::int16_t api_key) {
   switch (api_key) {
-    case kProduceApiKey: return "Produce";
-    case kListOffsetsApiKey: return "ListOffsets";
-    case kOffsetCommitApiKey: return "OffsetCommit";
-    case kOffsetFetchApiKey: return "OffsetFetch";
-    case kFindCoordinatorApiKey: return "FindCoordinator";
-    case kJoinGroupApiKey: return "JoinGroup";
-    case kHeartbeatApiKey: return "Heartbeat";
-    case kSyncGroupApiKey: return "SyncGroup";
-    case kInitProducerIdApiKey: return "InitProducerId";
-    case kAddPartitionsToTxnApiKey: return "AddPartitionsToTxn";
-    case kAddOffsetsToTxnApiKey: return "AddOffsetsToTxn";
-    case kEndTxnApiKey: return "EndTxn";
-    case kTxnOffsetCommitApiKey: return "TxnOffsetCommit";
-    default: return "Unknown";
+    case kProduceApiKey:
+      return "Produce";
+    case kListOffsetsApiKey:
+      return "ListOffsets";
+    case kOffsetCommitApiKey:
+      return "OffsetCommit";
+    case kOffsetFetchApiKey:
+      return "OffsetFetch";
+    case kFindCoordinatorApiKey:
+      return "FindCoordinator";
+    case kJoinGroupApiKey:
+      return "JoinGroup";
+    case kHeartbeatApiKey:
+      return "Heartbeat";
+    case kSyncGroupApiKey:
+      return "SyncGroup";
+    case kInitProducerIdApiKey:
+      return "InitProducerId";
+    case kAddPartitionsToTxnApiKey:
+      return "AddPartitionsToTxn";
+    case kAddOffsetsToTxnApiKey:
+      return "AddOffsetsToTxn";
+    case kEndTxnApiKey:
+      return "EndTxn";
+    case kTxnOffsetCommitApiKey:
+      return "TxnOffsetCommit";
+    default:
+      return "Unknown";
   }
 }
 
@@ -125,8 +139,10 @@ inline std::vector<Fault> list_offsets_faults() {
       {kListOffsetsApiKey, RD_KAFKA_RESP_ERR_UNKNOWN_LEADER_EPOCH, true, SurfacedOrRetried, kNoListRetry},
       {kListOffsetsApiKey, RD_KAFKA_RESP_ERR_OFFSET_NOT_AVAILABLE, true, SurfacedOrRetried, kNoListRetry},
       {kListOffsetsApiKey, RD_KAFKA_RESP_ERR_REQUEST_TIMED_OUT, true, Retried, ""},
-      {kListOffsetsApiKey, RD_KAFKA_RESP_ERR_TOPIC_AUTHORIZATION_FAILED, false, SurfacedOrRetried, kNoListRetry},
-      {kListOffsetsApiKey, RD_KAFKA_RESP_ERR_UNSUPPORTED_FOR_MESSAGE_FORMAT, false, SurfacedOrRetried, kNoListRetry},
+      {kListOffsetsApiKey, RD_KAFKA_RESP_ERR_TOPIC_AUTHORIZATION_FAILED, false, SurfacedOrRetried,
+       kNoListRetry},
+      {kListOffsetsApiKey, RD_KAFKA_RESP_ERR_UNSUPPORTED_FOR_MESSAGE_FORMAT, false, SurfacedOrRetried,
+       kNoListRetry},
       {kListOffsetsApiKey, RD_KAFKA_RESP_ERR_INVALID_REQUEST, false, SurfacedOrRetried,
        "librdkafka retries it once, unlike Kafka's client; the second in a row mostly surfaces",
        RD_KAFKA_RESP_ERR_NO_ERROR, 2},
@@ -144,7 +160,8 @@ inline std::vector<Fault> find_coordinator_faults() {
       {kFindCoordinatorApiKey, RD_KAFKA_RESP_ERR_COORDINATOR_NOT_AVAILABLE, true, Retried, ""},
       {kFindCoordinatorApiKey, RD_KAFKA_RESP_ERR_NOT_COORDINATOR, true, Retried, ""},
       {kFindCoordinatorApiKey, RD_KAFKA_RESP_ERR_COORDINATOR_LOAD_IN_PROGRESS, true, Retried, ""},
-      {kFindCoordinatorApiKey, RD_KAFKA_RESP_ERR_GROUP_AUTHORIZATION_FAILED, false, Retried, kCoordinatorRequery},
+      {kFindCoordinatorApiKey, RD_KAFKA_RESP_ERR_GROUP_AUTHORIZATION_FAILED, false, Retried,
+       kCoordinatorRequery},
       {kFindCoordinatorApiKey, RD_KAFKA_RESP_ERR_INVALID_REQUEST, false, Retried, kCoordinatorRequery},
       {kFindCoordinatorApiKey, RD_KAFKA_RESP_ERR_TRANSACTIONAL_ID_AUTHORIZATION_FAILED, false, Retried,
        kCoordinatorRequery},
@@ -245,8 +262,10 @@ inline std::vector<Fault> transaction_faults() {
       {kEndTxnApiKey, RD_KAFKA_RESP_ERR_INVALID_TXN_STATE, false, Fatal, ""},
       {kEndTxnApiKey, RD_KAFKA_RESP_ERR_INVALID_PRODUCER_ID_MAPPING, false, Surfaced,
        "abortable in librdkafka (the epoch is bumped on abort)"},
-      {kEndTxnApiKey, RD_KAFKA_RESP_ERR_INVALID_PRODUCER_EPOCH, false, Fatal, kFencedLocal, RD_KAFKA_RESP_ERR__FENCED},
-      {kEndTxnApiKey, RD_KAFKA_RESP_ERR_PRODUCER_FENCED, false, Fatal, kFencedLocal, RD_KAFKA_RESP_ERR__FENCED},
+      {kEndTxnApiKey, RD_KAFKA_RESP_ERR_INVALID_PRODUCER_EPOCH, false, Fatal, kFencedLocal,
+       RD_KAFKA_RESP_ERR__FENCED},
+      {kEndTxnApiKey, RD_KAFKA_RESP_ERR_PRODUCER_FENCED, false, Fatal, kFencedLocal,
+       RD_KAFKA_RESP_ERR__FENCED},
       {kEndTxnApiKey, RD_KAFKA_RESP_ERR_TRANSACTIONAL_ID_AUTHORIZATION_FAILED, false, Fatal, ""},
   };
 }
@@ -309,8 +328,10 @@ inline std::vector<Fault> stream_processor_faults() {
       {kEndTxnApiKey, RD_KAFKA_RESP_ERR_COORDINATOR_LOAD_IN_PROGRESS, true, Retried, ""},
       {kEndTxnApiKey, RD_KAFKA_RESP_ERR_CONCURRENT_TRANSACTIONS, true, Retried, ""},
       {kEndTxnApiKey, RD_KAFKA_RESP_ERR_INVALID_PRODUCER_ID_MAPPING, false, Surfaced, ""},
-      {kEndTxnApiKey, RD_KAFKA_RESP_ERR_INVALID_PRODUCER_EPOCH, false, Fatal, kFencedLocal, RD_KAFKA_RESP_ERR__FENCED},
-      {kEndTxnApiKey, RD_KAFKA_RESP_ERR_PRODUCER_FENCED, false, Fatal, kFencedLocal, RD_KAFKA_RESP_ERR__FENCED},
+      {kEndTxnApiKey, RD_KAFKA_RESP_ERR_INVALID_PRODUCER_EPOCH, false, Fatal, kFencedLocal,
+       RD_KAFKA_RESP_ERR__FENCED},
+      {kEndTxnApiKey, RD_KAFKA_RESP_ERR_PRODUCER_FENCED, false, Fatal, kFencedLocal,
+       RD_KAFKA_RESP_ERR__FENCED},
       {kEndTxnApiKey, RD_KAFKA_RESP_ERR_INVALID_TXN_STATE, false, Fatal, ""},
       {kEndTxnApiKey, RD_KAFKA_RESP_ERR_TRANSACTIONAL_ID_AUTHORIZATION_FAILED, false, Fatal, ""},
 

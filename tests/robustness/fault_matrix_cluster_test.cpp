@@ -52,7 +52,8 @@ using fault_matrix_cluster = ClusterFault;
 // Commits run back to back while the group coordinator hops between the three brokers every
 // 150 ms: each commit that meets NOT_COORDINATOR finds the new coordinator and is retried.
 TEST_F(fault_matrix_cluster, CoordinatorMovingMidCommitIsRetriedToSuccess) {
-  auto store = std::make_shared<KafkaOffsetStore>(cluster_.standalone_client(), testing::matrix_store_options());
+  auto store =
+      std::make_shared<KafkaOffsetStore>(cluster_.standalone_client(), testing::matrix_store_options());
   OffsetManager manager(cluster_.group, nullptr, store, OffsetCommitStrategy::manual());
   std::atomic<bool> done{false};
   std::atomic<int> moves{0};
@@ -102,7 +103,8 @@ TEST_F(fault_matrix_cluster, CoordinatorDownForTenSecondsDuringACommit) {
   const auto failure = failure_of_call([&] { manager.commit(); });
   ASSERT_TRUE(failure) << "committed with the coordinator down";
   EXPECT_TRUE(failure->retriable()) << failure->what();
-  EXPECT_TRUE(failure->kind() == ErrorKind::Kafka || failure->kind() == ErrorKind::Timeout) << failure->what();
+  EXPECT_TRUE(failure->kind() == ErrorKind::Kafka || failure->kind() == ErrorKind::Timeout)
+      << failure->what();
   EXPECT_TRUE(failure->kafka_error_code().has_value()) << failure->what();
   EXPECT_EQ(manager.get_all_pending().at(TopicPartition(cluster_.topic, 0)).offset, 20);
 
@@ -218,7 +220,8 @@ TEST_F(fault_matrix_cluster, TransactionSlowerThanItsTimeoutSurfacesAndCommitsAf
   rd_kafka_mock_broker_set_rtt(cluster_.cluster.get(), kCoordinator, 0);
   ASSERT_TRUE(failure) << "a transaction met its timeout and committed";
   EXPECT_EQ(failure->kind(), ErrorKind::Timeout) << failure->what();
-  EXPECT_FALSE(manager.get_offset(cluster_.topic, 0)) << "the manager took a timed-out transaction as committed";
+  EXPECT_FALSE(manager.get_offset(cluster_.topic, 0))
+      << "the manager took a timed-out transaction as committed";
 
   ASSERT_FALSE(failure_of_call([&] { producer.abort(); }));
   producer.begin();

@@ -21,10 +21,14 @@ using testing::Outcome;
 std::string outcome_text(const Fault& fault) {
   const std::string code = rd_kafka_err2name(testing::reported_code(fault));
   switch (fault.outcome) {
-    case Outcome::Retried: return "retried to success";
-    case Outcome::Surfaced: return "surfaced as StateError(Kafka, " + code + ")";
-    case Outcome::Fatal: return "fatal: StateError(Kafka, " + code + ")";
-    case Outcome::SurfacedOrRetried: return "surfaced as StateError(Kafka, " + code + "), or retried to success";
+    case Outcome::Retried:
+      return "retried to success";
+    case Outcome::Surfaced:
+      return "surfaced as StateError(Kafka, " + code + ")";
+    case Outcome::Fatal:
+      return "fatal: StateError(Kafka, " + code + ")";
+    case Outcome::SurfacedOrRetried:
+      return "surfaced as StateError(Kafka, " + code + "), or retried to success";
   }
   return "";
 }
@@ -38,9 +42,11 @@ std::string user_sees(const Fault& fault) {
     case testing::kOffsetFetchApiKey:
       return retried ? "get_offset() returns the committed offset" : "get_offset() throws";
     case testing::kListOffsetsApiKey:
-      if (fault.outcome == Outcome::SurfacedOrRetried) return "reset_offset() throws and commits nothing, or commits the log end";
+      if (fault.outcome == Outcome::SurfacedOrRetried)
+        return "reset_offset() throws and commits nothing, or commits the log end";
       return retried ? "reset_offset() commits the log end" : "reset_offset() throws; nothing is committed";
-    case testing::kFindCoordinatorApiKey: return "the first commit() returns, up to seconds later";
+    case testing::kFindCoordinatorApiKey:
+      return "the first commit() returns, up to seconds later";
     case testing::kJoinGroupApiKey:
     case testing::kSyncGroupApiKey:
     case testing::kHeartbeatApiKey:
@@ -49,18 +55,21 @@ std::string user_sees(const Fault& fault) {
       return "poll() throws a fatal error; the consumer is dead";
     default:
       if (retried) return "commit() returns";
-      if (fault.outcome == Outcome::Surfaced) return "commit() throws \"... must be aborted\"; the offsets are not committed";
+      if (fault.outcome == Outcome::Surfaced)
+        return "commit() throws \"... must be aborted\"; the offsets are not committed";
       return "commit() throws \"(fatal ...)\"; abort() throws too";
   }
 }
 
 std::string user_does(const Fault& fault) {
   const bool transactional = fault.api_key == testing::kAddOffsetsToTxnApiKey ||
-                             fault.api_key == testing::kTxnOffsetCommitApiKey || fault.api_key == testing::kEndTxnApiKey;
-  const bool group = fault.api_key == testing::kJoinGroupApiKey || fault.api_key == testing::kSyncGroupApiKey ||
-                     fault.api_key == testing::kHeartbeatApiKey;
+                             fault.api_key == testing::kTxnOffsetCommitApiKey ||
+                             fault.api_key == testing::kEndTxnApiKey;
+  const bool group = fault.api_key == testing::kJoinGroupApiKey ||
+                     fault.api_key == testing::kSyncGroupApiKey || fault.api_key == testing::kHeartbeatApiKey;
   switch (fault.outcome) {
-    case Outcome::Retried: return "nothing";
+    case Outcome::Retried:
+      return "nothing";
     case Outcome::Surfaced:
       if (transactional) return "abort(), rewind_to_committed(), redo the transaction";
       if (group) return "fix the cause (ACLs, group config); keep polling";
@@ -77,10 +86,10 @@ std::string user_does(const Fault& fault) {
 }
 
 std::string readme_row(const Fault& fault) {
-  return std::string("| ") + testing::api_name(fault.api_key) + " (" + std::to_string(fault.api_key) + ") | " +
-         rd_kafka_err2name(fault.code) + " (" + std::to_string(static_cast<int>(fault.code)) + ") | " +
-         (fault.kafka_retriable ? "retriable" : "not retriable") + " | " + outcome_text(fault) + " | " +
-         user_sees(fault) + " | " + user_does(fault) + " | " + fault.note + " |";
+  return std::string("| ") + testing::api_name(fault.api_key) + " (" + std::to_string(fault.api_key) +
+         ") | " + rd_kafka_err2name(fault.code) + " (" + std::to_string(static_cast<int>(fault.code)) +
+         ") | " + (fault.kafka_retriable ? "retriable" : "not retriable") + " | " + outcome_text(fault) +
+         " | " + user_sees(fault) + " | " + user_does(fault) + " | " + fault.note + " |";
 }
 
 // The StreamProcessor's table (stream_processor_faults()): the same columns, what a user of
@@ -88,10 +97,14 @@ std::string readme_row(const Fault& fault) {
 std::string streams_outcome_text(const Fault& fault) {
   const std::string code = rd_kafka_err2name(testing::reported_code(fault));
   switch (fault.outcome) {
-    case Outcome::Retried: return "retried and committed";
-    case Outcome::Surfaced: return "aborted and reprocessed";
-    case Outcome::Fatal: return "fatal: StateError(Kafka, " + code + ")";
-    case Outcome::SurfacedOrRetried: return "aborted and reprocessed, or retried and committed";
+    case Outcome::Retried:
+      return "retried and committed";
+    case Outcome::Surfaced:
+      return "aborted and reprocessed";
+    case Outcome::Fatal:
+      return "fatal: StateError(Kafka, " + code + ")";
+    case Outcome::SurfacedOrRetried:
+      return "aborted and reprocessed, or retried and committed";
   }
   return "";
 }
@@ -102,38 +115,45 @@ std::string streams_user_sees(const Fault& fault) {
                                              : "the constructor throws; nothing is processed";
   }
   switch (fault.outcome) {
-    case Outcome::Retried: return "poll() goes on; the transaction commits, nothing is aborted";
+    case Outcome::Retried:
+      return "poll() goes on; the transaction commits, nothing is aborted";
     case Outcome::Surfaced:
-      return "poll() goes on; the transaction is aborted (stats().aborts, a warning logged), its records processed "
+      return "poll() goes on; the transaction is aborted (stats().aborts, a warning logged), its records "
+             "processed "
              "again; counts exact";
-    default: return "poll() throws; so do every later poll() and commit()";
+    default:
+      return "poll() throws; so do every later poll() and commit()";
   }
 }
 
 std::string streams_user_does(const Fault& fault) {
   switch (fault.outcome) {
-    case Outcome::Retried: return "nothing";
-    case Outcome::Surfaced: return "nothing; fix the cause if it lasts (ACLs, group membership)";
+    case Outcome::Retried:
+      return "nothing";
+    case Outcome::Surfaced:
+      return "nothing; fix the cause if it lasts (ACLs, group membership)";
     default:
       return fault.api_key == testing::kInitProducerIdApiKey
                  ? "fix the cause (ACLs, transaction.max.timeout.ms), then construct it again"
-                 : "close() it; a new StreamProcessor (same state_dir and instance_id) fences the old producer and "
+                 : "close() it; a new StreamProcessor (same state_dir and instance_id) fences the old "
+                   "producer and "
                    "resumes from the last commit";
   }
 }
 
 std::string streams_readme_row(const Fault& fault) {
-  return std::string("| ") + testing::api_name(fault.api_key) + " (" + std::to_string(fault.api_key) + ") | " +
-         rd_kafka_err2name(fault.code) + " (" + std::to_string(static_cast<int>(fault.code)) + ") | " +
-         (fault.kafka_retriable ? "retriable" : "not retriable") + " | " + streams_outcome_text(fault) + " | " +
-         streams_user_sees(fault) + " | " + streams_user_does(fault) + " | " + fault.note + " |";
+  return std::string("| ") + testing::api_name(fault.api_key) + " (" + std::to_string(fault.api_key) +
+         ") | " + rd_kafka_err2name(fault.code) + " (" + std::to_string(static_cast<int>(fault.code)) +
+         ") | " + (fault.kafka_retriable ? "retriable" : "not retriable") + " | " +
+         streams_outcome_text(fault) + " | " + streams_user_sees(fault) + " | " + streams_user_does(fault) +
+         " | " + fault.note + " |";
 }
 
 std::vector<Fault> every_fault() {
   std::vector<Fault> all;
-  for (auto list : {testing::offset_commit_faults(), testing::offset_fetch_faults(), testing::list_offsets_faults(),
-                    testing::find_coordinator_faults(), testing::group_membership_faults(),
-                    testing::transaction_faults()}) {
+  for (auto list : {testing::offset_commit_faults(), testing::offset_fetch_faults(),
+                    testing::list_offsets_faults(), testing::find_coordinator_faults(),
+                    testing::group_membership_faults(), testing::transaction_faults()}) {
     all.insert(all.end(), list.begin(), list.end());
   }
   return all;

@@ -22,9 +22,9 @@
 #include <string>
 #include <vector>
 
+#include "counting_function.hpp"
 #include "fault_matrix_cases.hpp"
 #include "fault_matrix_support.hpp"
-#include "counting_function.hpp"
 #include "processor/log.hpp"
 #include "processor/streams.hpp"
 
@@ -37,7 +37,7 @@ using testing::Fault;
 using testing::Outcome;
 
 constexpr int kPartitions = 2;
-constexpr int kKeys = 10;           // key kI on partition I % kPartitions
+constexpr int kKeys = 10;             // key kI on partition I % kPartitions
 constexpr int kPerTransaction = 100;  // records of a transaction (commit_records)
 
 class StreamProcessorFault : public ::testing::TestWithParam<Fault> {
@@ -101,8 +101,8 @@ class StreamProcessorFault : public ::testing::TestWithParam<Fault> {
     const Fault& fault = GetParam();
     pushed_ = testing::times_injected(fault);
     for (int i = 0; i < pushed_; ++i) {
-      rd_kafka_mock_broker_push_request_error_rtts(cluster_.get(), testing::kCoordinator, fault.api_key, 1, fault.code,
-                                                   0);
+      rd_kafka_mock_broker_push_request_error_rtts(cluster_.get(), testing::kCoordinator, fault.api_key, 1,
+                                                   fault.code, 0);
     }
   }
   std::size_t errors_left() const {
@@ -117,8 +117,8 @@ class StreamProcessorFault : public ::testing::TestWithParam<Fault> {
     const auto deadline = Clock::now() + timeout;
     while (processor.stats().commits < commits) {
       if (Clock::now() > deadline) {
-        ADD_FAILURE() << "only " << processor.stats().commits << " of " << commits << " transactions committed, "
-                      << processor.stats().aborts << " aborted";
+        ADD_FAILURE() << "only " << processor.stats().commits << " of " << commits
+                      << " transactions committed, " << processor.stats().aborts << " aborted";
         return std::nullopt;
       }
       if (auto failure = testing::failure_of_call([&] { processor.poll(); })) return failure;
@@ -183,8 +183,8 @@ class StreamProcessorFault : public ::testing::TestWithParam<Fault> {
           if (count == expected) continue;
           ++wrong;
           if (first_difference.empty()) {
-            first_difference = std::to_string(partition) + ":" + std::to_string(offset) + " has count " + count +
-                               ", expected " + expected;
+            first_difference = std::to_string(partition) + ":" + std::to_string(offset) + " has count " +
+                               count + ", expected " + expected;
           }
         }
       }
@@ -273,7 +273,8 @@ TEST_P(StreamProcessorFault, CommitsAbortsAndReprocessesOrFailsForGood) {
       const auto again = testing::failure_of_call([&] { processor.poll(); });
       ASSERT_TRUE(again) << "poll() went on after a fatal error";
       EXPECT_EQ(again->kafka_error_code(), failure->kafka_error_code()) << again->what();
-      EXPECT_TRUE(testing::failure_of_call([&] { processor.commit(); })) << "commit() went on after a fatal error";
+      EXPECT_TRUE(testing::failure_of_call([&] { processor.commit(); }))
+          << "commit() went on after a fatal error";
       // close() does not hang nor throw past the destructor. The mock keeps no transactional
       // offsets, so a new processor cannot be checked against the first one's results here.
       //
@@ -288,7 +289,8 @@ TEST_P(StreamProcessorFault, CommitsAbortsAndReprocessesOrFailsForGood) {
   expect_results(stats.records - 2u * kPerTransaction);
 }
 
-INSTANTIATE_TEST_SUITE_P(fault_matrix, StreamProcessorFault, ::testing::ValuesIn(testing::stream_processor_faults()),
+INSTANTIATE_TEST_SUITE_P(fault_matrix, StreamProcessorFault,
+                         ::testing::ValuesIn(testing::stream_processor_faults()),
                          [](const auto& param_info) { return testing::fault_name(param_info.param); });
 
 }  // namespace

@@ -38,7 +38,8 @@ class CommitHistory {
     last = std::max(last, offset);
   }
   // The broker showed `offset` (nullopt: no commit) for `tp`.
-  void observed(const kafka::TopicPartition& tp, std::optional<std::int64_t> offset, const std::string& when) {
+  void observed(const kafka::TopicPartition& tp, std::optional<std::int64_t> offset,
+                const std::string& when) {
     const std::int64_t shown = offset.value_or(-1);
     if (auto it = succeeded_.find(tp.to_key()); it != succeeded_.end()) {
       EXPECT_GE(shown, it->second) << tp.to_key() << " " << when
@@ -79,13 +80,17 @@ inline void expect_names_the_code(const StateError& error, rd_kafka_resp_err_t c
 // with one input topic (2 partitions) and one output topic.
 class PinnedCluster {
  public:
-  PinnedCluster() : topic(unique_name("in")), output(unique_name("out")), group(unique_name("group")),
-                    transactional_id(unique_name("tx")) {
+  PinnedCluster()
+      : topic(unique_name("in")),
+        output(unique_name("out")),
+        group(unique_name("group")),
+        transactional_id(unique_name("tx")) {
     cluster.create_topic(topic, 2);
     cluster.create_topic(output, 1);
     rd_kafka_mock_coordinator_set(cluster.get(), "group", group.c_str(), kCoordinator);
     rd_kafka_mock_coordinator_set(cluster.get(), "transaction", transactional_id.c_str(), kCoordinator);
-    for (int p = 0; p < 2; ++p) rd_kafka_mock_partition_set_leader(cluster.get(), topic.c_str(), p, kCoordinator);
+    for (int p = 0; p < 2; ++p)
+      rd_kafka_mock_partition_set_leader(cluster.get(), topic.c_str(), p, kCoordinator);
     rd_kafka_mock_partition_set_leader(cluster.get(), output.c_str(), 0, kCoordinator);
   }
 
@@ -122,7 +127,8 @@ class PinnedCluster {
   // The group's committed offsets as the broker holds them (OffsetFetch), read through a client
   // of the reader's own, never the one under test (a fault may have fenced that one), checked
   // against `history`. The reader is created on first use.
-  std::map<int, std::optional<std::int64_t>> broker_committed(CommitHistory& history, const std::string& when) {
+  std::map<int, std::optional<std::int64_t>> broker_committed(CommitHistory& history,
+                                                              const std::string& when) {
     if (!reader_) reader_ = std::make_unique<kafka::KafkaOffsetStore>(standalone_client(), fast_retries());
     const auto committed = reader_->committed({{topic, 0}, {topic, 1}});
     std::map<int, std::optional<std::int64_t>> out;

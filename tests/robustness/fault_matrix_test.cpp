@@ -14,9 +14,9 @@ namespace processor::kafka {
 namespace {
 
 using testing::CommitHistory;
+using testing::failure_of_call;
 using testing::Fault;
 using testing::Outcome;
-using testing::failure_of_call;
 
 class FaultMatrix : public ::testing::TestWithParam<Fault> {
  protected:
@@ -50,7 +50,8 @@ class FaultMatrix : public ::testing::TestWithParam<Fault> {
     EXPECT_EQ(committed.at(1).value_or(-1), p1) << when;
   }
   std::vector<PartitionOffset> offsets(std::int64_t offset) const {
-    return {{TopicPartition(cluster_.topic, 0), OffsetInfo(offset)}, {TopicPartition(cluster_.topic, 1), OffsetInfo(offset)}};
+    return {{TopicPartition(cluster_.topic, 0), OffsetInfo(offset)},
+            {TopicPartition(cluster_.topic, 1), OffsetInfo(offset)}};
   }
   void committed(std::int64_t offset) {
     for (int p = 0; p < 2; ++p) history_.committed(TopicPartition(cluster_.topic, p), offset);
@@ -67,7 +68,8 @@ class OffsetCommitFault : public FaultMatrix {};
 
 TEST_P(OffsetCommitFault, ManagerCommitRetriesOrSurfacesAndNeverGoesBack) {
   const Fault& fault = GetParam();
-  auto store = std::make_shared<KafkaOffsetStore>(cluster_.standalone_client(), testing::matrix_store_options());
+  auto store =
+      std::make_shared<KafkaOffsetStore>(cluster_.standalone_client(), testing::matrix_store_options());
   OffsetManager manager(cluster_.group, nullptr, store, OffsetCommitStrategy::manual());
   const std::string& topic = cluster_.topic;
   manager.update_offset(topic, 0, 10);
@@ -89,7 +91,8 @@ TEST_P(OffsetCommitFault, ManagerCommitRetriesOrSurfacesAndNeverGoesBack) {
   ASSERT_TRUE(failure) << "the commit succeeded despite " << rd_kafka_err2name(fault.code);
   expect_surfaced(*failure);
   expect_broker_at(10, 10, "after the failed commit");
-  EXPECT_EQ(manager.get_all_pending().at(TopicPartition(topic, 0)).offset, 20) << "the failed offsets were dropped";
+  EXPECT_EQ(manager.get_all_pending().at(TopicPartition(topic, 0)).offset, 20)
+      << "the failed offsets were dropped";
   EXPECT_EQ(manager.get_offset(topic, 0), 10);
   // What the user does: commit again once the cause is gone.
   EXPECT_EQ(manager.commit(), 2u);
@@ -97,7 +100,8 @@ TEST_P(OffsetCommitFault, ManagerCommitRetriesOrSurfacesAndNeverGoesBack) {
   expect_broker_at(20, 20, "after the next commit");
 }
 
-INSTANTIATE_TEST_SUITE_P(fault_matrix, OffsetCommitFault, ::testing::ValuesIn(testing::offset_commit_faults()),
+INSTANTIATE_TEST_SUITE_P(fault_matrix, OffsetCommitFault,
+                         ::testing::ValuesIn(testing::offset_commit_faults()),
                          [](const auto& param_info) { return testing::fault_name(param_info.param); });
 
 // ---- OffsetFetch: OffsetManager::get_offset() reading the KafkaOffsetStore ----
@@ -148,8 +152,8 @@ TEST_P(ListOffsetsFault, ResetToTheLogEndRetriesOrSurfacesWithoutCommitting) {
 
   inject(testing::kListOffsetsApiKey);
   std::int64_t reset_to = -1;
-  const auto failure =
-      failure_of_call([&] { reset_to = manager.reset_offset(cluster_.topic, 0, OffsetResetStrategy::latest()); });
+  const auto failure = failure_of_call(
+      [&] { reset_to = manager.reset_offset(cluster_.topic, 0, OffsetResetStrategy::latest()); });
   if (failure && fault.outcome == Outcome::SurfacedOrRetried) {
     expect_fault_met_then_drain(testing::kListOffsetsApiKey,
                                 [&] { options.broker->log_range(TopicPartition(cluster_.topic, 0)); });
@@ -183,10 +187,11 @@ TEST_P(FindCoordinatorFault, FirstCommitFindsTheCoordinatorOrSurfaces) {
   cluster_.broker_committed(history_, "before the fault");  // the reader finds the coordinator now
   // Queued on every broker: the client asks whichever it is connected to.
   for (int broker = 1; broker <= 3; ++broker) {
-    rd_kafka_mock_broker_push_request_error_rtts(cluster_.cluster.get(), broker, testing::kFindCoordinatorApiKey, 1,
-                                                 fault.code, 0);
+    rd_kafka_mock_broker_push_request_error_rtts(cluster_.cluster.get(), broker,
+                                                 testing::kFindCoordinatorApiKey, 1, fault.code, 0);
   }
-  auto store = std::make_shared<KafkaOffsetStore>(cluster_.standalone_client(), testing::matrix_store_options());
+  auto store =
+      std::make_shared<KafkaOffsetStore>(cluster_.standalone_client(), testing::matrix_store_options());
   OffsetManager manager(cluster_.group, nullptr, store, OffsetCommitStrategy::manual());
   manager.update_offset(cluster_.topic, 0, 10);
   manager.update_offset(cluster_.topic, 1, 10);
@@ -194,7 +199,8 @@ TEST_P(FindCoordinatorFault, FirstCommitFindsTheCoordinatorOrSurfaces) {
   std::size_t left = 0;
   for (int broker = 1; broker <= 3; ++broker) {
     std::size_t on_broker = 0;
-    rd_kafka_mock_broker_error_stack_cnt(cluster_.cluster.get(), broker, testing::kFindCoordinatorApiKey, &on_broker);
+    rd_kafka_mock_broker_error_stack_cnt(cluster_.cluster.get(), broker, testing::kFindCoordinatorApiKey,
+                                         &on_broker);
     left += on_broker;
   }
   EXPECT_LT(left, 3u) << "no FindCoordinator met the fault";
@@ -211,7 +217,8 @@ TEST_P(FindCoordinatorFault, FirstCommitFindsTheCoordinatorOrSurfaces) {
   expect_broker_at(10, 10, "after the next commit");
 }
 
-INSTANTIATE_TEST_SUITE_P(fault_matrix, FindCoordinatorFault, ::testing::ValuesIn(testing::find_coordinator_faults()),
+INSTANTIATE_TEST_SUITE_P(fault_matrix, FindCoordinatorFault,
+                         ::testing::ValuesIn(testing::find_coordinator_faults()),
                          [](const auto& param_info) { return testing::fault_name(param_info.param); });
 
 // ---- JoinGroup, SyncGroup, Heartbeat: a KafkaConsumer's membership ----
@@ -241,15 +248,15 @@ class GroupMembershipFault : public FaultMatrix {
     const auto position = [&] {
       const auto pending = member.manager.get_all_pending();
       const auto at = pending.find(partition);
-      return at != pending.end() ? at->second.offset : member.manager.get_offset(partition.topic, 0).value_or(-1);
+      return at != pending.end() ? at->second.offset
+                                 : member.manager.get_offset(partition.topic, 0).value_or(-1);
     };
     const auto deadline = std::chrono::steady_clock::now() + timeout;
     while (std::chrono::steady_clock::now() < deadline) {
-      auto failure = failure_of_call([&] {
-        member.consumer.poll(record_);
-      });
+      auto failure = failure_of_call([&] { member.consumer.poll(record_); });
       if (failure) return failure;
-      if (next_offset_ >= end && position() >= end && member.consumer.assignment().size() == 2) return std::nullopt;
+      if (next_offset_ >= end && position() >= end && member.consumer.assignment().size() == 2)
+        return std::nullopt;
     }
     ADD_FAILURE() << "consumed up to " << next_offset_ << " of " << end << ", "
                   << member.consumer.assignment().size() << " partitions owned";
@@ -321,7 +328,8 @@ TEST_P(GroupMembershipFault, ConsumerRejoinsAndCommitsOrSurfaces) {
   commit_and_check(*member, end, "after a new consumer took over");
 }
 
-INSTANTIATE_TEST_SUITE_P(fault_matrix, GroupMembershipFault, ::testing::ValuesIn(testing::group_membership_faults()),
+INSTANTIATE_TEST_SUITE_P(fault_matrix, GroupMembershipFault,
+                         ::testing::ValuesIn(testing::group_membership_faults()),
                          [](const auto& param_info) { return testing::fault_name(param_info.param); });
 
 // ---- AddOffsetsToTxn, TxnOffsetCommit, EndTxn: TransactionalProducer::commit ----

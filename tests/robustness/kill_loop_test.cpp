@@ -35,12 +35,11 @@
 // final run the rest.
 
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
-
-#include <gtest/gtest.h>
 
 #include <algorithm>
 #include <chrono>
@@ -82,7 +81,9 @@ constexpr int kMinRunMs = 50;             // a cycle's consuming time before the
 constexpr int kMaxRunMs = 600;
 constexpr const char* kGroup = "kill-loop";
 
-double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
+double seconds_since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
 
 int env_int(const char* name, int fallback) {
   const char* value = std::getenv(name);
@@ -91,7 +92,7 @@ int env_int(const char* name, int fallback) {
 
 // What was produced: the key of every record, by partition and offset.
 struct Produced {
-  std::vector<std::vector<std::string>> keys;  // [partition][offset]
+  std::vector<std::vector<std::string>> keys;    // [partition][offset]
   std::map<std::string, std::int64_t> expected;  // key -> records
 };
 
@@ -119,9 +120,9 @@ Produced produce(const std::string& bootstrap, std::mt19937_64& rng) {
       throw std::runtime_error("cannot read the watermarks of partition " + std::to_string(p));
     }
     if (low != 0 || high != static_cast<std::int64_t>(produced.keys[static_cast<std::size_t>(p)].size())) {
-      throw std::runtime_error("partition " + std::to_string(p) + " holds [" + std::to_string(low) + ", " +
-                               std::to_string(high) + "), expected " +
-                               std::to_string(produced.keys[static_cast<std::size_t>(p)].size()) + " records");
+      throw std::runtime_error(
+          "partition " + std::to_string(p) + " holds [" + std::to_string(low) + ", " + std::to_string(high) +
+          "), expected " + std::to_string(produced.keys[static_cast<std::size_t>(p)].size()) + " records");
     }
   }
   return produced;
@@ -161,8 +162,8 @@ Inspection inspect(const fs::path& dir, const Produced& produced,
     const auto& keys = produced.keys[static_cast<std::size_t>(p)];
     const std::int64_t position = result.positions[static_cast<std::size_t>(p)];
     result.position_sum += position;
-    for (std::int64_t offset = 0; offset < std::min<std::int64_t>(position, static_cast<std::int64_t>(keys.size()));
-         ++offset) {
+    for (std::int64_t offset = 0;
+         offset < std::min<std::int64_t>(position, static_cast<std::int64_t>(keys.size())); ++offset) {
       ++result.should_be[keys[static_cast<std::size_t>(offset)]];
     }
   }
@@ -177,7 +178,8 @@ Inspection inspect(const fs::path& dir, const Produced& produced,
     result.duplicates += std::max<std::int64_t>(0, have - want);
     result.losses += std::max<std::int64_t>(0, want - have);
     if (have != want && result.first_difference.empty()) {
-      result.first_difference = "key " + key + ": counted " + std::to_string(have) + ", expected " + std::to_string(want);
+      result.first_difference =
+          "key " + key + ": counted " + std::to_string(have) + ", expected " + std::to_string(want);
     }
   }
   return result;
@@ -185,7 +187,8 @@ Inspection inspect(const fs::path& dir, const Produced& produced,
 
 std::string positions_text(const Inspection& inspection) {
   std::string text;
-  for (const auto position : inspection.positions) text += (text.empty() ? "" : "/") + std::to_string(position);
+  for (const auto position : inspection.positions)
+    text += (text.empty() ? "" : "/") + std::to_string(position);
   return text;
 }
 
@@ -207,16 +210,24 @@ struct Worker {
 // test catch it).
 Worker start_worker(const std::string& bootstrap, const fs::path& dir, std::int64_t record_delay_us) {
   const char* worker_override = std::getenv("KILL_LOOP_WORKER");
-  std::vector<std::string> args = {worker_override != nullptr && *worker_override != '\0' ? worker_override
-                                                                                          : KILL_LOOP_WORKER_PATH,
-                                   "--bootstrap", bootstrap,
-                                   "--topic", "kill-loop",
-                                   "--partitions", std::to_string(kPartitions),
-                                   "--group", kGroup,
-                                   "--dir", dir.string(),
-                                   "--interval", std::to_string(kCheckpointInterval),
-                                   "--record-delay-us", std::to_string(record_delay_us),
-                                   "--session-timeout-ms", std::to_string(kSessionTimeoutMs)};
+  std::vector<std::string> args = {
+      worker_override != nullptr && *worker_override != '\0' ? worker_override : KILL_LOOP_WORKER_PATH,
+      "--bootstrap",
+      bootstrap,
+      "--topic",
+      "kill-loop",
+      "--partitions",
+      std::to_string(kPartitions),
+      "--group",
+      kGroup,
+      "--dir",
+      dir.string(),
+      "--interval",
+      std::to_string(kCheckpointInterval),
+      "--record-delay-us",
+      std::to_string(record_delay_us),
+      "--session-timeout-ms",
+      std::to_string(kSessionTimeoutMs)};
   std::vector<char*> argv;
   for (auto& arg : args) argv.push_back(arg.data());
   argv.push_back(nullptr);
@@ -290,10 +301,12 @@ std::string describe_status(int status) {
 TEST(KillLoop, ExactlyOnceAcrossRandomSigkills) {
   const auto started = Clock::now();
   const int cycles = env_int("KILL_LOOP_CYCLES", kDefaultCycles);
-  const auto seed = static_cast<std::uint64_t>(env_int("KILL_LOOP_SEED", static_cast<int>(std::random_device{}() & 0x7fffffff)));
-  std::printf("kill loop: seed=%llu (replay with KILL_LOOP_SEED=%llu), cycles=%d (KILL_LOOP_CYCLES overrides; "
-              "%d by default, 200 when run by hand)\n",
-              static_cast<unsigned long long>(seed), static_cast<unsigned long long>(seed), cycles, kDefaultCycles);
+  const auto seed = static_cast<std::uint64_t>(
+      env_int("KILL_LOOP_SEED", static_cast<int>(std::random_device{}() & 0x7fffffff)));
+  std::printf(
+      "kill loop: seed=%llu (replay with KILL_LOOP_SEED=%llu), cycles=%d (KILL_LOOP_CYCLES overrides; "
+      "%d by default, 200 when run by hand)\n",
+      static_cast<unsigned long long>(seed), static_cast<unsigned long long>(seed), cycles, kDefaultCycles);
   std::mt19937_64 rng(seed);
 
   MockCluster cluster;
@@ -303,10 +316,12 @@ TEST(KillLoop, ExactlyOnceAcrossRandomSigkills) {
               produced.expected.size(), kPartitions, seconds_since(started));
 
   // Pace the worker so that the killed runs move the checkpoints through most of the stream (the
-  // estimate aims at 3/5; 50 and 200 cycles end at about 75-95%) and the final run does the rest. A killed run consumes for about its mean run time minus
-  // ~100 ms (fetching starts after the assignment), and loses the records since its last
-  // checkpoint (K/2 on average); 7 cycles in 8 are such runs.
-  const std::int64_t net_per_run = static_cast<std::int64_t>(kRecords) * 3 / 5 * 8 / (7 * static_cast<std::int64_t>(std::max(cycles, 1)));
+  // estimate aims at 3/5; 50 and 200 cycles end at about 75-95%) and the final run does the rest.
+  // A killed run consumes for about its mean run time minus ~100 ms (fetching starts after the
+  // assignment), and loses the records since its last checkpoint (K/2 on average); 7 cycles in 8
+  // are such runs.
+  const std::int64_t net_per_run =
+      static_cast<std::int64_t>(kRecords) * 3 / 5 * 8 / (7 * static_cast<std::int64_t>(std::max(cycles, 1)));
   const std::int64_t record_delay_us = std::clamp<std::int64_t>(
       ((kMinRunMs + kMaxRunMs) / 2 - 100) * 1000 / (net_per_run + kCheckpointInterval / 2), 20, 20'000);
 
@@ -336,11 +351,13 @@ TEST(KillLoop, ExactlyOnceAcrossRandomSigkills) {
     if (early) {
       // Kill it while it restores, connects or joins the group.
       const int delay = early_ms(rng);
-      read_until(worker, [] { return false; }, cycle_start + std::chrono::milliseconds(delay));
+      read_until(
+          worker, [] { return false; }, cycle_start + std::chrono::milliseconds(delay));
       how = "early kill " + std::to_string(delay) + " ms after exec";
       ++early_kills;
     } else {
-      read_until(worker, [&] { return worker.assigned || worker.done; }, cycle_start + std::chrono::seconds(30));
+      read_until(
+          worker, [&] { return worker.assigned || worker.done; }, cycle_start + std::chrono::seconds(30));
       if (!worker.assigned && !worker.done && worker.out >= 0) {
         ++join_timeouts;
         ADD_FAILURE() << "cycle " << cycle << ": the worker got no partitions within 30 s";
@@ -348,7 +365,8 @@ TEST(KillLoop, ExactlyOnceAcrossRandomSigkills) {
       const double join = seconds_since(cycle_start);
       join_seconds.push_back(join);
       const int delay = run_ms(rng);
-      read_until(worker, [] { return false; }, Clock::now() + std::chrono::milliseconds(delay));
+      read_until(
+          worker, [] { return false; }, Clock::now() + std::chrono::milliseconds(delay));
       char text[96];
       std::snprintf(text, sizeof text, "joined in %.2f s, killed after %d ms", join, delay);
       how = text;
@@ -358,7 +376,9 @@ TEST(KillLoop, ExactlyOnceAcrossRandomSigkills) {
     if (exited) {
       ++exited_by_itself;
       how += " (it had exited by itself: " + describe_status(*worker.status) + ")";
-      if (!worker.done) ADD_FAILURE() << "cycle " << cycle << ": the worker died on its own: " << describe_status(*worker.status);
+      if (!worker.done)
+        ADD_FAILURE() << "cycle " << cycle
+                      << ": the worker died on its own: " << describe_status(*worker.status);
     }
     const Inspection state = inspect(dir, produced);
     if (state.checkpoint_id < last_checkpoint) {
@@ -375,37 +395,46 @@ TEST(KillLoop, ExactlyOnceAcrossRandomSigkills) {
     }
     const double took = seconds_since(cycle_start);
     (early ? early_seconds : cycle_seconds).push_back(took);
-    std::printf("kill loop: cycle %3d: %s; checkpoint %llu at %lld/%d records (%s), %s, %.2f s\n", cycle, how.c_str(),
-                static_cast<unsigned long long>(state.checkpoint_id), static_cast<long long>(state.position_sum),
-                kRecords, positions_text(state).c_str(), consistent ? "consistent" : "INCONSISTENT", took);
+    std::printf("kill loop: cycle %3d: %s; checkpoint %llu at %lld/%d records (%s), %s, %.2f s\n", cycle,
+                how.c_str(), static_cast<unsigned long long>(state.checkpoint_id),
+                static_cast<long long>(state.position_sum), kRecords, positions_text(state).c_str(),
+                consistent ? "consistent" : "INCONSISTENT", took);
     std::fflush(stdout);
   }
 
   // The last run: not killed; it exits once every partition's end is checkpointed.
   const auto final_start = Clock::now();
   Worker last = start_worker(cluster.bootstrap(), dir, record_delay_us);
-  read_until(last, [] { return false; }, final_start + std::chrono::seconds(240));
+  read_until(
+      last, [] { return false; }, final_start + std::chrono::seconds(240));
   const bool finished = last.out < 0;
   if (!finished) ::kill(last.pid, SIGKILL);
   int status = 0;
   ::waitpid(last.pid, &status, 0);
   const double final_seconds = seconds_since(final_start);
   EXPECT_TRUE(finished) << "the final worker did not finish within 240 s";
-  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "the final worker ended with " << describe_status(status);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0)
+      << "the final worker ended with " << describe_status(status);
   EXPECT_TRUE(last.done) << "the final worker did not report done";
 
   const Inspection final_state = inspect(dir, produced, &produced.expected);
   auto mean = [](const std::vector<double>& values) {
-    return values.empty() ? 0.0 : std::accumulate(values.begin(), values.end(), 0.0) / static_cast<double>(values.size());
+    return values.empty()
+               ? 0.0
+               : std::accumulate(values.begin(), values.end(), 0.0) / static_cast<double>(values.size());
   };
-  const double max_cycle = cycle_seconds.empty() ? 0 : *std::max_element(cycle_seconds.begin(), cycle_seconds.end());
-  std::printf("kill loop: final run %s in %.1f s at checkpoint %llu, positions %s\n", describe_status(status).c_str(),
-              final_seconds, static_cast<unsigned long long>(final_state.checkpoint_id),
+  const double max_cycle =
+      cycle_seconds.empty() ? 0 : *std::max_element(cycle_seconds.begin(), cycle_seconds.end());
+  std::printf("kill loop: final run %s in %.1f s at checkpoint %llu, positions %s\n",
+              describe_status(status).c_str(), final_seconds,
+              static_cast<unsigned long long>(final_state.checkpoint_id),
               positions_text(final_state).c_str());
-  std::printf("kill loop: cycle time mean %.2f s (exec to assignment %.2f s), max %.2f s; %d early kills (mean %.2f s); "
-              "%d runs had exited by themselves; %d inconsistent cycles; total %.1f s\n",
-              mean(cycle_seconds), mean(join_seconds), max_cycle, early_kills, mean(early_seconds), exited_by_itself,
-              inconsistent_cycles, seconds_since(started));
+  std::printf(
+      "kill loop: cycle time mean %.2f s (exec to assignment %.2f s), max %.2f s; %d early kills (mean %.2f "
+      "s); "
+      "%d runs had exited by themselves; %d inconsistent cycles; total %.1f s\n",
+      mean(cycle_seconds), mean(join_seconds), max_cycle, early_kills, mean(early_seconds), exited_by_itself,
+      inconsistent_cycles, seconds_since(started));
   std::printf("kill loop: cycles=%d, records=%d, keys=%zu, duplicates=%lld, losses=%lld\n", cycles, kRecords,
               produced.expected.size(), static_cast<long long>(final_state.duplicates),
               static_cast<long long>(final_state.losses));

@@ -78,7 +78,8 @@ Arguments parse(int argc, char** argv) {
   if (named.count("--interval")) args.interval = std::stoll(named["--interval"]);
   if (named.count("--record-delay-us")) args.record_delay_us = std::stoll(named["--record-delay-us"]);
   if (named.count("--session-timeout-ms")) args.session_timeout_ms = std::stoi(named["--session-timeout-ms"]);
-  if (args.partitions <= 0 || args.interval <= 0) throw std::invalid_argument("bad --partitions or --interval");
+  if (args.partitions <= 0 || args.interval <= 0)
+    throw std::invalid_argument("bad --partitions or --interval");
   return args;
 }
 
@@ -168,11 +169,13 @@ int run(const Arguments& args) {
 
   std::vector<std::int64_t> log_end(static_cast<std::size_t>(args.partitions));
   for (int p = 0; p < args.partitions; ++p) {
-    log_end[static_cast<std::size_t>(p)] = manager_options.broker->log_range(TopicPartition(args.topic, p)).high_watermark;
+    log_end[static_cast<std::size_t>(p)] =
+        manager_options.broker->log_range(TopicPartition(args.topic, p)).high_watermark;
   }
   auto drained = [&] {
     for (int p = 0; p < args.partitions; ++p) {
-      if (manager.checkpointed_offset(args.topic, p).value_or(0) != log_end[static_cast<std::size_t>(p)]) return false;
+      if (manager.checkpointed_offset(args.topic, p).value_or(0) != log_end[static_cast<std::size_t>(p)])
+        return false;
     }
     return true;
   };

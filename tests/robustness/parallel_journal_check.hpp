@@ -45,10 +45,10 @@ using ProducedLog = std::vector<std::vector<ProducedRecord>>;  // [partition][of
 
 struct JournalFindings {
   std::size_t incarnations = 0;
-  std::size_t tries = 0;            // S lines
-  std::size_t failures = 0;         // F lines
-  std::size_t slow_sleeps = 0;      // W lines: the slow record's long sleep began
-  std::size_t replays = 0;          // D lines beyond the first of a record
+  std::size_t tries = 0;        // S lines
+  std::size_t failures = 0;     // F lines
+  std::size_t slow_sleeps = 0;  // W lines: the slow record's long sleep began
+  std::size_t replays = 0;      // D lines beyond the first of a record
   // The replays by cause. Of a record's D lines the last one counted; each earlier one was
   // wasted because, after it, its process
   std::size_t replays_victim = 0;    //   was killed (or died) holding the partition, before committing it
@@ -57,16 +57,18 @@ struct JournalFindings {
   std::size_t replays_late = 0;      //   (the D itself came after the revoke: abandoned by the drain)
   std::size_t replays_survivor = 0;  //   held it to its clean exit, or still holds it: its commit failed
   // Replays that a live member caused (none of the victim's), in total and per partition.
-  std::size_t survivor_replays() const { return replays_revoked + replays_lost + replays_late + replays_survivor; }
+  std::size_t survivor_replays() const {
+    return replays_revoked + replays_lost + replays_late + replays_survivor;
+  }
   std::map<int, std::size_t> survivor_replays_by_partition;
-  std::size_t missing = 0;          // produced records with no D line anywhere
-  std::size_t wrong_values = 0;     // D lines whose key or seq is not what was produced there
+  std::size_t missing = 0;       // produced records with no D line anywhere
+  std::size_t wrong_values = 0;  // D lines whose key or seq is not what was produced there
   std::size_t overlaps = 0;
   std::size_t overtaken = 0;
   std::size_t backwards = 0;
   std::size_t started_unassigned = 0;
   std::size_t started_after_loss = 0;  // not a violation: see above
-  std::vector<std::string> examples;  // the first violations, for the failure message
+  std::vector<std::string> examples;   // the first violations, for the failure message
 
   std::size_t order_violations() const { return overlaps + overtaken + backwards + started_unassigned; }
 };
@@ -74,8 +76,8 @@ struct JournalFindings {
 namespace detail {
 
 struct KeyState {
-  std::optional<std::int64_t> running;    // the offset of the try under way
-  std::optional<std::int64_t> retrying;   // a record whose try failed, not done yet
+  std::optional<std::int64_t> running;   // the offset of the try under way
+  std::optional<std::int64_t> retrying;  // a record whose try failed, not done yet
   std::optional<std::int64_t> last_done;
 };
 
@@ -95,10 +97,11 @@ struct DoneLine {
 }  // namespace detail
 
 // `died`: the file names of the journals whose process was killed or exited by itself.
-inline JournalFindings check_journals(const std::vector<std::filesystem::path>& journals, const ProducedLog& produced,
-                                      const std::set<std::string>& died = {}) {
+inline JournalFindings check_journals(const std::vector<std::filesystem::path>& journals,
+                                      const ProducedLog& produced, const std::set<std::string>& died = {}) {
   JournalFindings findings;
-  std::map<std::pair<int, std::int64_t>, std::vector<detail::DoneLine>> done;  // (partition, offset) -> D lines
+  std::map<std::pair<int, std::int64_t>, std::vector<detail::DoneLine>>
+      done;  // (partition, offset) -> D lines
   for (const auto& path : journals) {
     ++findings.incarnations;
     const bool dead = died.count(path.filename().string()) != 0;
@@ -148,11 +151,14 @@ inline JournalFindings check_journals(const std::vector<std::filesystem::path>& 
           detail::note(findings, findings.started_unassigned, "started unassigned: " + where);
         }
         if (state.running) {
-          detail::note(findings, findings.overlaps, "overlaps " + std::to_string(*state.running) + ": " + where);
+          detail::note(findings, findings.overlaps,
+                       "overlaps " + std::to_string(*state.running) + ": " + where);
         } else if (state.retrying && *state.retrying != o) {
-          detail::note(findings, findings.overtaken, "overtakes " + std::to_string(*state.retrying) + ": " + where);
+          detail::note(findings, findings.overtaken,
+                       "overtakes " + std::to_string(*state.retrying) + ": " + where);
         } else if (!state.retrying && state.last_done && o <= *state.last_done) {
-          detail::note(findings, findings.backwards, "after " + std::to_string(*state.last_done) + " done: " + where);
+          detail::note(findings, findings.backwards,
+                       "after " + std::to_string(*state.last_done) + " done: " + where);
         }
         state.running = o;
       } else if (kind == 'F') {
@@ -182,14 +188,16 @@ inline JournalFindings check_journals(const std::vector<std::filesystem::path>& 
     }
     // The process ended (or runs on) holding these partitions.
     for (const auto& [partition, lines] : done_in_assignment) {
-      for (const auto& [record, index] : lines) done[record][index].fate = dead ? detail::Fate::Died : detail::Fate::Kept;
+      for (const auto& [record, index] : lines)
+        done[record][index].fate = dead ? detail::Fate::Died : detail::Fate::Kept;
     }
   }
   for (std::size_t p = 0; p < produced.size(); ++p) {
     for (std::size_t o = 0; o < produced[p].size(); ++o) {
       const auto it = done.find({static_cast<int>(p), static_cast<std::int64_t>(o)});
       if (it == done.end()) {
-        if (findings.missing++ < 3) findings.examples.push_back("never done: " + std::to_string(p) + "/" + std::to_string(o));
+        if (findings.missing++ < 3)
+          findings.examples.push_back("never done: " + std::to_string(p) + "/" + std::to_string(o));
       } else {
         std::vector<detail::DoneLine> lines = it->second;
         std::sort(lines.begin(), lines.end(),
@@ -197,14 +205,25 @@ inline JournalFindings check_journals(const std::vector<std::filesystem::path>& 
         lines.pop_back();  // the last one counted
         findings.replays += lines.size();
         for (const detail::DoneLine& wasted : lines) {
-          if (wasted.fate != detail::Fate::Died) ++findings.survivor_replays_by_partition[static_cast<int>(p)];
+          if (wasted.fate != detail::Fate::Died)
+            ++findings.survivor_replays_by_partition[static_cast<int>(p)];
           switch (wasted.fate) {
-            case detail::Fate::Died: ++findings.replays_victim; break;
-            case detail::Fate::Revoked: ++findings.replays_revoked; break;
-            case detail::Fate::Lost: ++findings.replays_lost; break;
-            case detail::Fate::Late: ++findings.replays_late; break;
+            case detail::Fate::Died:
+              ++findings.replays_victim;
+              break;
+            case detail::Fate::Revoked:
+              ++findings.replays_revoked;
+              break;
+            case detail::Fate::Lost:
+              ++findings.replays_lost;
+              break;
+            case detail::Fate::Late:
+              ++findings.replays_late;
+              break;
             case detail::Fate::Held:
-            case detail::Fate::Kept: ++findings.replays_survivor; break;
+            case detail::Fate::Kept:
+              ++findings.replays_survivor;
+              break;
           }
         }
       }

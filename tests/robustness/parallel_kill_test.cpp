@@ -103,7 +103,8 @@ bool is_spill_reference(const std::string& metadata) {
 
 class ParallelKillRun {
  public:
-  ParallelKillRun(std::string bootstrap, Scenario scenario) : bootstrap_(std::move(bootstrap)), scenario_(std::move(scenario)) {
+  ParallelKillRun(std::string bootstrap, Scenario scenario)
+      : bootstrap_(std::move(bootstrap)), scenario_(std::move(scenario)) {
     scenario_.records = env_int("PARALLEL_KILL_RECORDS", scenario_.records);
     scenario_.kills = env_int("PARALLEL_KILL_KILLS", scenario_.kills);
     group_ = unique_name("parallel-" + scenario_.mode.substr(0, 5));
@@ -138,13 +139,15 @@ class ParallelKillRun {
       }
       const int slot = std::uniform_int_distribution<int>(0, static_cast<int>(workers_.size()) - 1)(random);
       wait_until_processing(slot);
-      std::this_thread::sleep_for(std::chrono::milliseconds(std::uniform_int_distribution<int>(0, 1500)(random)));
+      std::this_thread::sleep_for(
+          std::chrono::milliseconds(std::uniform_int_distribution<int>(0, 1500)(random)));
       restart_exited();
       stop_worker(workers_[static_cast<std::size_t>(slot)].pid, SIGKILL);
       died_.insert(journal_of(workers_[static_cast<std::size_t>(slot)]));
       ++kills_;
       std::cerr << "SIGKILL worker " << slot << " (" << kills_ << ") at " << seconds_since(started) << " s\n";
-      std::this_thread::sleep_for(std::chrono::milliseconds(std::uniform_int_distribution<int>(0, 800)(random)));
+      std::this_thread::sleep_for(
+          std::chrono::milliseconds(std::uniform_int_distribution<int>(0, 800)(random)));
       start(slot);
     }
     producer.join();
@@ -165,7 +168,8 @@ class ParallelKillRun {
       // A worker started again after the last kill may still be starting: before its "started"
       // line its SIGTERM handler may not be installed, and SIGTERM would end it uncleanly.
       wait_until_started(worker.out);
-      EXPECT_EQ(stop_worker(worker.pid, SIGTERM), 0) << "worker " << worker.slot << " did not exit cleanly; see " << worker.out;
+      EXPECT_EQ(stop_worker(worker.pid, SIGTERM), 0)
+          << "worker " << worker.slot << " did not exit cleanly; see " << worker.out;
       worker.pid = -1;
     }
     monitoring_ = false;
@@ -209,7 +213,10 @@ class ParallelKillRun {
       for (std::size_t o = 0; o < records.size(); ++o) {
         ++expected_count[records[o].key];
         const auto it = results.find({p, static_cast<std::int64_t>(o)});
-        if (it == results.end()) ++out.missing; else out.duplicates += static_cast<std::size_t>(it->second - 1);
+        if (it == results.end())
+          ++out.missing;
+        else
+          out.duplicates += static_cast<std::size_t>(it->second - 1);
       }
     }
     for (const auto& [key, count] : expected_count) {
@@ -264,14 +271,17 @@ class ParallelKillRun {
   const std::map<int, int>& exit_codes() const { return exit_codes_; }
 
  private:
-  static double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
+  static double seconds_since(Clock::time_point start) {
+    return std::chrono::duration<double>(Clock::now() - start).count();
+  }
 
   static std::string journal_of(const Worker& worker) {
     return "journal-" + std::to_string(worker.slot) + "-" + std::to_string(worker.incarnation) + ".log";
   }
 
   void start(int slot) {
-    if (workers_.size() <= static_cast<std::size_t>(slot)) workers_.resize(static_cast<std::size_t>(slot) + 1);
+    if (workers_.size() <= static_cast<std::size_t>(slot))
+      workers_.resize(static_cast<std::size_t>(slot) + 1);
     Worker& worker = workers_[static_cast<std::size_t>(slot)];
     worker.slot = slot;
     ++worker.incarnation;
@@ -279,13 +289,35 @@ class ParallelKillRun {
     worker.out = dir_ / ("worker-" + name + ".out");
     const fs::path state_dir = dir_ / ("state-" + std::to_string(slot));  // reused by the slot's next process
     fs::create_directories(state_dir);
-    worker.pid = spawn_worker({worker_path(), "--bootstrap", bootstrap_, "--group", group_, "--input", input_,
-                               "--output", output_, "--mode", scenario_.mode, "--assignment", scenario_.assignment,
-                               "--journal", (dir_ / journal_of(worker)).string(), "--state-dir",
-                               state_dir.string(), "--seed", std::to_string(slot * 1000 + worker.incarnation),
-                               "--metadata-budget", std::to_string(kMetadataBudget), "--slow-partition", "0",
-                               "--slow-offset", std::to_string(kSlowOffset), "--slow-ms", std::to_string(kSlowMs),
-                               "--slow-done", (dir_ / "slow-done").string()},
+    worker.pid = spawn_worker({worker_path(),
+                               "--bootstrap",
+                               bootstrap_,
+                               "--group",
+                               group_,
+                               "--input",
+                               input_,
+                               "--output",
+                               output_,
+                               "--mode",
+                               scenario_.mode,
+                               "--assignment",
+                               scenario_.assignment,
+                               "--journal",
+                               (dir_ / journal_of(worker)).string(),
+                               "--state-dir",
+                               state_dir.string(),
+                               "--seed",
+                               std::to_string(slot * 1000 + worker.incarnation),
+                               "--metadata-budget",
+                               std::to_string(kMetadataBudget),
+                               "--slow-partition",
+                               "0",
+                               "--slow-offset",
+                               std::to_string(kSlowOffset),
+                               "--slow-ms",
+                               std::to_string(kSlowMs),
+                               "--slow-done",
+                               (dir_ / "slow-done").string()},
                               worker.out);
   }
 
@@ -296,7 +328,8 @@ class ParallelKillRun {
       if (const auto code = exited_worker(worker.pid)) {
         ++self_exits_;
         ++exit_codes_[*code];
-        std::cerr << "worker " << worker.slot << " exited by itself (" << *code << "); see " << worker.out << "\n";
+        std::cerr << "worker " << worker.slot << " exited by itself (" << *code << "); see " << worker.out
+                  << "\n";
         died_.insert(journal_of(worker));
         worker.pid = -1;
         start(worker.slot);
@@ -351,7 +384,8 @@ class ParallelKillRun {
         longest_metadata_ = std::max(longest_metadata_.load(), metadata.size());
         if (is_spill_reference(metadata) && !spill_seen_) {
           spill_seen_ = true;
-          std::cerr << "spill reference committed for partition 0 at offset " << (*offsets)[0].offset << ": " << metadata << "\n";
+          std::cerr << "spill reference committed for partition 0 at offset " << (*offsets)[0].offset << ": "
+                    << metadata << "\n";
         }
       }
       std::this_thread::sleep_for(std::chrono::milliseconds(200));
@@ -377,22 +411,23 @@ class ParallelKillRun {
 
 unsigned seed_of_run() {
   const char* text = std::getenv("PARALLEL_KILL_SEED");
-  const unsigned seed = text != nullptr ? static_cast<unsigned>(std::stoul(text)) : std::random_device{}() & 0x7fffffff;
+  const unsigned seed =
+      text != nullptr ? static_cast<unsigned>(std::stoul(text)) : std::random_device{}() & 0x7fffffff;
   std::cerr << "PARALLEL_KILL_SEED=" << seed << "\n";
   return seed;
 }
 
 void report(const char* name, const ParallelKillRun& run, const JournalFindings& found) {
   std::cerr << name << ": " << run.kills() << " SIGKILLs, " << run.self_exits() << " self-exits, drained at "
-            << run.drained_seconds() << " s; " << found.incarnations << " processes, " << found.tries << " tries, "
-            << found.failures << " transient failures, " << found.replays << " replays (" << found.replays_victim
-            << " by killed processes; by live ones: " << found.replays_revoked << " revoked uncommitted, "
-            << found.replays_lost << " lost, " << found.replays_late << " finished after the revoke, "
-            << found.replays_survivor << " held), "
-            << found.slow_sleeps
-            << " slow sleeps; missing " << found.missing << ", wrong values " << found.wrong_values << ", overlaps "
-            << found.overlaps << ", overtaken " << found.overtaken << ", backwards " << found.backwards
-            << ", started unassigned " << found.started_unassigned << " (after a loss " << found.started_after_loss << "); spill " << (run.spill_seen() ? "seen" : "NOT seen")
+            << run.drained_seconds() << " s; " << found.incarnations << " processes, " << found.tries
+            << " tries, " << found.failures << " transient failures, " << found.replays << " replays ("
+            << found.replays_victim << " by killed processes; by live ones: " << found.replays_revoked
+            << " revoked uncommitted, " << found.replays_lost << " lost, " << found.replays_late
+            << " finished after the revoke, " << found.replays_survivor << " held), " << found.slow_sleeps
+            << " slow sleeps; missing " << found.missing << ", wrong values " << found.wrong_values
+            << ", overlaps " << found.overlaps << ", overtaken " << found.overtaken << ", backwards "
+            << found.backwards << ", started unassigned " << found.started_unassigned << " (after a loss "
+            << found.started_after_loss << "); spill " << (run.spill_seen() ? "seen" : "NOT seen")
             << ", longest metadata of partition 0: " << run.longest_metadata() << " bytes\n";
   for (const auto& example : found.examples) std::cerr << "  " << example << "\n";
 }
@@ -425,7 +460,8 @@ void expect_at_least_once(const std::string& bootstrap, const std::string& assig
   for (std::size_t i = 0; i < logs.warnings.size() && i < 20; ++i) warnings << "\n  " << logs.warnings[i];
   EXPECT_EQ(survivor_replays, 0u) << "records processed again because of a member that was not killed; "
                                   << logs.unreadable_spills.size() << " partitions with an unreadable spill; "
-                                  << logs.warnings.size() << " warnings in the workers' logs:" << warnings.str();
+                                  << logs.warnings.size()
+                                  << " warnings in the workers' logs:" << warnings.str();
   EXPECT_EQ(run.kills(), env_int("PARALLEL_KILL_KILLS", Scenario{}.kills));
   EXPECT_EQ(run.self_exits(), 0);
   EXPECT_EQ(found.missing, 0u);
@@ -454,7 +490,8 @@ TEST_F(ParallelKill, WithCheckpointTransactionsEveryRecordHasExactlyOneResult) {
   std::cerr << "exactly-once output: " << output.records << " records, " << output.missing << " missing, "
             << output.duplicates << " duplicates, " << output.keys_wrong_count << " keys with a wrong count, "
             << output.keys_out_of_order << " keys out of order\n";
-  for (const auto& [code, times] : run.exit_codes()) EXPECT_TRUE(code == 2 || code == 3) << times << " exits with " << code;
+  for (const auto& [code, times] : run.exit_codes())
+    EXPECT_TRUE(code == 2 || code == 3) << times << " exits with " << code;
   EXPECT_EQ(found.missing, 0u);
   EXPECT_EQ(found.wrong_values, 0u);
   EXPECT_EQ(found.order_violations(), 0u);

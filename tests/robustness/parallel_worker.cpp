@@ -4,7 +4,8 @@
 // even of a SIGKILLed process, which records were processed, when, and in which order.
 //
 //   parallel_worker --bootstrap B --group G --input T --journal FILE --state-dir DIR
-//                   [--mode journal|transactional] [--output O] [--assignment cooperative-sticky|range|consumer]
+//                   [--mode journal|transactional] [--output O]
+//                   [--assignment cooperative-sticky|range|consumer]
 //                   [--seed N] [--max-latency-ms 20] [--fail-permille 10] [--metadata-budget 4096]
 //                   [--slow-partition P --slow-offset O --slow-ms MS --slow-done FILE]
 //
@@ -145,10 +146,12 @@ int run(const Arguments& args) {
 
   auto properties = processor::testing::group_properties(args.required("bootstrap"), group,
                                                          args.get("assignment", "cooperative-sticky"));
-  if (properties.count("partition.assignment.strategy") != 0) properties["session.timeout.ms"] = "3000";  // classic
+  if (properties.count("partition.assignment.strategy") != 0)
+    properties["session.timeout.ms"] = "3000";  // classic
   auto client = KafkaClient::create(properties);
   KafkaOffsetStoreOptions store_options = processor::testing::fast_retries();
-  store_options.retry_deadline = std::chrono::seconds(30);  // rides out offsets left unstable by a killed transaction
+  store_options.retry_deadline =
+      std::chrono::seconds(30);  // rides out offsets left unstable by a killed transaction
   auto store = std::make_shared<KafkaOffsetStore>(client, store_options);
   auto backend = std::make_shared<processor::state::RocksDbStateBackend>(args.required("state-dir"));
   OffsetManagerOptions manager_options;
@@ -169,7 +172,8 @@ int run(const Arguments& args) {
     producer = std::make_unique<TransactionalProducer>(KafkaProperties{
         {"bootstrap.servers", args.required("bootstrap")},
         {"transactional.id", group + "-" + std::to_string(::getpid()) + "-" + std::to_string(seed)},
-        {"transaction.timeout.ms", "10000"},  // above the slow record's 8 s: the checkpoint barrier waits for it
+        {"transaction.timeout.ms",
+         "10000"},  // above the slow record's 8 s: the checkpoint barrier waits for it
         {"log_level", "3"}});
     producer->begin();
   }
@@ -212,16 +216,19 @@ int run(const Arguments& args) {
 
   Attempts attempts;
   auto handler = [&](const ConsumedRecord& record) {
-    thread_local std::mt19937 random(seed ^ static_cast<unsigned>(std::hash<std::thread::id>{}(std::this_thread::get_id())));
+    thread_local std::mt19937 random(
+        seed ^ static_cast<unsigned>(std::hash<std::thread::id>{}(std::this_thread::get_id())));
     const int attempt = attempts.next(record.partition, record.offset);
     journal.write(record_line('S', record, attempt));
-    if (record.partition == slow_partition && record.offset == slow_offset && !std::filesystem::exists(slow_done)) {
+    if (record.partition == slow_partition && record.offset == slow_offset &&
+        !std::filesystem::exists(slow_done)) {
       journal.write(record_line('W', record, 0));
       std::this_thread::sleep_for(slow_for);
       ::close(::open(slow_done.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644));
       journal.write(record_line('Z', record, 0));
     }
-    std::this_thread::sleep_for(std::chrono::milliseconds(std::uniform_int_distribution<int>(0, max_latency_ms)(random)));
+    std::this_thread::sleep_for(
+        std::chrono::milliseconds(std::uniform_int_distribution<int>(0, max_latency_ms)(random)));
     if (std::uniform_int_distribution<int>(0, 999)(random) < fail_permille) {
       journal.write(record_line('F', record, attempt));
       throw std::runtime_error("transient failure of " + std::to_string(record.partition) + "/" +
@@ -270,8 +277,8 @@ int run(const Arguments& args) {
       const auto stats = consumer.stats();
       std::cout << "stats processed " << stats.processed << " failed " << stats.failed_attempts << " skipped "
                 << stats.skipped_after_restart << " abandoned " << stats.abandoned_on_revoke << " in_flight "
-                << stats.in_flight << " metadata_warnings " << stats.metadata_warnings << " poll_errors " << poll_errors
-                << " longest_poll_ms "
+                << stats.in_flight << " metadata_warnings " << stats.metadata_warnings << " poll_errors "
+                << poll_errors << " longest_poll_ms "
                 << std::chrono::duration_cast<std::chrono::milliseconds>(longest_poll).count() << std::endl;
     }
   }

@@ -5,8 +5,8 @@
 // directory holds after reopening. tests/robustness/README.md ("Storage faults") sums up the outcomes.
 
 #include <fcntl.h>
-#include <sched.h>
 #include <gtest/gtest.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/mount.h>
 #include <sys/statvfs.h>
@@ -23,9 +23,9 @@
 #include <iostream>
 #include <memory>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <string_view>
-#include <stdexcept>
 #include <vector>
 
 #include "processor/kafka.hpp"
@@ -105,8 +105,9 @@ class StorageFault : public ::testing::Test {
   bool rocksdb_logged(LogLevel level, std::initializer_list<std::string_view> texts) const {
     for (const auto& record : log_.records()) {
       if (record.component != "rocksdb" || record.level != level) continue;
-      if (std::all_of(texts.begin(), texts.end(),
-                      [&](std::string_view text) { return record.message.find(text) != std::string::npos; })) {
+      if (std::all_of(texts.begin(), texts.end(), [&](std::string_view text) {
+            return record.message.find(text) != std::string::npos;
+          })) {
         return true;
       }
     }
@@ -239,7 +240,8 @@ TEST_F(FullFilesystem, AFailedCheckpointSaysNoSpaceAndTheLastOneStaysRestorable)
   EXPECT_EQ(error.kind(), ErrorKind::Storage);
   EXPECT_TRUE(mentions(error, db_path().string()));
   EXPECT_TRUE(mentions(error, "No space left on device"));
-  EXPECT_TRUE(rocksdb_logged(LogLevel::Warning, {db_path().string(), "Background IO error", "No space left"}));
+  EXPECT_TRUE(
+      rocksdb_logged(LogLevel::Warning, {db_path().string(), "Background IO error", "No space left"}));
   const std::uint64_t last_good = failed_id - 1;
 
   // Nothing of the failed checkpoint is visible, in this process...
@@ -400,7 +402,8 @@ TEST_F(CorruptedWal, AFlippedByteInAnEarlierRecordRollsBackToTheCheckpointBefore
   write_checkpoints();
   flip_byte(wal_, middle_of_record(3));
   open();
-  EXPECT_TRUE(rocksdb_logged(LogLevel::Warning, {wal_.string(), "dropping", "Corruption: checksum mismatch"}));
+  EXPECT_TRUE(
+      rocksdb_logged(LogLevel::Warning, {wal_.string(), "dropping", "Corruption: checksum mismatch"}));
   expect_restores(2);
   EXPECT_EQ(manager_->list_checkpoints(), (std::vector<std::uint64_t>{1, 2}));
   const auto report = manager_->last_restore_report();

@@ -21,11 +21,10 @@
 // (STREAMS_KILLS overrides); STREAMS_SEED=<n> replays the kill choices (the seed is printed).
 // About two and a half minutes per run on 2 cores.
 
+#include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
-
-#include <gtest/gtest.h>
 
 #include <atomic>
 #include <chrono>
@@ -64,15 +63,15 @@ int env_int(const char* name, int fallback) {
 }
 
 struct Scenario {
-  std::string assignment;               // range | cooperative-sticky | consumer
+  std::string assignment;  // range | cooperative-sticky | consumer
   std::string guarantee = "exactly_once";
   // Long enough that kills land inside open transactions.
   int commit_interval_ms = 300;
   int records = 120'000;
   int keys = 1'200;
   int kills = 22;
-  int scale_up_at = 7;                  // after this many kills, a 4th worker joins
-  int scale_down_at = 15;               // after this many, one worker shuts down cleanly
+  int scale_up_at = 7;     // after this many kills, a 4th worker joins
+  int scale_down_at = 15;  // after this many, one worker shuts down cleanly
   std::chrono::milliseconds produce_for{110'000};
 };
 
@@ -137,7 +136,8 @@ class ScaleoutRun {
         const int slot = pick(random, retired);
         wait_until_processing(workers_[slot]);  // up, its SIGTERM handler installed
         std::cerr << "scale-down: worker " << slot << " shuts down cleanly\n";
-        EXPECT_EQ(stop(workers_[slot], SIGTERM), 0) << "worker " << slot << " did not exit cleanly; see " << workers_[slot].log;
+        EXPECT_EQ(stop(workers_[slot], SIGTERM), 0)
+            << "worker " << slot << " did not exit cleanly; see " << workers_[slot].log;
         retired.insert(slot);
         ++outcome.scale_downs;
       }
@@ -145,11 +145,13 @@ class ScaleoutRun {
       // A kill that lands while the victim processes records, a random moment into its
       // transaction: not while the whole group is still rebalancing after the last one.
       wait_until_processing(workers_[slot]);
-      std::this_thread::sleep_for(std::chrono::milliseconds(std::uniform_int_distribution<int>(0, 300)(random)));
+      std::this_thread::sleep_for(
+          std::chrono::milliseconds(std::uniform_int_distribution<int>(0, 300)(random)));
       stop(workers_[slot], SIGKILL);
       ++outcome.kills;
       std::cerr << "SIGKILL worker " << slot << " (" << outcome.kills << ")\n";
-      std::this_thread::sleep_for(std::chrono::milliseconds(std::uniform_int_distribution<int>(0, 800)(random)));
+      std::this_thread::sleep_for(
+          std::chrono::milliseconds(std::uniform_int_distribution<int>(0, 800)(random)));
       start(slot);
     }
     producer.join();
@@ -200,13 +202,15 @@ class ScaleoutRun {
           active = a;
         }
       }
-      if (previous_records >= 0 && records > previous_records && commits == previous_commits && active > 0) return;
+      if (previous_records >= 0 && records > previous_records && commits == previous_commits && active > 0)
+        return;
       std::this_thread::sleep_for(std::chrono::milliseconds(50));
     }
   }
 
   void start(int slot) {
-    if (workers_.size() <= static_cast<std::size_t>(slot)) workers_.resize(static_cast<std::size_t>(slot) + 1);
+    if (workers_.size() <= static_cast<std::size_t>(slot))
+      workers_.resize(static_cast<std::size_t>(slot) + 1);
     Worker& worker = workers_[static_cast<std::size_t>(slot)];
     worker.slot = slot;
     worker.state_dir = dir_ / ("state-" + std::to_string(slot));
@@ -214,11 +218,12 @@ class ScaleoutRun {
     std::error_code missing;
     const auto size = fs::file_size(worker.log, missing);
     worker.log_start = missing ? 0 : static_cast<std::streamoff>(size);
-    worker.pid = spawn_worker({STREAMS_WORKER_PATH, "--bootstrap", bootstrap_, "--application", application_,
-                               "--input", input_, "--output", output_, "--state-dir", worker.state_dir.string(),
-                               "--assignment", scenario_.assignment, "--guarantee", scenario_.guarantee,
-                               "--commit-interval-ms", std::to_string(scenario_.commit_interval_ms)},
-                              worker.log);
+    worker.pid =
+        spawn_worker({STREAMS_WORKER_PATH, "--bootstrap", bootstrap_, "--application", application_,
+                      "--input", input_, "--output", output_, "--state-dir", worker.state_dir.string(),
+                      "--assignment", scenario_.assignment, "--guarantee", scenario_.guarantee,
+                      "--commit-interval-ms", std::to_string(scenario_.commit_interval_ms)},
+                     worker.log);
   }
 
   // A worker that exited by itself (its poll() threw: an exactly-once worker is written to stop
@@ -228,7 +233,8 @@ class ScaleoutRun {
       if (retired.count(worker.slot) != 0) continue;
       if (const auto code = exited_worker(worker.pid)) {
         ++outcome.unexpected_exits;
-        std::cerr << "worker " << worker.slot << " exited by itself (" << *code << "); see " << worker.log << "\n";
+        std::cerr << "worker " << worker.slot << " exited by itself (" << *code << "); see " << worker.log
+                  << "\n";
         worker.pid = -1;
         start(worker.slot);
       }
@@ -268,7 +274,8 @@ class ScaleoutRun {
       Producer watermarks(bootstrap_);
       for (int p = 0; p < kPartitions; ++p) {
         std::int64_t low = 0;
-        rd_kafka_query_watermark_offsets(watermarks.handle(), input_.c_str(), p, &low, &ends[static_cast<std::size_t>(p)], 10'000);
+        rd_kafka_query_watermark_offsets(watermarks.handle(), input_.c_str(), p, &low,
+                                         &ends[static_cast<std::size_t>(p)], 10'000);
       }
     }
     GroupOffsetsReader reader(bootstrap_, application_);
@@ -310,11 +317,13 @@ class ScaleoutRun {
       if (held < expected) outcome.state_missing += expected - held;
     }
     std::cerr << "run " << application_ << " (" << scenario_.assignment << ", " << scenario_.guarantee
-              << "): " << scenario_.records << " records over " << expected_.size() << " keys, " << outcome.kills
-              << " SIGKILLs, " << outcome.scale_ups << " scale-up, " << outcome.scale_downs << " scale-down; output " << outcome.output_records << " records, "
-              << outcome.duplicates << " duplicates, " << outcome.losses << " losses, " << outcome.out_of_order
-              << " keys out of order; state: " << outcome.state_wrong << " keys wrong (+" << outcome.state_excess
-              << " / -" << outcome.state_missing << "); " << outcome.unexpected_exits << " unexpected exits\n";
+              << "): " << scenario_.records << " records over " << expected_.size() << " keys, "
+              << outcome.kills << " SIGKILLs, " << outcome.scale_ups << " scale-up, " << outcome.scale_downs
+              << " scale-down; output " << outcome.output_records << " records, " << outcome.duplicates
+              << " duplicates, " << outcome.losses << " losses, " << outcome.out_of_order
+              << " keys out of order; state: " << outcome.state_wrong << " keys wrong (+"
+              << outcome.state_excess << " / -" << outcome.state_missing << "); " << outcome.unexpected_exits
+              << " unexpected exits\n";
   }
 
   std::string bootstrap_;
@@ -328,7 +337,8 @@ class ScaleoutRun {
 };
 
 unsigned seed_of_run() {
-  const unsigned seed = static_cast<unsigned>(env_int("STREAMS_SEED", static_cast<int>(std::random_device{}() & 0x7fffffff)));
+  const unsigned seed =
+      static_cast<unsigned>(env_int("STREAMS_SEED", static_cast<int>(std::random_device{}() & 0x7fffffff)));
   std::cerr << "STREAMS_SEED=" << seed << "\n";
   return seed;
 }
@@ -403,7 +413,8 @@ TEST_F(StreamsScaleout, OffsetsCommittedOutsideTheTransactionAreCaughtDuplicatin
   scenario.scale_down_at = 4;
   scenario.produce_for = std::chrono::milliseconds(25'000);
   const Outcome outcome = run(scenario);
-  EXPECT_GT(outcome.duplicates, 0u) << "the at-least-once variant duplicated nothing: the check cannot catch it";
+  EXPECT_GT(outcome.duplicates, 0u)
+      << "the at-least-once variant duplicated nothing: the check cannot catch it";
   EXPECT_EQ(outcome.losses, 0u);
 }
 

@@ -59,17 +59,17 @@ int main(int argc, char** argv) {
     options.stores = {"counts"};
     options.state_dir = args.at("state-dir");
     options.instance_id = value("instance-id", "");
-    options.guarantee = value("guarantee", "exactly_once") == "at_least_once" ? ProcessingGuarantee::AtLeastOnce
-                                                                             : ProcessingGuarantee::ExactlyOnce;
+    options.guarantee = value("guarantee", "exactly_once") == "at_least_once"
+                            ? ProcessingGuarantee::AtLeastOnce
+                            : ProcessingGuarantee::ExactlyOnce;
     options.commit_interval = std::chrono::milliseconds(std::stoll(value("commit-interval-ms", "100")));
     options.poll_timeout = std::chrono::milliseconds(50);
     options.transaction_timeout = std::chrono::seconds(10);
     const std::string assignment = value("assignment", "range");
     if (assignment == "consumer") {
       // Kafka 4's consumer group protocol: sessions and assignors are the broker's.
-      options.properties = {{"bootstrap.servers", args.at("bootstrap")},
-                            {"group.protocol", "consumer"},
-                            {"log_level", "3"}};
+      options.properties = {
+          {"bootstrap.servers", args.at("bootstrap")}, {"group.protocol", "consumer"}, {"log_level", "3"}};
     } else {
       options.properties = {{"bootstrap.servers", args.at("bootstrap")},
                             {"partition.assignment.strategy", assignment},

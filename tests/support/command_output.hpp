@@ -21,7 +21,8 @@ inline CommandOutput run_command(const std::string& command) {
   if (pipe == nullptr) return result;
   std::array<char, 4096> buffer{};
   std::size_t read = 0;
-  while ((read = std::fread(buffer.data(), 1, buffer.size(), pipe)) > 0) result.output.append(buffer.data(), read);
+  while ((read = std::fread(buffer.data(), 1, buffer.size(), pipe)) > 0)
+    result.output.append(buffer.data(), read);
   const int status = ::pclose(pipe);
   if (status != -1 && WIFEXITED(status)) result.exit_code = WEXITSTATUS(status);
   return result;

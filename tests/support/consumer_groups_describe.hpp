@@ -20,16 +20,17 @@ struct DescribedPartition {
 
 struct DescribedGroup {
   std::map<int, DescribedPartition> partitions;  // the rows of `topic`, by partition
-  bool has_table = false;   // false when Kafka printed no table (e.g. the group does not exist)
-  std::string output;       // what the tool printed, for failure messages
+  bool has_table = false;  // false when Kafka printed no table (e.g. the group does not exist)
+  std::string output;      // what the tool printed, for failure messages
 };
 
-inline DescribedGroup describe_group(const std::string& bootstrap, const std::string& group, const std::string& topic) {
+inline DescribedGroup describe_group(const std::string& bootstrap, const std::string& group,
+                                     const std::string& topic) {
   const char* script = std::getenv("KAFKA_BROKER_SCRIPT");
   const std::string broker_script =
       script != nullptr ? script : std::string(PROCESSOR_SOURCE_DIR "/scripts/kafka/broker.sh");
-  const std::string command = "bash '" + broker_script + "' tool consumer-groups --bootstrap-server " + bootstrap +
-                              " --describe --group '" + group + "' 2>&1";
+  const std::string command = "bash '" + broker_script + "' tool consumer-groups --bootstrap-server " +
+                              bootstrap + " --describe --group '" + group + "' 2>&1";
   DescribedGroup described;
   if (FILE* pipe = popen(command.c_str(), "r")) {
     std::array<char, 4096> buffer;

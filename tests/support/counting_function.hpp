@@ -16,10 +16,10 @@ inline streams::RecordFunction count_per_key(std::string output) {
     const auto current = counts.get(record.key);
     const long long next = (current ? std::stoll(*current) : 0) + 1;
     counts.put(record.key, std::to_string(next));
-    context.output().send(output, record.key,
-                          std::to_string(record.partition) + ":" + std::to_string(record.offset) + ":" +
-                              std::to_string(next),
-                          record.partition);
+    context.output().send(
+        output, record.key,
+        std::to_string(record.partition) + ":" + std::to_string(record.offset) + ":" + std::to_string(next),
+        record.partition);
   };
 }
 

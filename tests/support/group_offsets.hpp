@@ -54,14 +54,16 @@ class GroupOffsetsReader {
       if (entry.err != RD_KAFKA_RESP_ERR_NO_ERROR) return std::nullopt;
       auto& slot = out.at(static_cast<std::size_t>(entry.partition));
       slot.offset = entry.offset;
-      if (entry.metadata != nullptr) slot.metadata.assign(static_cast<const char*>(entry.metadata), entry.metadata_size);
+      if (entry.metadata != nullptr)
+        slot.metadata.assign(static_cast<const char*>(entry.metadata), entry.metadata_size);
     }
     return out;
   }
 
   // Waits until every partition's committed offset is at least its entry of `ends`; returns
   // false after `timeout`.
-  bool wait_until_at(const std::string& topic, const std::vector<std::int64_t>& ends, std::chrono::seconds timeout) {
+  bool wait_until_at(const std::string& topic, const std::vector<std::int64_t>& ends,
+                     std::chrono::seconds timeout) {
     const auto deadline = std::chrono::steady_clock::now() + timeout;
     while (std::chrono::steady_clock::now() < deadline) {
       if (const auto offsets = read(topic, static_cast<int>(ends.size()))) {

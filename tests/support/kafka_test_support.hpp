@@ -55,12 +55,14 @@ class Producer {
   }
 
   // Queues one record (waiting while librdkafka's queue is full); flush() waits for it.
-  void send(const std::string& topic, std::int32_t partition, const std::string& key, const std::string& value) {
+  void send(const std::string& topic, std::int32_t partition, const std::string& key,
+            const std::string& value) {
     for (;;) {
-      const rd_kafka_resp_err_t error = rd_kafka_producev(
-          rk_, RD_KAFKA_V_TOPIC(topic.c_str()), RD_KAFKA_V_PARTITION(partition),
-          RD_KAFKA_V_KEY(key.data(), key.size()), RD_KAFKA_V_VALUE(const_cast<char*>(value.data()), value.size()),
-          RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY), RD_KAFKA_V_END);
+      const rd_kafka_resp_err_t error =
+          rd_kafka_producev(rk_, RD_KAFKA_V_TOPIC(topic.c_str()), RD_KAFKA_V_PARTITION(partition),
+                            RD_KAFKA_V_KEY(key.data(), key.size()),
+                            RD_KAFKA_V_VALUE(const_cast<char*>(value.data()), value.size()),
+                            RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY), RD_KAFKA_V_END);
       if (error == RD_KAFKA_RESP_ERR__QUEUE_FULL) {
         rd_kafka_poll(rk_, 10);
         continue;
@@ -144,7 +146,8 @@ inline void create_topic(const std::string& bootstrap, const std::string& topic,
   for (int p = 0; p < partitions;) {
     std::int64_t low = 0;
     std::int64_t high = 0;
-    const rd_kafka_resp_err_t queried = rd_kafka_query_watermark_offsets(admin.handle(), topic.c_str(), p, &low, &high, 5'000);
+    const rd_kafka_resp_err_t queried =
+        rd_kafka_query_watermark_offsets(admin.handle(), topic.c_str(), p, &low, &high, 5'000);
     if (queried == RD_KAFKA_RESP_ERR_NO_ERROR) {
       ++p;
     } else if (std::chrono::steady_clock::now() > deadline) {
@@ -214,8 +217,9 @@ inline kafka::KafkaProperties group_properties(const std::string& bootstrap, con
 
 // Store retries short enough for tests that inject failures: a fault that outlasts
 // `retry_deadline` surfaces as the store's StateError.
-inline kafka::KafkaOffsetStoreOptions fast_retries(std::chrono::milliseconds request_timeout = std::chrono::seconds(5),
-                                                   std::chrono::milliseconds retry_deadline = std::chrono::seconds(20)) {
+inline kafka::KafkaOffsetStoreOptions fast_retries(
+    std::chrono::milliseconds request_timeout = std::chrono::seconds(5),
+    std::chrono::milliseconds retry_deadline = std::chrono::seconds(20)) {
   kafka::KafkaOffsetStoreOptions options;
   options.request_timeout = request_timeout;
   options.retry_backoff = std::chrono::milliseconds(20);
@@ -233,8 +237,8 @@ struct GroupMember {
               const kafka::KafkaProperties& extra = {})
       : GroupMember(bootstrap, group, options_for(topic), assignment, strategy, extra) {}
   // The same with the consumer's options (topics included) given.
-  GroupMember(const std::string& bootstrap, const std::string& group, const kafka::KafkaConsumerOptions& options,
-              const std::string& assignment,
+  GroupMember(const std::string& bootstrap, const std::string& group,
+              const kafka::KafkaConsumerOptions& options, const std::string& assignment,
               kafka::OffsetCommitStrategy strategy = kafka::OffsetCommitStrategy::manual(),
               const kafka::KafkaProperties& extra = {})
       : client(make_client(bootstrap, group, assignment, extra)),
@@ -244,7 +248,8 @@ struct GroupMember {
                                             std::chrono::milliseconds(100)}),
         consumer(client, manager, options) {}
 
-  static std::shared_ptr<kafka::KafkaClient> make_client(const std::string& bootstrap, const std::string& group,
+  static std::shared_ptr<kafka::KafkaClient> make_client(const std::string& bootstrap,
+                                                         const std::string& group,
                                                          const std::string& assignment,
                                                          const kafka::KafkaProperties& extra);
   static kafka::KafkaConsumerOptions options_for(const std::string& topic) {
@@ -277,7 +282,7 @@ inline bool poll_until(kafka::KafkaConsumer& consumer, const kafka::KafkaConsume
 // every record was handled or 60 s pass. Until `b` has partitions, `a` handles one record per
 // poll, so that records remain to hand over.
 struct HandOver {
-  bool first_started = false;  // `a` handled its first 100 records
+  bool first_started = false;                              // `a` handled its first 100 records
   std::map<std::pair<int, std::int64_t>, int> times_seen;  // (partition, offset) -> times handled
   kafka::ConsumerStats a;
   kafka::ConsumerStats b;
@@ -291,10 +296,13 @@ inline HandOver hand_over(const std::string& bootstrap, const std::string& group
   auto record = [&](const kafka::ConsumedRecord& r) { ++out.times_seen[{r.partition, r.offset}]; };
 
   GroupMember a(bootstrap, group, topic, assignment);
-  out.first_started = poll_until(a.consumer, [&](const kafka::ConsumedRecord& r) {
-    record(r);
-    if (out.times_seen.size() == 100) a.consumer.stop();
-  }, [&] { return out.times_seen.size() >= 100; });
+  out.first_started = poll_until(
+      a.consumer,
+      [&](const kafka::ConsumedRecord& r) {
+        record(r);
+        if (out.times_seen.size() == 100) a.consumer.stop();
+      },
+      [&] { return out.times_seen.size() >= 100; });
   if (!out.first_started) return out;
   GroupMember b(bootstrap, group, topic, assignment);
   auto slow_record = [&](const kafka::ConsumedRecord& r) {
@@ -312,9 +320,9 @@ inline HandOver hand_over(const std::string& bootstrap, const std::string& group
 }
 
 inline std::shared_ptr<kafka::KafkaClient> GroupMember::make_client(const std::string& bootstrap,
-                                                                   const std::string& group,
-                                                                   const std::string& assignment,
-                                                                   const kafka::KafkaProperties& extra) {
+                                                                    const std::string& group,
+                                                                    const std::string& assignment,
+                                                                    const kafka::KafkaProperties& extra) {
   auto properties = group_properties(bootstrap, group, assignment);
   for (const auto& [name, value] : extra) properties[name] = value;
   return kafka::KafkaClient::create(properties);

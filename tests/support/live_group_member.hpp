@@ -46,7 +46,8 @@ class LiveGroupMember {
     if (rk_ == nullptr) throw std::runtime_error(error);
     rd_kafka_poll_set_consumer(rk_);
     rd_kafka_topic_partition_list_t* subscription = rd_kafka_topic_partition_list_new(1);
-    for (const auto& topic : topics) rd_kafka_topic_partition_list_add(subscription, topic.c_str(), RD_KAFKA_PARTITION_UA);
+    for (const auto& topic : topics)
+      rd_kafka_topic_partition_list_add(subscription, topic.c_str(), RD_KAFKA_PARTITION_UA);
     const rd_kafka_resp_err_t subscribed = rd_kafka_subscribe(rk_, subscription);
     rd_kafka_topic_partition_list_destroy(subscription);
     if (subscribed != RD_KAFKA_RESP_ERR_NO_ERROR) throw std::runtime_error(rd_kafka_err2str(subscribed));
@@ -85,15 +86,18 @@ class LiveGroupMember {
   }
 
   // Commits with a consumer handle, member or not (librdkafka sends generation -1 outside a group).
-  static void commit_offsets(rd_kafka_t* rk,
-                             const std::vector<std::pair<std::pair<std::string, std::int32_t>, std::int64_t>>& offsets) {
-    rd_kafka_topic_partition_list_t* list = rd_kafka_topic_partition_list_new(static_cast<int>(offsets.size()));
+  static void commit_offsets(
+      rd_kafka_t* rk,
+      const std::vector<std::pair<std::pair<std::string, std::int32_t>, std::int64_t>>& offsets) {
+    rd_kafka_topic_partition_list_t* list =
+        rd_kafka_topic_partition_list_new(static_cast<int>(offsets.size()));
     for (const auto& [tp, offset] : offsets) {
       rd_kafka_topic_partition_list_add(list, tp.first.c_str(), tp.second)->offset = offset;
     }
     const rd_kafka_resp_err_t error = rd_kafka_commit(rk, list, 0);
     rd_kafka_topic_partition_list_destroy(list);
-    if (error != RD_KAFKA_RESP_ERR_NO_ERROR) throw std::runtime_error(std::string("commit: ") + rd_kafka_err2str(error));
+    if (error != RD_KAFKA_RESP_ERR_NO_ERROR)
+      throw std::runtime_error(std::string("commit: ") + rd_kafka_err2str(error));
   }
 
  private:
@@ -104,8 +108,8 @@ class LiveGroupMember {
     }
   }
 
-  static void on_rebalance(rd_kafka_t* rk, rd_kafka_resp_err_t error, rd_kafka_topic_partition_list_t* partitions,
-                           void* opaque) {
+  static void on_rebalance(rd_kafka_t* rk, rd_kafka_resp_err_t error,
+                           rd_kafka_topic_partition_list_t* partitions, void* opaque) {
     auto* self = static_cast<LiveGroupMember*>(opaque);
     // The consumer protocol hands partitions over incrementally, as cooperative-sticky does.
     const bool incremental = std::string(rd_kafka_rebalance_protocol(rk)) == "COOPERATIVE";
@@ -133,8 +137,9 @@ class LiveGroupMember {
 
 // Commits `offsets` for `group` from a consumer that never joins it (the group stays Empty), as
 // librdkafka 2.0.2 commits: no leader epoch.
-inline void commit_as_outsider(const std::string& bootstrap, const std::string& group,
-                               const std::vector<std::pair<std::pair<std::string, std::int32_t>, std::int64_t>>& offsets) {
+inline void commit_as_outsider(
+    const std::string& bootstrap, const std::string& group,
+    const std::vector<std::pair<std::pair<std::string, std::int32_t>, std::int64_t>>& offsets) {
   rd_kafka_conf_t* conf = rd_kafka_conf_new();
   char error[512];
   rd_kafka_conf_set(conf, "bootstrap.servers", bootstrap.c_str(), error, sizeof error);

@@ -4,6 +4,8 @@
 // (`broker.sh kill`) and brought back on the same data and ports (`broker.sh restart`), stopped
 // and its directory removed at the end. The shared broker of KAFKA_BOOTSTRAP is never touched.
 
+#include <sys/wait.h>
+
 #include <array>
 #include <chrono>
 #include <cstdio>
@@ -11,8 +13,6 @@
 #include <filesystem>
 #include <stdexcept>
 #include <string>
-
-#include <sys/wait.h>
 
 namespace processor::testing {
 
@@ -27,7 +27,8 @@ inline std::string broker_script() {
 class OwnedBroker {
  public:
   // Starts a fresh broker in `dir` (wiped first). Throws std::runtime_error when it cannot.
-  OwnedBroker(std::string script, std::filesystem::path dir) : script_(std::move(script)), dir_(std::move(dir)) {
+  OwnedBroker(std::string script, std::filesystem::path dir)
+      : script_(std::move(script)), dir_(std::move(dir)) {
     std::filesystem::remove_all(dir_);
     bootstrap_ = run("start");
   }
@@ -58,7 +59,8 @@ class OwnedBroker {
   double restart() {
     const auto started = std::chrono::steady_clock::now();
     const std::string address = run("restart");
-    if (address != bootstrap_) throw std::runtime_error("the broker came back on " + address + ", not " + bootstrap_);
+    if (address != bootstrap_)
+      throw std::runtime_error("the broker came back on " + address + ", not " + bootstrap_);
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   }
 

@@ -83,9 +83,9 @@ class ConcurrencyGauge {
     peak_ = std::max(peak_, running_);
     const int in_group = ++running_in_[group];
     peak_in_group_ = std::max(peak_in_group_, in_group);
-    peak_groups_ = std::max(peak_groups_, static_cast<int>(std::count_if(
-                                              running_in_.begin(), running_in_.end(),
-                                              [](const auto& entry) { return entry.second > 0; })));
+    peak_groups_ = std::max(
+        peak_groups_, static_cast<int>(std::count_if(running_in_.begin(), running_in_.end(),
+                                                     [](const auto& entry) { return entry.second > 0; })));
     changed_.notify_all();
     return Scope(*this, group);
   }
@@ -189,14 +189,17 @@ class NotifyingStore : public kafka::OffsetStore {
     hook_ = std::move(hook);
   }
 
-  void store_offset(std::string_view group, const kafka::TopicPartition& tp, const kafka::OffsetInfo& info) override {
+  void store_offset(std::string_view group, const kafka::TopicPartition& tp,
+                    const kafka::OffsetInfo& info) override {
     store_->store_offset(group, tp, info);
     notify();
   }
-  std::optional<kafka::OffsetInfo> get_offset(std::string_view group, const kafka::TopicPartition& tp) override {
+  std::optional<kafka::OffsetInfo> get_offset(std::string_view group,
+                                              const kafka::TopicPartition& tp) override {
     return store_->get_offset(group, tp);
   }
-  std::unordered_map<kafka::TopicPartition, kafka::OffsetInfo> get_all_offsets(std::string_view group) override {
+  std::unordered_map<kafka::TopicPartition, kafka::OffsetInfo> get_all_offsets(
+      std::string_view group) override {
     return store_->get_all_offsets(group);
   }
   void delete_offset(std::string_view group, const kafka::TopicPartition& tp) override {
@@ -294,8 +297,9 @@ inline kafka::ParallelConsumerOptions parallel_options(const std::string& topic)
 // NotifyingStore), manager (manual commits, so that only the test and the consumer's revoke
 // commit), and the ParallelConsumer.
 struct ParallelMember {
-  ParallelMember(const std::string& bootstrap, const std::string& group, kafka::ParallelConsumerOptions options,
-                 kafka::ParallelConsumer::RecordHandler handler, kafka::OffsetManagerOptions manager_options = {},
+  ParallelMember(const std::string& bootstrap, const std::string& group,
+                 kafka::ParallelConsumerOptions options, kafka::ParallelConsumer::RecordHandler handler,
+                 kafka::OffsetManagerOptions manager_options = {},
                  const std::string& assignment = "cooperative-sticky")
       : client(GroupMember::make_client(bootstrap, group, assignment, {})),
         store(std::make_shared<kafka::KafkaOffsetStore>(client, fast_retries())),
@@ -364,7 +368,8 @@ inline std::optional<kafka::AckedSet> pending_acks(kafka::OffsetManager& manager
   for (const auto& [tp, info] : manager.committable_offsets()) {
     if (tp.topic != topic || tp.partition != partition) continue;
     kafka::AckedSet acks;
-    if (info.metadata && !info.metadata->empty()) acks = kafka::PartitionAcks::decode_metadata(*info.metadata);
+    if (info.metadata && !info.metadata->empty())
+      acks = kafka::PartitionAcks::decode_metadata(*info.metadata);
     acks.committable = info.offset;
     return acks;
   }
@@ -382,9 +387,11 @@ inline std::vector<std::int64_t> acked_offsets(const kafka::AckedSet& acks) {
 
 // Reads the group's committed offset through a client of its own that is not a member: for
 // after the member closed.
-inline std::optional<kafka::OffsetInfo> committed_offset(const std::string& bootstrap, const std::string& group,
-                                                         const std::string& topic, std::int32_t partition) {
-  kafka::KafkaOffsetStore reader(kafka::KafkaClient::create(group_properties(bootstrap, group)), fast_retries());
+inline std::optional<kafka::OffsetInfo> committed_offset(const std::string& bootstrap,
+                                                         const std::string& group, const std::string& topic,
+                                                         std::int32_t partition) {
+  kafka::KafkaOffsetStore reader(kafka::KafkaClient::create(group_properties(bootstrap, group)),
+                                 fast_retries());
   return reader.get_offset(group, {topic, partition});
 }
 

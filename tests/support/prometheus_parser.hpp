@@ -28,12 +28,14 @@ struct ParsedExposition {
 // Label values must not contain ',' '=' or spaces (the script's output format).
 inline ParsedExposition parse_with_prometheus_client(const std::string& exposition) {
   namespace fs = std::filesystem;
-  const fs::path file = fs::temp_directory_path() / ("processor-exposition-" + std::to_string(::getpid()) + ".txt");
+  const fs::path file =
+      fs::temp_directory_path() / ("processor-exposition-" + std::to_string(::getpid()) + ".txt");
   std::ofstream(file) << exposition;
   const CommandOutput run =
       run_command("python3 " PROCESSOR_TEST_SUPPORT_DIR "/prometheus_parse.py " + file.string() + " 2>&1");
   fs::remove(file);
-  if (run.exit_code != 0) throw std::runtime_error("prometheus_client refused the exposition:\n" + run.output);
+  if (run.exit_code != 0)
+    throw std::runtime_error("prometheus_client refused the exposition:\n" + run.output);
   ParsedExposition parsed;
   std::istringstream lines(run.output);
   std::string line;

@@ -25,7 +25,8 @@ StateError error_of(Call&& call) {
 
 // Whether the error's message contains `text`, with the message in the failure.
 inline ::testing::AssertionResult mentions(const StateError& error, std::string_view text) {
-  if (std::string_view(error.what()).find(text) != std::string_view::npos) return ::testing::AssertionSuccess();
+  if (std::string_view(error.what()).find(text) != std::string_view::npos)
+    return ::testing::AssertionSuccess();
   return ::testing::AssertionFailure() << "'" << error.what() << "' does not mention '" << text << "'";
 }
 

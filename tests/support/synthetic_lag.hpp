@@ -40,7 +40,8 @@ inline monitor::LagSnapshot synthetic_snapshot(std::chrono::system_clock::time_p
   billing.state = "Stable";
   billing.type = "Consumer";
   billing.members = 1;
-  billing.partitions.push_back(synthetic_partition("payments", 0, 5000 + 10 * step, 40 + 5 * step, 2.5 + step));
+  billing.partitions.push_back(
+      synthetic_partition("payments", 0, 5000 + 10 * step, 40 + 5 * step, 2.5 + step));
   billing.partitions.push_back(synthetic_partition("payments", 1, 5200 + 10 * step, 0, 0));
   billing.status = monitor::Status::Warn;
   monitor::GroupLag orders;
@@ -48,7 +49,8 @@ inline monitor::LagSnapshot synthetic_snapshot(std::chrono::system_clock::time_p
   orders.state = "Stable";
   orders.type = "Classic";
   orders.members = 2;
-  orders.partitions.push_back(synthetic_partition("orders", 0, 1000 + 20 * step, 120 + 30 * step, 12.0 + 2 * step));
+  orders.partitions.push_back(
+      synthetic_partition("orders", 0, 1000 + 20 * step, 120 + 30 * step, 12.0 + 2 * step));
   orders.partitions.push_back(synthetic_partition("orders", 1, 900 + 20 * step, 80 - step, 8.5));
   monitor::PartitionLag unknown;
   unknown.topic = "orders";

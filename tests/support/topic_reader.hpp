@@ -41,8 +41,8 @@ inline std::vector<ReadRecord> read_topic(const std::string& bootstrap, const st
   set("isolation.level", read_committed ? "read_committed" : "read_uncommitted");
   set("log_level", "3");
   rd_kafka_conf_t* uncommitted_conf = rd_kafka_conf_dup(conf);
-  std::unique_ptr<rd_kafka_t, void (*)(rd_kafka_t*)> rk(rd_kafka_new(RD_KAFKA_CONSUMER, conf, error, sizeof error),
-                                                        rd_kafka_destroy);
+  std::unique_ptr<rd_kafka_t, void (*)(rd_kafka_t*)> rk(
+      rd_kafka_new(RD_KAFKA_CONSUMER, conf, error, sizeof error), rd_kafka_destroy);
   if (!rk) throw std::runtime_error(error);
   // High watermarks come from a read_uncommitted client: a read_committed one gets the last
   // stable offset instead.
@@ -85,7 +85,8 @@ inline std::vector<ReadRecord> read_topic(const std::string& bootstrap, const st
       // markers are written, so the end counts only once no transaction is open there.
       std::int64_t low = 0;
       std::int64_t high = -1;
-      rd_kafka_query_watermark_offsets(watermarks.get(), topic.c_str(), message->partition, &low, &high, 10'000);
+      rd_kafka_query_watermark_offsets(watermarks.get(), topic.c_str(), message->partition, &low, &high,
+                                       10'000);
       if (message->offset >= high && !at_end[static_cast<std::size_t>(message->partition)]) {
         at_end[static_cast<std::size_t>(message->partition)] = true;
         ++ended;
@@ -95,7 +96,8 @@ inline std::vector<ReadRecord> read_topic(const std::string& bootstrap, const st
       record.partition = message->partition;
       record.offset = message->offset;
       record.key.assign(static_cast<const char*>(message->key), message->key_len);
-      if (message->payload != nullptr) record.value.emplace(static_cast<const char*>(message->payload), message->len);
+      if (message->payload != nullptr)
+        record.value.emplace(static_cast<const char*>(message->payload), message->len);
       records.push_back(std::move(record));
     }
     rd_kafka_message_destroy(message);

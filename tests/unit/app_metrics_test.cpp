@@ -1,10 +1,11 @@
 // The application's own metrics (app_metrics.hpp) rendered by a MetricsRegistry and read back by
 // Prometheus' own parser.
 
+#include "processor/monitor/app_metrics.hpp"
+
 #include <gtest/gtest.h>
 
 #include "processor/kafka.hpp"
-#include "processor/monitor/app_metrics.hpp"
 #include "processor/state.hpp"
 #include "prometheus_parser.hpp"
 #include "test_support.hpp"
@@ -31,8 +32,9 @@ struct TwoGroups {
   std::shared_ptr<FlakyOffsetStore> store = std::make_shared<FlakyOffsetStore>();
   std::shared_ptr<OffsetManager> orders = std::make_shared<OffsetManager>(
       "orders-app", std::make_shared<state::MemoryStateBackend>(), store, OffsetCommitStrategy::manual());
-  std::shared_ptr<OffsetManager> payments = std::make_shared<OffsetManager>(
-      "payments-app", nullptr, std::make_shared<kafka::InMemoryOffsetStore>(), OffsetCommitStrategy::manual());
+  std::shared_ptr<OffsetManager> payments =
+      std::make_shared<OffsetManager>("payments-app", nullptr, std::make_shared<kafka::InMemoryOffsetStore>(),
+                                      OffsetCommitStrategy::manual());
 };
 
 TEST(AppMetrics, OffsetManagersOfTwoGroupsRenderAsOneFamilyEachThatPrometheusParses) {
@@ -53,7 +55,8 @@ TEST(AppMetrics, OffsetManagersOfTwoGroupsRenderAsOneFamilyEachThatPrometheusPar
   EXPECT_EQ(s.at(R"(processor_commits_total{group="payments-app",result="success",store="transaction"})"), 1);
   EXPECT_EQ(s.at(R"(processor_offsets_committed_total{group="orders-app"})"), 2);
   EXPECT_EQ(s.at(R"(processor_commit_latency_seconds_count{group="orders-app",store="memory"})"), 2);
-  EXPECT_EQ(s.at(R"(processor_commit_latency_seconds_bucket{group="orders-app",le="+Inf",store="memory"})"), 2);
+  EXPECT_EQ(s.at(R"(processor_commit_latency_seconds_bucket{group="orders-app",le="+Inf",store="memory"})"),
+            2);
   EXPECT_GT(s.at(R"(processor_commit_latency_seconds_sum{group="orders-app",store="memory"})"), 0);
   EXPECT_EQ(s.at(R"(processor_checkpoint_duration_seconds_count{group="orders-app"})"), 1);
   EXPECT_EQ(s.at(R"(processor_restore_duration_seconds_count{group="orders-app",source="checkpoint"})"), 0);
@@ -72,7 +75,8 @@ TEST(AppMetrics, HistogramBucketsAreTheLatencyHistogramsCumulativeCountsInSecond
   for (const auto& bucket : stats.commit_latency.cumulative_buckets()) {
     std::string bound;
     append_metric_value(bound, bucket.upper_bound_seconds);
-    const std::string name = R"(processor_commit_latency_seconds_bucket{le=")" + bound + R"(",store="memory"})";
+    const std::string name =
+        R"(processor_commit_latency_seconds_bucket{le=")" + bound + R"(",store="memory"})";
     ASSERT_EQ(parsed.samples.count(name), 1u) << name;
     EXPECT_EQ(parsed.samples.at(name), static_cast<double>(bucket.cumulative_count)) << name;
     ++buckets;
@@ -84,7 +88,8 @@ TEST(AppMetrics, ARemovedSourceLeavesTheNextScrape) {
   TwoGroups groups;
   MetricsRegistry registry;
   add_offset_manager_metrics(registry, groups.orders, {{"group", "orders-app"}});
-  const AppMetricsId payments = add_offset_manager_metrics(registry, groups.payments, {{"group", "payments-app"}});
+  const AppMetricsId payments =
+      add_offset_manager_metrics(registry, groups.payments, {{"group", "payments-app"}});
   remove_app_metrics(registry, payments);
   remove_app_metrics(registry, 987654);  // unknown: ignored
   const std::string scrape = registry.scrape();

@@ -67,7 +67,10 @@ class AnswersLaterStore : public InMemoryOffsetStore {
   bool answer_when_waited_ = false;
 };
 
-StateError fenced() { return StateError(ErrorKind::Kafka, "OffsetCommit refused: Broker: Specified group generation id is not valid"); }
+StateError fenced() {
+  return StateError(ErrorKind::Kafka,
+                    "OffsetCommit refused: Broker: Specified group generation id is not valid");
+}
 
 class AsyncCommit : public ::testing::Test {
  protected:
@@ -148,19 +151,21 @@ TEST_F(AsyncCommit, AResetWhileACommitIsInFlightWins) {
   EXPECT_EQ(manager_.reset_offset("t", 0, OffsetResetStrategy::specific(4)), 4);
   store_->answer(0);
   manager_.poll();
-  EXPECT_EQ(manager_.get_all_committed().at({"t", 0}).offset, 4) << "the answer of the older commit does not undo it";
+  EXPECT_EQ(manager_.get_all_committed().at({"t", 0}).offset, 4)
+      << "the answer of the older commit does not undo it";
   EXPECT_EQ(manager_.get_offset("t", 0), 4);
 }
 
 TEST_F(AsyncCommit, WhatTheStoreRefusesBeforeSendingIsThrownAsBefore) {
   class RefusingStore : public InMemoryOffsetStore {
    public:
-    std::unique_ptr<PendingStore> begin_store_offsets(std::string_view, std::span<const PartitionOffset>) override {
+    std::unique_ptr<PendingStore> begin_store_offsets(std::string_view,
+                                                      std::span<const PartitionOffset>) override {
       throw StateError(ErrorKind::Kafka, "refusing to commit: the partition is not assigned to this member");
     }
   };
-  OffsetManager manager("group", nullptr, std::make_shared<RefusingStore>(), OffsetCommitStrategy::every_n_events(1),
-                        no_backoff());
+  OffsetManager manager("group", nullptr, std::make_shared<RefusingStore>(),
+                        OffsetCommitStrategy::every_n_events(1), no_backoff());
   EXPECT_THROW(manager.update_offset("t", 0, 1), StateError);
   EXPECT_EQ(manager.stats().failed_commits, 1u);
   EXPECT_EQ(manager.get_all_pending().at({"t", 0}).offset, 1);

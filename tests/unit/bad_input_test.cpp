@@ -75,7 +75,8 @@ struct World {
 
   // A fresh path under the temporary directory, removed with the world.
   fs::path temp_path(const std::string& name) {
-    auto path = fs::temp_directory_path() / ("processor-bad-input-" + std::to_string(::getpid()) + "-" + name);
+    auto path =
+        fs::temp_directory_path() / ("processor-bad-input-" + std::to_string(::getpid()) + "-" + name);
     fs::remove_all(path);
     cleanup.push_back(path);
     return path;
@@ -187,7 +188,7 @@ struct Case {
   std::function<bool(World&)> act;
   std::optional<ErrorKind> kind;
   std::vector<std::string> needles;  // each must appear in what()
-  bool mock_cluster = false;          // the case starts librdkafka's mock cluster
+  bool mock_cluster = false;         // the case starts librdkafka's mock cluster
 };
 
 void PrintTo(const Case& c, std::ostream* out) { *out << c.name; }
@@ -201,7 +202,8 @@ std::function<bool(World&)> call(Call c) {
   };
 }
 
-Case refused(std::string name, std::function<bool(World&)> act, ErrorKind kind, std::vector<std::string> needles) {
+Case refused(std::string name, std::function<bool(World&)> act, ErrorKind kind,
+             std::vector<std::string> needles) {
   return Case{std::move(name), {}, std::move(act), kind, std::move(needles)};
 }
 
@@ -224,7 +226,8 @@ constexpr auto kInvalid = ErrorKind::InvalidArgument;
 
 std::vector<Case> offset_cases() {
   return {
-      refused("NegativeOffset", call([](World& w) { w.manager->update_offset("t", 0, -5); }), kInvalid, {"-5"}),
+      refused("NegativeOffset", call([](World& w) { w.manager->update_offset("t", 0, -5); }), kInvalid,
+              {"-5"}),
       refused("Int64MinOffset", call([](World& w) { w.manager->update_offset("t", 0, kInt64Min); }), kInvalid,
               {"-9223372036854775808"}),
       refused("NegativeOffsetOfANewPartition", call([](World& w) { w.manager->update_offset("t", 7, -5); }),
@@ -232,16 +235,17 @@ std::vector<Case> offset_cases() {
       refused("OffsetBelowTheFloor", call([](World& w) { w.manager->update_offset("t", 0, 50); }), kInvalid,
               {"50", "130"}),
       refused("NegativeOffsetWithHighWatermark",
-              call([](World& w) { w.manager->update_offset_with_watermark("t", 0, -5, 900); }), kInvalid, {"-5"}),
+              call([](World& w) { w.manager->update_offset_with_watermark("t", 0, -5, 900); }), kInvalid,
+              {"-5"}),
       refused("NegativeOffsetWithEventTime",
-              call([](World& w) { w.manager->update_offset_with_event_time("t", 0, -5, Watermark(10)); }), kInvalid,
-              {"-5"}),
+              call([](World& w) { w.manager->update_offset_with_event_time("t", 0, -5, Watermark(10)); }),
+              kInvalid, {"-5"}),
       refused("NegativeOffsetWithEventTimeOfANewPartition",
-              call([](World& w) { w.manager->update_offset_with_event_time("t", 8, -5, Watermark(10)); }), kInvalid,
-              {"-5"}),
+              call([](World& w) { w.manager->update_offset_with_event_time("t", 8, -5, Watermark(10)); }),
+              kInvalid, {"-5"}),
       refused("EventTimeOffsetBelowTheFloor",
-              call([](World& w) { w.manager->update_offset_with_event_time("t", 0, 50, Watermark(10)); }), kInvalid,
-              {"50"}),
+              call([](World& w) { w.manager->update_offset_with_event_time("t", 0, 50, Watermark(10)); }),
+              kInvalid, {"50"}),
       refused("NegativeOffsetThroughAHandle", call([](World& w) { w.manager->partition("t", 0).update(-5); }),
               kInvalid, {"-5"}),
       refused("NegativeAdoptedOffset", call([](World& w) { w.manager->adopt_committed_offset("t", 0, -5); }),
@@ -251,14 +255,15 @@ std::vector<Case> offset_cases() {
       refused("NegativeStoredOffsetOfAStartPosition",
               call([](World& w) { w.manager->adopt_start_position("t", 0, 140, OffsetInfo(-7)); }), kInvalid,
               {"-7"}),
-      refused("NegativeOffsetMarkedCommitted",
-              call([](World& w) { w.manager->mark_committed({{TopicPartition("t", 0), OffsetInfo(-5)}}); }),
+      refused("NegativeOffsetMarkedCommitted", call([](World& w) {
+                w.manager->mark_committed({{TopicPartition("t", 0), OffsetInfo(-5)}});
+              }),
               kInvalid, {"-5"}),
       refused("NegativeRecordOffset", call([](World& w) { w.manager->track("t", 3, -5); }), kInvalid, {"-5"}),
       refused("NegativeRecordOffsetOfANewPartition", call([](World& w) { w.manager->track("t", 7, -5); }),
               kInvalid, {"-5"}),
-      refused("RecordOffsetAboveInt64MaxMinusOne", call([](World& w) { w.manager->track("t", 3, kInt64Max); }),
-              kInvalid, {"9223372036854775807"}),
+      refused("RecordOffsetAboveInt64MaxMinusOne",
+              call([](World& w) { w.manager->track("t", 3, kInt64Max); }), kInvalid, {"9223372036854775807"}),
       refused("RecordOffsetBelowTheCommittedOffset", call([](World& w) { w.manager->track("t", 0, 50); }),
               kInvalid, {"50"}),
       refused("RecordOffsetNotAboveTheLastTracked", call([](World& w) { w.manager->track("t", 2, 11); }),
@@ -268,20 +273,22 @@ std::vector<Case> offset_cases() {
 
 std::vector<Case> partition_and_topic_cases() {
   auto topic_case = [](std::string name, std::string topic, std::string needle) {
-    return refused(std::move(name), call([topic](World& w) { w.manager->update_offset(topic, 0, 5); }), kInvalid,
-                   {std::move(needle)});
+    return refused(std::move(name), call([topic](World& w) { w.manager->update_offset(topic, 0, 5); }),
+                   kInvalid, {std::move(needle)});
   };
   return {
       refused("NegativePartition", call([](World& w) { w.manager->update_offset("t", -1, 5); }), kInvalid,
               {"partition -1"}),
-      refused("Int32MinPartition", call([](World& w) { w.manager->update_offset("t", kInt32Min, 5); }), kInvalid,
-              {"-2147483648"}),
-      refused("NegativePartitionHandle", call([](World& w) { w.manager->partition("t", -1); }), kInvalid, {"-1"}),
+      refused("Int32MinPartition", call([](World& w) { w.manager->update_offset("t", kInt32Min, 5); }),
+              kInvalid, {"-2147483648"}),
+      refused("NegativePartitionHandle", call([](World& w) { w.manager->partition("t", -1); }), kInvalid,
+              {"-1"}),
       refused("NegativePartitionReset",
-              call([](World& w) { w.manager->reset_offset("t", -3, OffsetResetStrategy::specific(5)); }), kInvalid,
-              {"-3"}),
+              call([](World& w) { w.manager->reset_offset("t", -3, OffsetResetStrategy::specific(5)); }),
+              kInvalid, {"-3"}),
       refused("NegativePartitionLag", call([](World& w) { w.manager->lag("t", -2, 100); }), kInvalid, {"-2"}),
-      refused("NegativePartitionRead", call([](World& w) { w.manager->get_offset("t", -4); }), kInvalid, {"-4"}),
+      refused("NegativePartitionRead", call([](World& w) { w.manager->get_offset("t", -4); }), kInvalid,
+              {"-4"}),
       topic_case("EmptyTopic", "", "topic ''"),
       topic_case("DotTopic", ".", "'.'"),
       topic_case("DotDotTopic", "..", "'..'"),
@@ -291,16 +298,16 @@ std::vector<Case> partition_and_topic_cases() {
       topic_case("TopicWithAColon", "a:b", "'a:b'"),
       topic_case("NonAsciiTopic", "caf\xc3\xa9", "caf\\xc3\\xa9"),
       topic_case("TopicWithANulByte", std::string("a\0b", 3), "a\\x00b"),
-      refused("InvalidTopicInTheStore",
-              call([](World& w) { w.store->store_offset("group", {"bad topic", 0}, OffsetInfo(1)); }), kInvalid,
-              {"bad topic"}),
-      refused("InvalidTopicMarkedCommitted",
-              call([](World& w) { w.manager->mark_committed({{TopicPartition("a/b", 0), OffsetInfo(1)}}); }),
+      refused("InvalidTopicInTheStore", call([](World& w) {
+                w.store->store_offset("group", {"bad topic", 0}, OffsetInfo(1));
+              }),
+              kInvalid, {"bad topic"}),
+      refused("InvalidTopicMarkedCommitted", call([](World& w) {
+                w.manager->mark_committed({{TopicPartition("a/b", 0), OffsetInfo(1)}});
+              }),
               kInvalid, {"a/b"}),
       refused("EmptyGroup",
-              call([](World& w) {
-                OffsetManager("", w.backend, w.store, OffsetCommitStrategy::manual());
-              }),
+              call([](World& w) { OffsetManager("", w.backend, w.store, OffsetCommitStrategy::manual()); }),
               kInvalid, {"consumer group ''"}),
       refused("EmptyGroupInTheStore", call([](World& w) { w.store->get_all_offsets(""); }), kInvalid,
               {"consumer group ''"}),
@@ -320,28 +327,28 @@ std::vector<Case> duration_and_reset_cases() {
               {"9223372036854775807", "longer than the longest supported"}),
       refused("ZeroEveryNEvents", call([](World&) { OffsetCommitStrategy::every_n_events(0); }), kInvalid,
               {"count 0"}),
-      refused("NegativeEveryNEvents", call([](World&) { OffsetCommitStrategy::every_n_events(-3); }), kInvalid,
-              {"-3"}),
+      refused("NegativeEveryNEvents", call([](World&) { OffsetCommitStrategy::every_n_events(-3); }),
+              kInvalid, {"-3"}),
       // Once overflowed into a negative duration.
       refused("ByDurationOfMaxHours", call([](World&) { OffsetResetStrategy::by_duration(hours::max()); }),
               kInvalid, {"9223372036854775807", "longer than the longest supported"}),
       // The value may be given in the duration's own unit or in milliseconds ("-1000").
-      refused("NegativeByDuration", call([](World&) { OffsetResetStrategy::by_duration(seconds(-1)); }), kInvalid,
-              {"-1"}),
-      refused("ZeroStateTtl", call([](World&) { state::MemoryStateBackend backend(milliseconds(0)); }), kInvalid,
-              {"0ms"}),
+      refused("NegativeByDuration", call([](World&) { OffsetResetStrategy::by_duration(seconds(-1)); }),
+              kInvalid, {"-1"}),
+      refused("ZeroStateTtl", call([](World&) { state::MemoryStateBackend backend(milliseconds(0)); }),
+              kInvalid, {"0ms"}),
       refused("NegativeStateTtl", call([](World&) { state::MemoryStateBackend backend(milliseconds(-5)); }),
               kInvalid, {"-5ms"}),
-      refused("NegativeAutoCommitRetryBackoff",
-              call([](World& w) {
+      refused("NegativeAutoCommitRetryBackoff", call([](World& w) {
                 OffsetManagerOptions options;
                 options.auto_commit_retry_backoff = milliseconds(-5);
                 OffsetManager("group", w.backend, w.store, OffsetCommitStrategy::manual(), options);
               }),
               kInvalid, {"-5ms"}),
-      refused("NegativeSpecificReset", call([](World&) { OffsetResetStrategy::specific(-5); }), kInvalid, {"-5"}),
-      refused("Int64MinSpecificReset", call([](World&) { OffsetResetStrategy::specific(kInt64Min); }), kInvalid,
-              {"-9223372036854775808"}),
+      refused("NegativeSpecificReset", call([](World&) { OffsetResetStrategy::specific(-5); }), kInvalid,
+              {"-5"}),
+      refused("Int64MinSpecificReset", call([](World&) { OffsetResetStrategy::specific(kInt64Min); }),
+              kInvalid, {"-9223372036854775808"}),
       refused("NegativeTimestampReset", call([](World&) { OffsetResetStrategy::timestamp(-1); }), kInvalid,
               {"-1"}),
       refused("NegativeHighWatermarkOfAReset",
@@ -361,20 +368,22 @@ std::vector<Case> watermark_cases() {
       refused("NegativeHighWatermarkOfANewPartition",
               call([](World& w) { w.manager->update_offset_with_watermark("t", 6, 5, -1); }), kInvalid,
               {"high watermark -1"}),
-      refused("NegativeHighWatermarkAlone", call([](World& w) { w.manager->update_high_watermark("t", 0, -7); }),
-              kInvalid, {"-7"}),
+      refused("NegativeHighWatermarkAlone",
+              call([](World& w) { w.manager->update_high_watermark("t", 0, -7); }), kInvalid, {"-7"}),
       refused("NegativeHighWatermarkAloneOfANewPartition",
               call([](World& w) { w.manager->update_high_watermark("t", 8, -7); }), kInvalid, {"-7"}),
-      refused("Int64MinHighWatermark", call([](World& w) { w.manager->update_high_watermark("t", 1, kInt64Min); }),
-              kInvalid, {"-9223372036854775808"}),
+      refused("Int64MinHighWatermark",
+              call([](World& w) { w.manager->update_high_watermark("t", 1, kInt64Min); }), kInvalid,
+              {"-9223372036854775808"}),
       refused("NegativeHighWatermarkThroughAHandle",
               call([](World& w) { w.manager->partition("t", 0).update(140, -1); }), kInvalid, {"-1"}),
-      refused("NegativeHighWatermarkOfALag", call([](World& w) { w.manager->lag("t", 0, -1); }), kInvalid, {"-1"}),
-      refused("NegativeHighWatermarkMarkedCommitted",
-              call([](World& w) {
-                w.manager->mark_committed({{TopicPartition("t", 0), OffsetInfo::with_high_watermark(200, -1)}});
-              }),
-              kInvalid, {"-1"}),
+      refused("NegativeHighWatermarkOfALag", call([](World& w) { w.manager->lag("t", 0, -1); }), kInvalid,
+              {"-1"}),
+      refused(
+          "NegativeHighWatermarkMarkedCommitted", call([](World& w) {
+            w.manager->mark_committed({{TopicPartition("t", 0), OffsetInfo::with_high_watermark(200, -1)}});
+          }),
+          kInvalid, {"-1"}),
       returns_false("WatermarkBelowTheCurrentOne",
                     [](World& w) { return w.manager->notify_watermark(Watermark(kInt64Min)); }),
   };
@@ -385,7 +394,8 @@ std::vector<Case> ack_and_metadata_cases() {
       refused("AckOfATicketTwice", call([](World& w) { w.manager->ack(*w.acked_ticket); }), kInvalid, {"10"}),
       refused("AckOfAPartitionNeverTracked", call([](World& w) { w.manager->ack("t", 1, 5); }), kInvalid,
               {"record 5 of t:1"}),
-      refused("AckOfARecordNeverTracked", call([](World& w) { w.manager->ack("t", 2, 13); }), kInvalid, {"13"}),
+      refused("AckOfARecordNeverTracked", call([](World& w) { w.manager->ack("t", 2, 13); }), kInvalid,
+              {"13"}),
       refused("AckOfAnotherPartitionsRecord", call([](World& w) { w.manager->ack("t", 5, 11); }), kInvalid,
               {"11"}),
       refused("AckOfANegativeOffset", call([](World& w) { w.manager->ack("t", 2, -1); }), kInvalid, {"-1"}),
@@ -393,40 +403,39 @@ std::vector<Case> ack_and_metadata_cases() {
               {"9223372036854775807"}),
       returns_false("AckOfATicketFromAnEarlierAssignment",
                     [](World& w) { return w.manager->ack(*w.stale_ticket); }),
-      refused_after(
-          "ZeroOutstandingRecordsAllowed",
-          [](World& w) {
-            OffsetManagerOptions options;
-            options.acks.max_outstanding = 0;
-            w.second = std::make_unique<OffsetManager>("group", w.backend, w.store, OffsetCommitStrategy::manual(),
-                                                       options);
-          },
-          call([](World& w) { w.second->track("t", 3, 1); }), kInvalid, {"max_outstanding 0"}),
-      refused("ZeroWindowOffsets",
-              call([](World&) {
+      refused_after("ZeroOutstandingRecordsAllowed",
+                    [](World& w) {
+                      OffsetManagerOptions options;
+                      options.acks.max_outstanding = 0;
+                      w.second = std::make_unique<OffsetManager>("group", w.backend, w.store,
+                                                                 OffsetCommitStrategy::manual(), options);
+                    },
+                    call([](World& w) { w.second->track("t", 3, 1); }), kInvalid, {"max_outstanding 0"}),
+      refused("ZeroWindowOffsets", call([](World&) {
                 PartitionAcksOptions options;
                 options.max_window_offsets = 0;
                 PartitionAcks acks(0, options);
               }),
               kInvalid, {"max_window_offsets 0"}),
-      refused("MetadataBudgetBelowTheMinimum",
-              call([](World&) {
+      refused("MetadataBudgetBelowTheMinimum", call([](World&) {
                 PartitionAcksOptions options;
                 options.metadata_budget_bytes = 15;
                 PartitionAcks acks(0, options);
               }),
               kInvalid, {"metadata_budget_bytes 15"}),
-      refused("RestoredAcknowledgementsOverTheMetadataBudget",
-              call([](World&) {
+      refused("RestoredAcknowledgementsOverTheMetadataBudget", call([](World&) {
                 AckedSet restored;
-                for (std::int64_t offset = 2; offset < 200; offset += 2) restored.acked.push_back({offset, offset});
+                for (std::int64_t offset = 2; offset < 200; offset += 2)
+                  restored.acked.push_back({offset, offset});
                 PartitionAcksOptions options;
                 options.metadata_budget_bytes = 16;
                 PartitionAcks acks(restored, options);
               }),
               kInvalid, {"metadata_budget_bytes 16"}),
-      refused("MalformedRestoredAcknowledgements",
-              call([](World&) { PartitionAcks acks(AckedSet{10, {{5, 6}}}); }), kInvalid, {"[5, 6]"}),
+      refused("MalformedRestoredAcknowledgements", call([](World&) {
+                PartitionAcks acks(AckedSet{10, {{5, 6}}});
+              }),
+              kInvalid, {"[5, 6]"}),
       refused("NegativeAckBase", call([](World&) { PartitionAcks acks(-1); }), kInvalid, {"-1"}),
       refused("UndecodableAckMetadata", call([](World&) { PartitionAcks::decode_metadata("not*base64"); }),
               ErrorKind::Corruption, {"acknowledgement metadata"}),
@@ -435,27 +444,30 @@ std::vector<Case> ack_and_metadata_cases() {
 
 std::vector<Case> checkpoint_cases() {
   return {
-      refused("CompletionOfAnUnknownCheckpoint", call([](World& w) { w.manager->notify_checkpoint_complete(42); }),
-              ErrorKind::NotFound, {"42"}),
-      refused("CompletionOfACompletedCheckpoint", call([](World& w) { w.manager->notify_checkpoint_complete(1); }),
-              ErrorKind::NotFound, {"checkpoint 1"}),
+      refused("CompletionOfAnUnknownCheckpoint",
+              call([](World& w) { w.manager->notify_checkpoint_complete(42); }), ErrorKind::NotFound, {"42"}),
+      refused("CompletionOfACompletedCheckpoint",
+              call([](World& w) { w.manager->notify_checkpoint_complete(1); }), ErrorKind::NotFound,
+              {"checkpoint 1"}),
       refused("RestoreOfAnUnknownCheckpoint", call([](World& w) { w.manager->restore_from_checkpoint(42); }),
               ErrorKind::NotFound, {"42"}),
       refused("CheckpointIdNotAboveTheLast", call([](World& w) { w.manager->checkpoint(2); }), kInvalid,
               {"checkpoint id 2"}),
-      refused("CheckpointIdZero", call([](World& w) { w.manager->checkpoint(0); }), kInvalid, {"checkpoint id 0"}),
-      refused_after(
-          "CheckpointWithoutAStateBackend",
-          [](World& w) {
-            w.second = std::make_unique<OffsetManager>("group", nullptr, w.store, OffsetCommitStrategy::manual());
-          },
-          call([](World& w) { w.second->checkpoint(5); }), kInvalid, {"state backend"}),
+      refused("CheckpointIdZero", call([](World& w) { w.manager->checkpoint(0); }), kInvalid,
+              {"checkpoint id 0"}),
+      refused_after("CheckpointWithoutAStateBackend",
+                    [](World& w) {
+                      w.second = std::make_unique<OffsetManager>("group", nullptr, w.store,
+                                                                 OffsetCommitStrategy::manual());
+                    },
+                    call([](World& w) { w.second->checkpoint(5); }), kInvalid, {"state backend"}),
       refused_after(
           "CorruptStoredOffsetOnRestore",
           [](World& w) {
             auto offsets = std::make_shared<StateBackendOffsetStore>(w.backend, "bad_input:");
             w.backend->put(offsets->key_for("group", {"t", 0}), "garbage");
-            w.second = std::make_unique<OffsetManager>("group", w.backend, offsets, OffsetCommitStrategy::manual());
+            w.second =
+                std::make_unique<OffsetManager>("group", w.backend, offsets, OffsetCommitStrategy::manual());
           },
           call([](World& w) { w.second->restore(); }), ErrorKind::Corruption, {"bad_input:group:t:0"}),
   };
@@ -465,95 +477,104 @@ std::vector<Case> storage_and_config_cases() {
   return {
       refused("EmptyRocksDbPath", call([](World&) { state::RocksDbStateBackend db(""); }), ErrorKind::Storage,
               {"''"}),
-      refused_after(
-          "RocksDbPathThatIsAFile",
-          [](World& w) {
-            const auto file = w.temp_path("file");
-            std::ofstream(file) << "not a database";
-            w.extra_state = [file] { return file_content(file); };
-          },
-          call([](World& w) { state::RocksDbStateBackend db(w.cleanup.back()); }), ErrorKind::Storage,
-          {"processor-bad-input-", "-file'"}),
-      refused_after(
-          "RocksDbPathWithoutItsParentAndNoCreate",
-          [](World& w) {
-            const auto parent = w.temp_path("missing");
-            w.extra_state = [parent] { return std::string(fs::exists(parent) ? "exists" : "absent"); };
-          },
-          call([](World& w) {
-            state::RocksDbOptions options;
-            options.create_if_missing = false;
-            state::RocksDbStateBackend db(w.cleanup.back() / "db", options);
-          }),
-          ErrorKind::Storage, {"missing/db"}),
+      refused_after("RocksDbPathThatIsAFile",
+                    [](World& w) {
+                      const auto file = w.temp_path("file");
+                      std::ofstream(file) << "not a database";
+                      w.extra_state = [file] { return file_content(file); };
+                    },
+                    call([](World& w) { state::RocksDbStateBackend db(w.cleanup.back()); }),
+                    ErrorKind::Storage, {"processor-bad-input-", "-file'"}),
+      refused_after("RocksDbPathWithoutItsParentAndNoCreate",
+                    [](World& w) {
+                      const auto parent = w.temp_path("missing");
+                      w.extra_state = [parent] {
+                        return std::string(fs::exists(parent) ? "exists" : "absent");
+                      };
+                    },
+                    call([](World& w) {
+                      state::RocksDbOptions options;
+                      options.create_if_missing = false;
+                      state::RocksDbStateBackend db(w.cleanup.back() / "db", options);
+                    }),
+                    ErrorKind::Storage, {"missing/db"}),
       refused("UnwritableRocksDbPath",
               call([](World&) { state::RocksDbStateBackend db("/proc/processor-bad-input/db"); }),
               ErrorKind::Storage, {"/proc/processor-bad-input/db"}),
-      refused_after(
-          "RocksDbPathLockedByAnotherBackend",
-          [](World& w) {
-            auto first = std::make_shared<state::RocksDbStateBackend>(w.temp_path("locked"));
-            first->put("key", "value");
-            w.extra_state = [first] { return first->get("key").value_or("-") + std::to_string(first->count()); };
-            w.held = first;
-          },
-          call([](World& w) { state::RocksDbStateBackend second(w.cleanup.back()); }), ErrorKind::Storage,
-          {"-locked'", "is locked"}),
-      refused("NullOffsetStore",
-              call([](World& w) { OffsetManager("group", w.backend, nullptr, OffsetCommitStrategy::manual()); }),
+      refused_after("RocksDbPathLockedByAnotherBackend",
+                    [](World& w) {
+                      auto first = std::make_shared<state::RocksDbStateBackend>(w.temp_path("locked"));
+                      first->put("key", "value");
+                      w.extra_state = [first] {
+                        return first->get("key").value_or("-") + std::to_string(first->count());
+                      };
+                      w.held = first;
+                    },
+                    call([](World& w) { state::RocksDbStateBackend second(w.cleanup.back()); }),
+                    ErrorKind::Storage, {"-locked'", "is locked"}),
+      refused("NullOffsetStore", call([](World& w) {
+                OffsetManager("group", w.backend, nullptr, OffsetCommitStrategy::manual());
+              }),
               kInvalid, {"null"}),
       refused("NullStateBackendOfAnOffsetStore", call([](World&) { StateBackendOffsetStore store(nullptr); }),
               kInvalid, {"null"}),
-      refused("NullClientOfAKafkaOffsetStore", call([](World&) { KafkaOffsetStore store(nullptr); }), kInvalid,
-              {"null"}),
-      refused("NullClientOfBrokerMetadata", call([](World&) { KafkaBrokerMetadata metadata(nullptr); }), kInvalid,
-              {"null"}),
+      refused("NullClientOfAKafkaOffsetStore", call([](World&) { KafkaOffsetStore store(nullptr); }),
+              kInvalid, {"null"}),
+      refused("NullClientOfBrokerMetadata", call([](World&) { KafkaBrokerMetadata metadata(nullptr); }),
+              kInvalid, {"null"}),
       refused("NullClientOfAConsumer",
               call([](World& w) { KafkaConsumer consumer(nullptr, *w.manager, consumer_options({"t"})); }),
               kInvalid, {"null"}),
-      refused("ClientWithoutBootstrapServers", call([](World&) { KafkaClient::create({{"group.id", "group"}}); }),
+      refused("ClientWithoutBootstrapServers", call([](World&) {
+                KafkaClient::create({{"group.id", "group"}});
+              }),
               kInvalid, {"bootstrap.servers"}),
-      refused("ClientWithoutGroupId",
-              call([](World&) { KafkaClient::create({{"bootstrap.servers", "127.0.0.1:9"}}); }), kInvalid,
-              {"group.id"}),
-      refused("ClientWithAnUnknownProperty",
-              call([](World&) {
+      refused("ClientWithoutGroupId", call([](World&) {
+                KafkaClient::create({{"bootstrap.servers", "127.0.0.1:9"}});
+              }),
+              kInvalid, {"group.id"}),
+      refused("ClientWithAnUnknownProperty", call([](World&) {
                 KafkaClient::create(
                     {{"bootstrap.servers", "127.0.0.1:9"}, {"group.id", "group"}, {"no.such.property", "1"}});
               }),
               kInvalid, {"no.such.property"}),
-      refused("ClientWithABadPropertyValue",
-              call([](World&) {
-                KafkaClient::create(
-                    {{"bootstrap.servers", "127.0.0.1:9"}, {"group.id", "group"}, {"session.timeout.ms", "soon"}});
+      refused("ClientWithABadPropertyValue", call([](World&) {
+                KafkaClient::create({{"bootstrap.servers", "127.0.0.1:9"},
+                                     {"group.id", "group"},
+                                     {"session.timeout.ms", "soon"}});
               }),
               kInvalid, {"soon"}),
-      refused("ProducerWithoutATransactionalId",
-              call([](World&) { TransactionalProducer producer(KafkaProperties{{"bootstrap.servers", "127.0.0.1:9"}}); }),
+      refused("ProducerWithoutATransactionalId", call([](World&) {
+                TransactionalProducer producer(KafkaProperties{{"bootstrap.servers", "127.0.0.1:9"}});
+              }),
               kInvalid, {"transactional.id"}),
-      on_mock_cluster(refused(
-          "ConsumerWithoutTopics",
-          call([](World& w) { KafkaConsumer consumer(mock_client("group"), *w.manager, consumer_options({})); }),
-          kInvalid, {"topic"})),
-      on_mock_cluster(refused(
-          "ConsumerOfAnInvalidTopic",
-          call([](World& w) { KafkaConsumer consumer(mock_client("group"), *w.manager, consumer_options({"a b"})); }),
-          kInvalid, {"'a b'"})),
-      on_mock_cluster(refused(
-          "ConsumerOfAnotherGroup",
-          call([](World& w) { KafkaConsumer consumer(mock_client("other"), *w.manager, consumer_options({"t"})); }),
-          kInvalid, {"'other'"})),
-      on_mock_cluster(refused(
-          "KafkaOffsetStoreOfAnotherGroup",
-          call([](World&) { KafkaOffsetStore(mock_client("other")).get_offset("group", {"t", 0}); }), kInvalid,
-          {"'group'"})),
+      on_mock_cluster(refused("ConsumerWithoutTopics", call([](World& w) {
+                                KafkaConsumer consumer(mock_client("group"), *w.manager,
+                                                       consumer_options({}));
+                              }),
+                              kInvalid, {"topic"})),
+      on_mock_cluster(refused("ConsumerOfAnInvalidTopic", call([](World& w) {
+                                KafkaConsumer consumer(mock_client("group"), *w.manager,
+                                                       consumer_options({"a b"}));
+                              }),
+                              kInvalid, {"'a b'"})),
+      on_mock_cluster(refused("ConsumerOfAnotherGroup", call([](World& w) {
+                                KafkaConsumer consumer(mock_client("other"), *w.manager,
+                                                       consumer_options({"t"}));
+                              }),
+                              kInvalid, {"'other'"})),
+      on_mock_cluster(refused("KafkaOffsetStoreOfAnotherGroup", call([](World&) {
+                                KafkaOffsetStore(mock_client("other")).get_offset("group", {"t", 0});
+                              }),
+                              kInvalid, {"'group'"})),
   };
 }
 
 std::vector<Case> all_cases() {
   std::vector<Case> cases;
-  for (auto part : {offset_cases(), partition_and_topic_cases(), duration_and_reset_cases(), watermark_cases(),
-                    ack_and_metadata_cases(), checkpoint_cases(), storage_and_config_cases()}) {
+  for (auto part :
+       {offset_cases(), partition_and_topic_cases(), duration_and_reset_cases(), watermark_cases(),
+        ack_and_metadata_cases(), checkpoint_cases(), storage_and_config_cases()}) {
     for (auto& c : part) cases.push_back(std::move(c));
   }
   return cases;

@@ -1,6 +1,8 @@
 // The byte formats of the streams state (src/streams/changelog_format.hpp): a changelog record's
 // value and a store partition's changelog position, both read back as untrusted bytes.
 
+#include "streams/changelog_format.hpp"
+
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -12,7 +14,6 @@
 #include "encoding/fixed.hpp"
 #include "processor/error.hpp"
 #include "state_error_of.hpp"
-#include "streams/changelog_format.hpp"
 #include "streams/state_keys.hpp"
 
 namespace processor::streams::internal {
@@ -41,14 +42,16 @@ std::string position_record(std::uint8_t version, std::int64_t position) {
 // ---- changelog record values ----
 
 TEST(ChangelogValue, IsTheVersionByteFollowedByTheStoreValue) {
-  EXPECT_EQ(changelog_value("42"), std::string("\x01" "42"));
+  EXPECT_EQ(changelog_value("42"), std::string("\x01"
+                                               "42"));
   EXPECT_EQ(changelog_value(""), std::string("\x01"));
 }
 
 TEST(ChangelogValue, AppendsToWhatTheBufferAlreadyHolds) {
   std::string out = "key|";
   append_changelog_value(out, "42");
-  EXPECT_EQ(out, std::string("key|\x01" "42"));
+  EXPECT_EQ(out, std::string("key|\x01"
+                             "42"));
 }
 
 TEST(ChangelogValue, AnyStoreValueRoundTrips) {
@@ -69,7 +72,8 @@ TEST(ChangelogValue, AnEmptyValueIsCorruptionNamingWhereItWasRead) {
 
 TEST(ChangelogValue, AnUnknownVersionIsCorruptionNamingWhereAndTheVersion) {
   for (const char version : {'\x00', '\x02', '\xff'}) {
-    const StateError error = error_of([&] { decode_changelog_value(std::string(1, version) + "42", kWhere); });
+    const StateError error =
+        error_of([&] { decode_changelog_value(std::string(1, version) + "42", kWhere); });
     EXPECT_EQ(error.kind(), ErrorKind::Corruption);
     EXPECT_TRUE(mentions(error, kWhere));
     EXPECT_TRUE(mentions(error, "unknown version " + std::to_string(static_cast<std::uint8_t>(version))));
@@ -77,7 +81,8 @@ TEST(ChangelogValue, AnUnknownVersionIsCorruptionNamingWhereAndTheVersion) {
 }
 
 TEST(ChangelogValue, TheErrorShowsControlBytesOfWhereEscapedAndKeepsTheReason) {
-  const StateError error = error_of([] { decode_changelog_value("", std::string_view("odd\0topic:0@7", 13)); });
+  const StateError error =
+      error_of([] { decode_changelog_value("", std::string_view("odd\0topic:0@7", 13)); });
   EXPECT_EQ(error.kind(), ErrorKind::Corruption);
   EXPECT_TRUE(mentions(error, "odd\\x00topic:0@7"));
   EXPECT_TRUE(mentions(error, "empty value"));
@@ -89,7 +94,8 @@ TEST(ChangelogPosition, IsTheVersionThePositionLittleEndianAndTheCrc32cOfBoth) {
   const std::string bytes = encode_position(0x0102030405060708);
   ASSERT_EQ(bytes.size(), 13u);
   EXPECT_EQ(bytes.substr(0, 9), std::string("\x01\x08\x07\x06\x05\x04\x03\x02\x01"));
-  EXPECT_EQ(encoding::load_le<std::uint32_t>(bytes.data() + 9), encoding::crc32c_portable(bytes.substr(0, 9)));
+  EXPECT_EQ(encoding::load_le<std::uint32_t>(bytes.data() + 9),
+            encoding::crc32c_portable(bytes.substr(0, 9)));
 }
 
 TEST(ChangelogPosition, EveryPositionFromZeroToTheLargestRoundTripsByteForByte) {
@@ -133,7 +139,8 @@ TEST(ChangelogPosition, AnyFlippedBitOfThePositionOrChecksumIsAChecksumMismatch)
 
 TEST(ChangelogPosition, ANegativePositionIsCorruptionEvenWithAValidChecksum) {
   for (const std::int64_t position : {std::int64_t{-1}, std::numeric_limits<std::int64_t>::min()}) {
-    const StateError error = error_of([&] { decode_position(position_record(kPositionVersion, position), "position-of-counts"); });
+    const StateError error =
+        error_of([&] { decode_position(position_record(kPositionVersion, position), "position-of-counts"); });
     EXPECT_EQ(error.kind(), ErrorKind::Corruption);
     EXPECT_TRUE(mentions(error, "'position-of-counts'"));
     EXPECT_TRUE(mentions(error, "negative position " + std::to_string(position)));

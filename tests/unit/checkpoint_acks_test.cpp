@@ -1,11 +1,11 @@
 // Checkpoints of per-record tracking: the position is the lowest record not acknowledged, and the
 // records acknowledged above it are stored with it, so that a restore skips exactly those.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <memory>
 #include <string>
-#include <unistd.h>
 #include <utility>
 #include <vector>
 
@@ -43,7 +43,8 @@ class CheckpointAcks : public ::testing::Test {
     backend_ = std::make_shared<state::RocksDbStateBackend>(dir_);
     OffsetManagerOptions options;
     options.spill_ack_metadata = true;  // long sets spill at completion
-    manager_ = std::make_unique<OffsetManager>("group", backend_, store_, OffsetCommitStrategy::on_checkpoint(), options);
+    manager_ = std::make_unique<OffsetManager>("group", backend_, store_,
+                                               OffsetCommitStrategy::on_checkpoint(), options);
   }
   // Records [0, count) tracked; every one acknowledged except those `pending` says.
   template <class Pending>
@@ -75,7 +76,8 @@ TEST_F(CheckpointAcks, APositionIsTheLowestUnacknowledgedRecordAndTheAcknowledge
   EXPECT_EQ(restored->offsets.at(kOrders), 2);
   EXPECT_EQ(restored->acked.at(kOrders), expected);
   // The consumer starts the partition at the checkpoint, as on any assignment.
-  manager_->adopt_start_position("orders", 0, *manager_->checkpointed_offset("orders", 0), store_->get_offset("group", kOrders));
+  manager_->adopt_start_position("orders", 0, *manager_->checkpointed_offset("orders", 0),
+                                 store_->get_offset("group", kOrders));
   const auto acked = manager_->acked_after_restart("orders", 0);
   ASSERT_TRUE(acked);
   EXPECT_EQ(*acked, expected);
@@ -147,7 +149,8 @@ TEST_F(CheckpointAcks, ACheckpointOfTheFirstFormatVersionStillRestores) {
   encoding::put_le<std::uint64_t>(record, 1);
   encoding::put_le<std::int64_t>(record, 1'764'000'000'000'000);
   encoding::put_le<std::uint32_t>(record, 2);
-  const std::vector<std::pair<TopicPartition, std::int64_t>> positions = {{kOrders, 42}, {{"payments", 3}, 7}};
+  const std::vector<std::pair<TopicPartition, std::int64_t>> positions = {{kOrders, 42},
+                                                                          {{"payments", 3}, 7}};
   for (const auto& [tp, offset] : positions) {
     encoding::put_le<std::uint16_t>(record, static_cast<std::uint16_t>(tp.topic.size()));
     record += tp.topic;

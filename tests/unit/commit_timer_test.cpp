@@ -1,11 +1,11 @@
 // CommitTimer raises the attention flag of Periodic managers at their deadlines.
+#include "kafka/manager/commit_timer.hpp"
+
 #include <gtest/gtest.h>
 
 #include <atomic>
 #include <chrono>
 #include <thread>
-
-#include "kafka/manager/commit_timer.hpp"
 
 namespace processor::kafka::internal {
 namespace {

@@ -38,8 +38,7 @@ TEST(Crc32c, HardwareEqualsTheTableOnRandomInputsOfEveryLengthAndAlignment) {
   for (std::size_t start = 0; start < 8; ++start) {
     for (std::size_t length = 0; length <= 300; ++length) {
       const std::string_view bytes = std::string_view(buffer).substr(start, length);
-      ASSERT_EQ(crc32c_hardware(bytes), crc32c_portable(bytes))
-          << "start " << start << ", length " << length;
+      ASSERT_EQ(crc32c_hardware(bytes), crc32c_portable(bytes)) << "start " << start << ", length " << length;
     }
   }
   for (int round = 0; round < 50; ++round) {
@@ -73,9 +72,9 @@ TEST(LittleEndianCodec, RoundTripsEveryWidthIncludingNegativeValues) {
 }
 
 TEST(Varint, RoundTripsTheEdgesOfEveryLength) {
-  for (std::uint64_t value : {std::uint64_t{0}, std::uint64_t{1}, std::uint64_t{127}, std::uint64_t{128},
-                              std::uint64_t{16'383}, std::uint64_t{16'384}, std::uint64_t{1} << 63,
-                              std::numeric_limits<std::uint64_t>::max()}) {
+  for (std::uint64_t value :
+       {std::uint64_t{0}, std::uint64_t{1}, std::uint64_t{127}, std::uint64_t{128}, std::uint64_t{16'383},
+        std::uint64_t{16'384}, std::uint64_t{1} << 63, std::numeric_limits<std::uint64_t>::max()}) {
     std::string out;
     put_varint(out, value);
     ASSERT_EQ(out.size(), varint_size(value)) << value;

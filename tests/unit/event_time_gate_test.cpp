@@ -1,9 +1,9 @@
 // The event-time gate's memory bound, tested on the internal structure.
+#include "kafka/manager/event_time_gate.hpp"
+
 #include <gtest/gtest.h>
 
 #include <random>
-
-#include "kafka/manager/event_time_gate.hpp"
 
 namespace processor::kafka::detail {
 namespace {

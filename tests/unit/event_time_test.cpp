@@ -135,10 +135,10 @@ TEST(EventTime, OnWatermarkStrategyCommitsReleasedOffsets) {
 TEST(EventTime, RejectsOffsetsBelowTheFloor) {
   Fixture f;
   f.manager.update_offset_with_event_time("t", 0, 10, Watermark(100));
-  EXPECT_STATE_ERROR(f.manager.update_offset_with_event_time("t", 0, 9, Watermark(50)), ErrorKind::InvalidArgument,
-                     "floor 10");
-  EXPECT_STATE_ERROR(f.manager.update_offset_with_event_time("t", 0, -1, Watermark(50)), ErrorKind::InvalidArgument,
-                     "-1");
+  EXPECT_STATE_ERROR(f.manager.update_offset_with_event_time("t", 0, 9, Watermark(50)),
+                     ErrorKind::InvalidArgument, "floor 10");
+  EXPECT_STATE_ERROR(f.manager.update_offset_with_event_time("t", 0, -1, Watermark(50)),
+                     ErrorKind::InvalidArgument, "-1");
 }
 
 }  // namespace

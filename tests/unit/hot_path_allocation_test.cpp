@@ -24,8 +24,9 @@ namespace processor::kafka {
 namespace {
 
 TEST(HotPath, UpdatingAKnownPartitionAllocatesNothing) {
-  for (auto strategy : {OffsetCommitStrategy::manual(), OffsetCommitStrategy::every_n_events(1'000'000'000),
-                        OffsetCommitStrategy::periodic(std::chrono::hours(1)), OffsetCommitStrategy::on_watermark()}) {
+  for (auto strategy :
+       {OffsetCommitStrategy::manual(), OffsetCommitStrategy::every_n_events(1'000'000'000),
+        OffsetCommitStrategy::periodic(std::chrono::hours(1)), OffsetCommitStrategy::on_watermark()}) {
     OffsetManager manager("group", nullptr, std::make_shared<InMemoryOffsetStore>(), strategy);
     auto handle = manager.partition("orders", 3);
     manager.update_offset("orders-with-a-long-topic-name", 1, 0);
@@ -43,7 +44,8 @@ TEST(HotPath, UpdatingAKnownPartitionAllocatesNothing) {
 
 TEST(HotPath, AllocationCounterSeesAllocations) {
   const long before = g_allocations.load();
-  OffsetManager manager("group", nullptr, std::make_shared<InMemoryOffsetStore>(), OffsetCommitStrategy::manual());
+  OffsetManager manager("group", nullptr, std::make_shared<InMemoryOffsetStore>(),
+                        OffsetCommitStrategy::manual());
   manager.update_offset("new-topic", 0, 1);  // registration allocates
   EXPECT_GT(g_allocations.load() - before, 0);
 }

@@ -25,7 +25,8 @@ TEST(OffsetCommitStrategy, FactoriesCarryTheirParameters) {
   const auto periodic = OffsetCommitStrategy::periodic(std::chrono::seconds(5));
   EXPECT_EQ(periodic.kind(), OffsetCommitStrategy::Kind::Periodic);
   EXPECT_EQ(periodic.interval(), std::chrono::seconds(5));
-  EXPECT_EQ(OffsetCommitStrategy::periodic(std::chrono::milliseconds(250)).interval(), std::chrono::milliseconds(250));
+  EXPECT_EQ(OffsetCommitStrategy::periodic(std::chrono::milliseconds(250)).interval(),
+            std::chrono::milliseconds(250));
   EXPECT_EQ(OffsetCommitStrategy::every_n_events(10).events(), 10);
   EXPECT_EQ(OffsetCommitStrategy::on_watermark().kind(), OffsetCommitStrategy::Kind::OnWatermark);
   EXPECT_EQ(OffsetCommitStrategy::on_checkpoint().kind(), OffsetCommitStrategy::Kind::OnCheckpoint);
@@ -34,18 +35,20 @@ TEST(OffsetCommitStrategy, FactoriesCarryTheirParameters) {
 }
 
 TEST(OffsetCommitStrategy, RejectsNonPositiveIntervalAndCount) {
-  EXPECT_STATE_ERROR(OffsetCommitStrategy::periodic(std::chrono::seconds(0)), ErrorKind::InvalidArgument, "0ns");
-  EXPECT_STATE_ERROR(OffsetCommitStrategy::periodic(std::chrono::milliseconds(-5)), ErrorKind::InvalidArgument,
-                     "-5000000ns");
+  EXPECT_STATE_ERROR(OffsetCommitStrategy::periodic(std::chrono::seconds(0)), ErrorKind::InvalidArgument,
+                     "0ns");
+  EXPECT_STATE_ERROR(OffsetCommitStrategy::periodic(std::chrono::milliseconds(-5)),
+                     ErrorKind::InvalidArgument, "-5000000ns");
   EXPECT_STATE_ERROR(OffsetCommitStrategy::every_n_events(0), ErrorKind::InvalidArgument, "0");
   EXPECT_STATE_ERROR(OffsetCommitStrategy::every_n_events(-3), ErrorKind::InvalidArgument, "-3");
 }
 
 TEST(OffsetCommitStrategy, RefusesAnIntervalTooLongForNanosecondsNamingTheCallersValue) {
-  EXPECT_STATE_ERROR(OffsetCommitStrategy::periodic(std::chrono::milliseconds::max()), ErrorKind::InvalidArgument,
+  EXPECT_STATE_ERROR(OffsetCommitStrategy::periodic(std::chrono::milliseconds::max()),
+                     ErrorKind::InvalidArgument,
                      "interval 9223372036854775807ms: it is longer than the longest supported");
-  EXPECT_STATE_ERROR(OffsetCommitStrategy::periodic(std::chrono::hours(3'000'000)), ErrorKind::InvalidArgument,
-                     "3000000h");
+  EXPECT_STATE_ERROR(OffsetCommitStrategy::periodic(std::chrono::hours(3'000'000)),
+                     ErrorKind::InvalidArgument, "3000000h");
   EXPECT_STATE_ERROR(OffsetCommitStrategy::periodic(std::chrono::duration<double>(1e300)),
                      ErrorKind::InvalidArgument, "longer than the longest supported");
   // The longest interval that fits is accepted, and a manager with it never commits on its own.
@@ -77,7 +80,8 @@ TEST(OffsetResetStrategy, FactoriesCarryTheirValues) {
 TEST(OffsetResetStrategy, RejectsNegativeOffsetTimestampAndDuration) {
   EXPECT_STATE_ERROR(OffsetResetStrategy::specific(-1), ErrorKind::InvalidArgument, "-1");
   EXPECT_STATE_ERROR(OffsetResetStrategy::timestamp(-2), ErrorKind::InvalidArgument, "-2");
-  EXPECT_STATE_ERROR(OffsetResetStrategy::by_duration(std::chrono::seconds(-1)), ErrorKind::InvalidArgument, "-1000");
+  EXPECT_STATE_ERROR(OffsetResetStrategy::by_duration(std::chrono::seconds(-1)), ErrorKind::InvalidArgument,
+                     "-1000");
 }
 
 TEST(Watermark, IsOrderedByMilliseconds) {

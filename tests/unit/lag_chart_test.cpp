@@ -1,11 +1,12 @@
 // render_lag_svg: what a reader of the SVG finds in it. That it parses as XML and renders in a
 // browser is checked by lag_page_render_test.cpp.
 
+#include "processor/monitor/lag_chart.hpp"
+
 #include <gtest/gtest.h>
 
 #include <string>
 
-#include "processor/monitor/lag_chart.hpp"
 #include "state_error_of.hpp"
 #include "synthetic_lag.hpp"
 
@@ -22,7 +23,8 @@ std::size_t count_of(const std::string& text, const std::string& needle) {
   return count;
 }
 
-const system_clock::time_point kNoon = system_clock::time_point(std::chrono::seconds(1764590400));  // 2025-12-01 12:00 UTC
+const system_clock::time_point kNoon =
+    system_clock::time_point(std::chrono::seconds(1764590400));  // 2025-12-01 12:00 UTC
 
 TEST(LagChart, IsAStandaloneSvgWithGroupsPartitionsAndTimeLabels) {
   const std::string svg = render_lag_svg(synthetic_history(13, kNoon));
@@ -108,8 +110,8 @@ TEST(LagChart, EmptyHistorySaysSo) {
 TEST(LagChart, TooSmallSizeThrowsNamingIt) {
   LagChartOptions options;
   options.width = 50;
-  EXPECT_TRUE(processor::testing::mentions(processor::testing::error_of([&] { render_lag_svg(LagHistory{}, options); }),
-                                           "50x680"));
+  EXPECT_TRUE(processor::testing::mentions(
+      processor::testing::error_of([&] { render_lag_svg(LagHistory{}, options); }), "50x680"));
 }
 
 }  // namespace

@@ -1,6 +1,8 @@
 // LagMonitor over a scripted LagSource: what a user reads in its snapshots — lag, lag in seconds,
 // status per partition and group, groups that come and go, and failures of one group or call.
 
+#include "processor/monitor/lag_monitor.hpp"
+
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -10,7 +12,6 @@
 #include <thread>
 
 #include "processor/error.hpp"
-#include "processor/monitor/lag_monitor.hpp"
 
 namespace processor::monitor {
 namespace {
@@ -52,11 +53,13 @@ class FakeSource : public LagSource {
     return out;
   }
   std::vector<kafka::CommittedOffset> committed_offsets(std::string_view group) override {
-    if (failing_groups.count(std::string(group))) throw StateError(ErrorKind::Kafka, "coordinator not available");
+    if (failing_groups.count(std::string(group)))
+      throw StateError(ErrorKind::Kafka, "coordinator not available");
     std::vector<kafka::CommittedOffset> out;
     const auto it = groups.find(std::string(group));
     if (it == groups.end()) return out;
-    for (const auto& [tp, offset] : it->second.committed) out.push_back({TopicPartition(tp.first, tp.second), offset, "", {}});
+    for (const auto& [tp, offset] : it->second.committed)
+      out.push_back({TopicPartition(tp.first, tp.second), offset, "", {}});
     return out;
   }
   std::vector<LogOffsets> log_offsets(const std::vector<TopicPartition>& partitions) override {
@@ -97,8 +100,9 @@ LagMonitorOptions options_with_window(std::size_t window) {
 
 TEST(LagMonitor, RejectsBadOptionsNamingThem) {
   auto source = std::make_shared<FakeSource>();
-  for (auto [options, name] : {std::pair{options_with_window(1), "window"}, std::pair{LagMonitorOptions{}, "interval"},
-                               std::pair{LagMonitorOptions{}, "table_capacity"}}) {
+  for (auto [options, name] :
+       {std::pair{options_with_window(1), "window"}, std::pair{LagMonitorOptions{}, "interval"},
+        std::pair{LagMonitorOptions{}, "table_capacity"}}) {
     if (std::string(name) == "interval") options.interval = 0ms;
     if (std::string(name) == "table_capacity") options.table_capacity = 1;
     try {
@@ -215,11 +219,13 @@ TEST(LagMonitor, LagIsNeverNegativeWhenTheLogIsRecreatedOrTheClockGoesBack) {
   source->log_end[{"t", 0}] = 50;
   monitor.poll_once(clock.tick());
   source->log_end[{"t", 0}] = 100;
-  const PartitionLag back = group_of(monitor.poll_once(clock.now - std::chrono::hours(1)), "g").partitions.at(0);
+  const PartitionLag back =
+      group_of(monitor.poll_once(clock.now - std::chrono::hours(1)), "g").partitions.at(0);
   EXPECT_EQ(back.lag, 100);
   EXPECT_FALSE(back.lag_seconds) << "the table restarts at the earlier time: no estimate, not a negative one";
   source->log_end[{"t", 0}] = 150;
-  const PartitionLag after = group_of(monitor.poll_once(clock.now - std::chrono::minutes(59)), "g").partitions.at(0);
+  const PartitionLag after =
+      group_of(monitor.poll_once(clock.now - std::chrono::minutes(59)), "g").partitions.at(0);
   ASSERT_TRUE(after.lag_seconds);
   EXPECT_GE(*after.lag_seconds, 0.0);
   EXPECT_FALSE(std::isnan(*after.lag_seconds));
@@ -369,7 +375,8 @@ TEST(LagMonitor, BackgroundThreadPollsUntilStopped) {
   monitor.start();
   monitor.start();  // no second thread
   const auto deadline = std::chrono::steady_clock::now() + 10s;
-  while (monitor.stats().polls < 3 && std::chrono::steady_clock::now() < deadline) std::this_thread::sleep_for(5ms);
+  while (monitor.stats().polls < 3 && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(5ms);
   monitor.stop();
   const std::uint64_t polls = monitor.stats().polls;
   EXPECT_GE(polls, 3u);

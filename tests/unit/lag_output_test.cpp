@@ -1,12 +1,13 @@
 // `offsetctl lag`: its table and JSON as a user reads them, and the command line it accepts.
 
+#include "lag/lag_output.hpp"
+
 #include <gtest/gtest.h>
 
 #include <string>
 #include <vector>
 
 #include "command.hpp"
-#include "lag/lag_output.hpp"
 
 namespace processor::offsetctl {
 namespace {
@@ -99,26 +100,28 @@ std::string parse(std::vector<std::string> args, Invocation& invocation) {
 
 TEST(LagCommand, AcceptsGroupsOrAllGroupsWithItsOptions) {
   Invocation invocation;
-  EXPECT_EQ(parse({"lag", "--bootstrap-server", "b:9092", "--group", "a", "--group", "b", "--watch", "--interval",
-                   "0.5", "--output", "json"},
+  EXPECT_EQ(parse({"lag", "--bootstrap-server", "b:9092", "--group", "a", "--group", "b", "--watch",
+                   "--interval", "0.5", "--output", "json"},
                   invocation),
             "");
   EXPECT_TRUE(invocation.run);
   Invocation plot;
-  EXPECT_EQ(parse({"lag", "--bootstrap-server", "b:9092", "--all-groups", "--plot", "lag.svg", "--samples", "10"}, plot),
-            "");
+  EXPECT_EQ(
+      parse({"lag", "--bootstrap-server", "b:9092", "--all-groups", "--plot", "lag.svg", "--samples", "10"},
+            plot),
+      "");
   EXPECT_TRUE(plot.run);
 }
 
 TEST(LagCommand, RejectsBadCommandLinesWithoutRunningAnything) {
   const std::vector<std::vector<std::string>> bad = {
-      {"lag", "--bootstrap-server", "b:9092"},                                       // no group
-      {"lag", "--group", "a"},                                                       // no cluster
-      {"lag", "--bootstrap-server", "b:9092", "--group", "a", "--all-groups"},       // both
-      {"lag", "--bootstrap-server", "b:9092", "--group", "a", "--plot", "x.svg"},    // no --samples
-      {"lag", "--bootstrap-server", "b:9092", "--group", "a", "--samples", "3"},     // no --plot
-      {"lag", "--bootstrap-server", "b:9092", "--group", "a", "--output", "xml"},    // bad output
-      {"lag", "--bootstrap-server", "b:9092", "--group", "a", "--interval", "0"},    // bad interval
+      {"lag", "--bootstrap-server", "b:9092"},                                     // no group
+      {"lag", "--group", "a"},                                                     // no cluster
+      {"lag", "--bootstrap-server", "b:9092", "--group", "a", "--all-groups"},     // both
+      {"lag", "--bootstrap-server", "b:9092", "--group", "a", "--plot", "x.svg"},  // no --samples
+      {"lag", "--bootstrap-server", "b:9092", "--group", "a", "--samples", "3"},   // no --plot
+      {"lag", "--bootstrap-server", "b:9092", "--group", "a", "--output", "xml"},  // bad output
+      {"lag", "--bootstrap-server", "b:9092", "--group", "a", "--interval", "0"},  // bad interval
       {"lag", "--bootstrap-server", "b:9092", "--group", "a", "--plot", "x.svg", "--samples", "3", "--watch"},
   };
   for (const auto& args : bad) {

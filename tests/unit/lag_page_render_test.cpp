@@ -39,8 +39,8 @@ class LagPageRender : public ::testing::Test {
 
 TEST_F(LagPageRender, PageAtRootShowsTheChartInChromium) {
   MetricsRegistry registry;
-  const LagHistory history =
-      processor::testing::synthetic_history(12, std::chrono::system_clock::time_point(std::chrono::seconds(1700000000)));
+  const LagHistory history = processor::testing::synthetic_history(
+      12, std::chrono::system_clock::time_point(std::chrono::seconds(1700000000)));
   MetricsServer server(registry, {}, [&history] { return history; });
   server.start();
   expect_a_chart(screenshot(server.url() + "/"));
@@ -57,15 +57,16 @@ TEST_F(LagPageRender, BlankPageIsToldApart) {
 }
 
 TEST_F(LagPageRender, SvgFileParsesAsXmlAndRendersInChromium) {
-  const LagHistory history =
-      processor::testing::synthetic_history(30, std::chrono::system_clock::time_point(std::chrono::seconds(1700000000)));
+  const LagHistory history = processor::testing::synthetic_history(
+      30, std::chrono::system_clock::time_point(std::chrono::seconds(1700000000)));
   LagChartOptions options;
   options.title = "lag <of> \"orders\" & billing";  // escaped in the SVG
   const std::string svg_file = dir_ + "/lag.svg";
   std::ofstream(svg_file) << render_lag_svg(history, options);
   const auto parsed = run_command(
       "python3 -c 'import sys, xml.etree.ElementTree as ET; root = ET.parse(sys.argv[1]).getroot(); "
-      "print(root.tag, len(list(root.iter())))' " + svg_file + " 2>&1");
+      "print(root.tag, len(list(root.iter())))' " +
+      svg_file + " 2>&1");
   ASSERT_EQ(parsed.exit_code, 0) << parsed.output;
   EXPECT_EQ(parsed.output.rfind("{http://www.w3.org/2000/svg}svg ", 0), 0u) << parsed.output;
   expect_a_chart(screenshot("file://" + svg_file));

@@ -1,6 +1,8 @@
 // LatencyHistogram: the bucket layout, rounding, percentiles within the stated error, and the
 // Prometheus buckets.
 
+#include "processor/latency_histogram.hpp"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -9,7 +11,6 @@
 #include <vector>
 
 #include "processor/error.hpp"
-#include "processor/latency_histogram.hpp"
 
 namespace processor {
 namespace {
@@ -59,10 +60,10 @@ TEST(LatencyHistogram, UpperBoundsAreInclusiveAsPrometheusLe) {
 
 TEST(LatencyHistogram, RecordRoundsUpToWholeMicrosecondsAndKeepsTheExactSum) {
   LatencyHistogram histogram;
-  histogram.record(nanoseconds(1));      // 1 µs
-  histogram.record(nanoseconds(1000));   // 1 µs
-  histogram.record(nanoseconds(1001));   // 2 µs
-  histogram.record(nanoseconds(-5));     // 0 µs
+  histogram.record(nanoseconds(1));     // 1 µs
+  histogram.record(nanoseconds(1000));  // 1 µs
+  histogram.record(nanoseconds(1001));  // 2 µs
+  histogram.record(nanoseconds(-5));    // 0 µs
   EXPECT_EQ(histogram.count(), 4u);
   EXPECT_EQ(histogram.bucket_count(0), 1u);
   EXPECT_EQ(histogram.bucket_count(1), 2u);
@@ -131,10 +132,10 @@ TEST(LatencyHistogram, CumulativeBucketsArePowersOfTwoMicrosecondsInSecondsThenI
     EXPECT_DOUBLE_EQ(buckets[exponent].upper_bound_seconds, std::ldexp(1.0, exponent) / 1e6);
   }
   EXPECT_TRUE(std::isinf(buckets.back().upper_bound_seconds));
-  EXPECT_EQ(buckets[5].cumulative_count, 0u);   // le 32 µs
-  EXPECT_EQ(buckets[6].cumulative_count, 1u);   // le 64 µs: 64 itself
-  EXPECT_EQ(buckets[7].cumulative_count, 3u);   // le 128 µs
-  EXPECT_EQ(buckets[8].cumulative_count, 4u);   // le 256 µs
+  EXPECT_EQ(buckets[5].cumulative_count, 0u);  // le 32 µs
+  EXPECT_EQ(buckets[6].cumulative_count, 1u);  // le 64 µs: 64 itself
+  EXPECT_EQ(buckets[7].cumulative_count, 3u);  // le 128 µs
+  EXPECT_EQ(buckets[8].cumulative_count, 4u);  // le 256 µs
   EXPECT_EQ(buckets[31].cumulative_count, 4u);
   EXPECT_EQ(buckets[32].cumulative_count, 5u);  // le 2^32 µs
   EXPECT_EQ(buckets[33].cumulative_count, 6u);  // +Inf: the overflow too

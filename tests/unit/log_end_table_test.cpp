@@ -1,11 +1,11 @@
 // The lag in seconds read from a table of (log-end offset, time) samples (kafka-lag-exporter's
 // method): interpolation, extrapolation and its guards, and the table's own edges.
 
+#include "monitor/lag/log_end_table.hpp"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
-
-#include "monitor/lag/log_end_table.hpp"
 
 namespace processor::monitor::internal {
 namespace {

@@ -1,4 +1,6 @@
 // The log sink: where the library's warnings go, the level filter, the default stderr sink.
+#include "processor/log.hpp"
+
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -10,7 +12,6 @@
 #include <vector>
 
 #include "processor/kafka.hpp"
-#include "processor/log.hpp"
 #include "recording_log_sink.hpp"
 
 namespace processor {

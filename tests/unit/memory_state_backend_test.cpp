@@ -52,8 +52,7 @@ TEST(MemoryStateBackend, ListKeysReturnsOnlyKeysWithThePrefixInAscendingOrder) {
   for (const auto* key : {"b:2", "a:1", "b:10", "b", "b:1", "c:1", "ab"}) backend.put(key, "v");
   EXPECT_EQ(backend.list_keys("b:"), (std::vector<std::string>{"b:1", "b:10", "b:2"}));
   EXPECT_EQ(backend.list_keys("b"), (std::vector<std::string>{"b", "b:1", "b:10", "b:2"}));
-  EXPECT_EQ(backend.list_keys(""),
-            (std::vector<std::string>{"a:1", "ab", "b", "b:1", "b:10", "b:2", "c:1"}));
+  EXPECT_EQ(backend.list_keys(""), (std::vector<std::string>{"a:1", "ab", "b", "b:1", "b:10", "b:2", "c:1"}));
   EXPECT_TRUE(backend.list_keys("d").empty());
 }
 

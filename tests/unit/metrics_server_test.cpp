@@ -1,6 +1,8 @@
 // MetricsServer on loopback (an ephemeral port, no broker): what Prometheus and a browser get.
 // /metrics is parsed with Prometheus' own Python parser (tests/support/prometheus_parse.py).
 
+#include "processor/monitor/metrics_server.hpp"
+
 #include <gtest/gtest.h>
 #include <httplib.h>
 #include <stdlib.h>
@@ -12,7 +14,6 @@
 
 #include "command_output.hpp"
 #include "processor/monitor/lag_metrics.hpp"
-#include "processor/monitor/metrics_server.hpp"
 #include "state_error_of.hpp"
 #include "synthetic_lag.hpp"
 
@@ -74,21 +75,24 @@ TEST(MetricsServer, ServesMetricsThatPrometheusParses) {
   EXPECT_TRUE(has("SAMPLE app_commit_seconds_bucket le=0.1 2.0")) << out;
   EXPECT_TRUE(has("SAMPLE app_commit_seconds_bucket le=+Inf 3.0")) << out;
   EXPECT_TRUE(has("SAMPLE app_commit_seconds_count  3.0")) << out;
-  for (const char* family : {"kafka_consumergroup_group_offset", "kafka_consumergroup_group_lag",
-                             "kafka_consumergroup_group_lag_seconds", "kafka_consumergroup_group_max_lag",
-                             "kafka_consumergroup_group_max_lag_seconds", "kafka_consumergroup_group_sum_lag",
-                             "kafka_consumergroup_group_topic_sum_lag", "kafka_partition_latest_offset",
-                             "kafka_partition_earliest_offset", "kafka_consumergroup_group_status",
-                             "kafka_consumergroup_partition_status", "processor_lag_monitor_poll_duration_seconds"}) {
+  for (const char* family :
+       {"kafka_consumergroup_group_offset", "kafka_consumergroup_group_lag",
+        "kafka_consumergroup_group_lag_seconds", "kafka_consumergroup_group_max_lag",
+        "kafka_consumergroup_group_max_lag_seconds", "kafka_consumergroup_group_sum_lag",
+        "kafka_consumergroup_group_topic_sum_lag", "kafka_partition_latest_offset",
+        "kafka_partition_earliest_offset", "kafka_consumergroup_group_status",
+        "kafka_consumergroup_partition_status", "processor_lag_monitor_poll_duration_seconds"}) {
     EXPECT_TRUE(has(std::string("FAMILY ") + family + " gauge")) << family << "\n" << out;
   }
   EXPECT_TRUE(has("FAMILY processor_lag_monitor_polls counter")) << out;
-  EXPECT_TRUE(has("SAMPLE kafka_consumergroup_group_lag client_id=consumer-1,cluster_name=default,"
-                  "consumer_id=consumer-1-uuid,group=orders,member_host=/127.0.0.1,partition=0,topic=orders 120.0"))
+  EXPECT_TRUE(
+      has("SAMPLE kafka_consumergroup_group_lag client_id=consumer-1,cluster_name=default,"
+          "consumer_id=consumer-1-uuid,group=orders,member_host=/127.0.0.1,partition=0,topic=orders 120.0"))
       << out;
-  EXPECT_TRUE(has("SAMPLE kafka_consumergroup_group_lag_seconds client_id=consumer-1,cluster_name=default,"
-                  "consumer_id=consumer-1-uuid,group=billing,member_host=/127.0.0.1,partition=0,"
-                  "source=interpolated,topic=payments 2.5"))
+  EXPECT_TRUE(
+      has("SAMPLE kafka_consumergroup_group_lag_seconds client_id=consumer-1,cluster_name=default,"
+          "consumer_id=consumer-1-uuid,group=billing,member_host=/127.0.0.1,partition=0,"
+          "source=interpolated,topic=payments 2.5"))
       << out;
   EXPECT_TRUE(
       has("SAMPLE kafka_consumergroup_group_max_lag "
@@ -96,9 +100,10 @@ TEST(MetricsServer, ServesMetricsThatPrometheusParses) {
       << out;
   EXPECT_TRUE(has("SAMPLE processor_lag_monitor_polls_total  12.0")) << out;
   // orders-2 has no committed offset: no lag sample (nor NaN) for it.
-  EXPECT_EQ(out.find("group_lag client_id=consumer-1,cluster_name=default,consumer_id=consumer-1-uuid,group=orders,"
-                     "member_host=/127.0.0.1,partition=2"),
-            std::string::npos)
+  EXPECT_EQ(
+      out.find("group_lag client_id=consumer-1,cluster_name=default,consumer_id=consumer-1-uuid,group=orders,"
+               "member_host=/127.0.0.1,partition=2"),
+      std::string::npos)
       << out;
   EXPECT_EQ(out.find("nan"), std::string::npos) << out;
 }
@@ -176,7 +181,8 @@ TEST(MetricsServer, PortInUseIsUnavailable) {
 
 TEST(MetricsServer, FailingCollectorAnswers500NamingTheError) {
   MetricsRegistry registry;
-  registry.add_collector([](MetricWriter&) { throw StateError(ErrorKind::Unavailable, "stats source gone"); });
+  registry.add_collector(
+      [](MetricWriter&) { throw StateError(ErrorKind::Unavailable, "stats source gone"); });
   MetricsServer server(registry);
   server.start();
   const auto response = httplib::Client("127.0.0.1", server.port()).Get("/metrics");

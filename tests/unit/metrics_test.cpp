@@ -1,5 +1,7 @@
 // MetricsRegistry and MetricWriter: the Prometheus text format 0.0.4 as a scraper reads it.
 
+#include "processor/monitor/metrics.hpp"
+
 #include <gtest/gtest.h>
 
 #include <limits>
@@ -8,7 +10,6 @@
 #include <vector>
 
 #include "processor/monitor/lag_metrics.hpp"
-#include "processor/monitor/metrics.hpp"
 #include "state_error_of.hpp"
 #include "synthetic_lag.hpp"
 
@@ -18,7 +19,9 @@ namespace {
 using processor::testing::error_of;
 using processor::testing::mentions;
 
-bool contains(const std::string& text, const std::string& line) { return text.find(line) != std::string::npos; }
+bool contains(const std::string& text, const std::string& line) {
+  return text.find(line) != std::string::npos;
+}
 
 TEST(MetricsRegistry, CounterHasHelpTypeAndSample) {
   MetricsRegistry registry;
@@ -51,7 +54,8 @@ TEST(MetricsRegistry, LongLabelValuesAreEscapedWhereverTheCharacterIs) {
 TEST(MetricsRegistry, HelpIsEscapedButKeepsQuotes) {
   MetricsRegistry registry;
   registry.gauge("g", "line one\nback\\slash \"quoted\"").with().set(1);
-  EXPECT_TRUE(contains(registry.scrape(), "# HELP g line one\\nback\\\\slash \"quoted\"\n")) << registry.scrape();
+  EXPECT_TRUE(contains(registry.scrape(), "# HELP g line one\\nback\\\\slash \"quoted\"\n"))
+      << registry.scrape();
 }
 
 TEST(MetricsRegistry, HistogramBucketsAreCumulativeWithInfSumAndCount) {
@@ -162,8 +166,8 @@ TEST(MetricsRegistry, ConcurrentIncrementsAreAllCounted) {
 // kafka-lag-exporter's names and labels, from the synthetic snapshot of synthetic_lag.hpp.
 std::string lag_metrics_text() {
   MetricsRegistry registry;
-  const auto snapshot = std::make_shared<const LagSnapshot>(
-      processor::testing::synthetic_snapshot(std::chrono::system_clock::time_point(std::chrono::seconds(1700000000))));
+  const auto snapshot = std::make_shared<const LagSnapshot>(processor::testing::synthetic_snapshot(
+      std::chrono::system_clock::time_point(std::chrono::seconds(1700000000))));
   LagMetricsOptions options;
   options.cluster_name = "local";
   registry.add_collector(lag_metrics_collector([snapshot] { return snapshot; }, options));
@@ -178,7 +182,8 @@ TEST(LagMetrics, PartitionFamiliesCarryKafkaLagExporterLabels) {
   EXPECT_TRUE(contains(text, "# TYPE kafka_consumergroup_group_offset gauge\n")) << text;
   EXPECT_TRUE(contains(text, "kafka_consumergroup_group_offset" + labels + "} 880\n")) << text;
   EXPECT_TRUE(contains(text, "kafka_consumergroup_group_lag" + labels + "} 120\n")) << text;
-  EXPECT_TRUE(contains(text, "kafka_consumergroup_group_lag_seconds" + labels + ",source=\"interpolated\"} 12\n"))
+  EXPECT_TRUE(
+      contains(text, "kafka_consumergroup_group_lag_seconds" + labels + ",source=\"interpolated\"} 12\n"))
       << text;
 }
 
@@ -198,14 +203,18 @@ TEST(LagMetrics, GroupAndPartitionFamilies) {
                        "kafka_consumergroup_group_topic_sum_lag{cluster_name=\"local\",group=\"billing\","
                        "group_type=\"consumer\","
                        "topic=\"payments\"} 40\n"));
-  EXPECT_TRUE(contains(text, "kafka_partition_latest_offset{cluster_name=\"local\",topic=\"orders\",partition=\"2\"} 700\n"));
-  EXPECT_TRUE(contains(text, "kafka_partition_earliest_offset{cluster_name=\"local\",topic=\"payments\",partition=\"1\"} 0\n"));
+  EXPECT_TRUE(contains(
+      text, "kafka_partition_latest_offset{cluster_name=\"local\",topic=\"orders\",partition=\"2\"} 700\n"));
+  EXPECT_TRUE(contains(
+      text,
+      "kafka_partition_earliest_offset{cluster_name=\"local\",topic=\"payments\",partition=\"1\"} 0\n"));
   EXPECT_TRUE(contains(
       text,
       "kafka_consumergroup_group_status{cluster_name=\"local\",group=\"orders\",group_type=\"classic\","
       "status=\"ERR\"} 5\n"));
-  EXPECT_TRUE(contains(text, "kafka_consumergroup_partition_status{cluster_name=\"local\",group=\"billing\","
-                             "topic=\"payments\",partition=\"1\",status=\"OK\"} 0\n"));
+  EXPECT_TRUE(contains(text,
+                       "kafka_consumergroup_partition_status{cluster_name=\"local\",group=\"billing\","
+                       "topic=\"payments\",partition=\"1\",status=\"OK\"} 0\n"));
   EXPECT_TRUE(contains(text, "1 WARN, 2 STALL, 3 STOP, 4 REWIND, 5 ERR"));  // the codes, in HELP
   // Each group's state and member count, under its type.
   EXPECT_TRUE(
@@ -252,7 +261,8 @@ TEST(LagMetrics, UnknownLagHasNoSample) {
 
 TEST(LagMetrics, MonitorsOwnFigures) {
   const std::string text = lag_metrics_text();
-  EXPECT_TRUE(contains(text, "# TYPE processor_lag_monitor_polls_total counter\nprocessor_lag_monitor_polls_total 12\n"));
+  EXPECT_TRUE(contains(
+      text, "# TYPE processor_lag_monitor_polls_total counter\nprocessor_lag_monitor_polls_total 12\n"));
   EXPECT_TRUE(contains(text, "processor_lag_monitor_poll_errors_total 1\n"));
   EXPECT_TRUE(contains(text, "processor_lag_monitor_poll_duration_seconds 0.25\n"));
   EXPECT_TRUE(contains(text, "processor_lag_monitor_evaluation_duration_seconds 0.003\n"));

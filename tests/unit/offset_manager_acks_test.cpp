@@ -62,7 +62,8 @@ TEST(ManagerAcks, MetadataLetsARestartSkipExactlyTheAcknowledgedRecords) {
   ASSERT_TRUE(done);
   std::vector<std::int64_t> reprocessed;
   std::vector<std::int64_t> skipped;
-  for (std::int64_t offset = 0; offset < 1000; ++offset) (done->contains(offset) ? skipped : reprocessed).push_back(offset);
+  for (std::int64_t offset = 0; offset < 1000; ++offset)
+    (done->contains(offset) ? skipped : reprocessed).push_back(offset);
   EXPECT_EQ(skipped, acked);
   EXPECT_EQ(reprocessed.size() + acked.size(), 1000u);
 }
@@ -176,7 +177,8 @@ TEST(ManagerAcks, TicketsCommitTheLowestUnacknowledgedRecordAndReportBackPressur
   limits.max_outstanding = 3;
   auto manager = make_manager(store, limits);
   std::vector<AckTicket> tickets;
-  for (std::int64_t offset = 10; offset < 13; ++offset) tickets.push_back(*manager.track_record("t", 0, offset));
+  for (std::int64_t offset = 10; offset < 13; ++offset)
+    tickets.push_back(*manager.track_record("t", 0, offset));
   EXPECT_FALSE(manager.track_record("t", 0, 13));  // a fourth outstanding record is refused
   EXPECT_TRUE(manager.ack(tickets[2]));
   EXPECT_TRUE(manager.ack(tickets[0]));
@@ -265,13 +267,14 @@ TEST(ManagerAcks, EventTimeGatingHoldsAcknowledgedRecordsUntilTheWatermarkPasses
   auto store = std::make_shared<InMemoryOffsetStore>();
   auto manager = make_manager(store);
   // Records 0..9 with event times 100, 200, ... 1000; acknowledged out of order.
-  for (std::int64_t offset = 0; offset < 10; ++offset) manager.track("t", 0, offset, Watermark((offset + 1) * 100));
+  for (std::int64_t offset = 0; offset < 10; ++offset)
+    manager.track("t", 0, offset, Watermark((offset + 1) * 100));
   for (std::int64_t offset : {9, 3, 0, 1, 2, 5, 4, 6, 8, 7}) manager.ack("t", 0, offset);
   manager.commit();  // no watermark yet: nothing may pass record 0
   EXPECT_EQ(store->get_offset("group", {"t", 0})->offset, 0);
   manager.notify_watermark(Watermark(450));
   EXPECT_EQ(manager.commit(), 1u);
-  EXPECT_EQ(store->get_offset("group", {"t", 0})->offset, 4);  // records 0..3 are past it
+  EXPECT_EQ(store->get_offset("group", {"t", 0})->offset, 4);    // records 0..3 are past it
   EXPECT_FALSE(store->get_offset("group", {"t", 0})->metadata);  // held records are redone
   manager.notify_watermark(Watermark(1000));
   EXPECT_EQ(manager.commit(), 1u);

@@ -44,8 +44,9 @@ class Checkpoints : public ::testing::Test {
     fs::remove_all(dir_);
   }
   // (Re)opens the backend and a fresh manager over it, as a restarted process would.
-  void open(OffsetCommitStrategy strategy = OffsetCommitStrategy::on_checkpoint(), std::size_t retained = 3,
-            OffsetManagerOptions::RestorePolicy policy = OffsetManagerOptions::RestorePolicy::TrustCheckpoint) {
+  void open(
+      OffsetCommitStrategy strategy = OffsetCommitStrategy::on_checkpoint(), std::size_t retained = 3,
+      OffsetManagerOptions::RestorePolicy policy = OffsetManagerOptions::RestorePolicy::TrustCheckpoint) {
     manager_.reset();
     backend_.reset();
     backend_ = std::make_shared<ObservedRocksDb>(dir_);
@@ -238,7 +239,7 @@ TEST_F(Checkpoints, ACheckpointAfterRestoringBehindTheStoreRecordsTheProcessingP
   open();
   manager_->restore_from_checkpoint(1);
   EXPECT_EQ(manager_->get_offset("t", 0), 20);  // what the store holds
-  manager_->update_offset("t", 0, 12);           // processing resumes at the checkpoint
+  manager_->update_offset("t", 0, 12);          // processing resumes at the checkpoint
   EXPECT_EQ(manager_->checkpoint(3).offsets.at(TopicPartition("t", 0)), 12);
 }
 
@@ -341,25 +342,28 @@ TEST_F(RestoreJournal, ACorruptOlderCheckpointFailsTheRestoreEvenWhenNothingDiff
 // same classification, partition by partition.
 TEST_F(Checkpoints, JournalOverAStateBackendStoreClassifiesEveryPartition) {
   auto state_store = std::make_shared<StateBackendOffsetStore>(backend_);
-  auto manager = std::make_unique<OffsetManager>("group", backend_, state_store, OffsetCommitStrategy::on_checkpoint());
+  auto manager =
+      std::make_unique<OffsetManager>("group", backend_, state_store, OffsetCommitStrategy::on_checkpoint());
   for (int p = 0; p < 4; ++p) manager->update_offset("t", p, 10);
   manager->checkpoint(1);
   manager->notify_checkpoint_complete(1);  // the store: every partition at 10
   for (int p = 0; p < 4; ++p) manager->update_offset("t", p, 20);
   manager->update_offset("u", 0, 7);
-  manager->checkpoint(2);                  // never completed
-  state_store->store_offset("group", {"t", 2}, OffsetInfo(20));  // as checkpoint 2: equal
-  state_store->store_offset("group", {"t", 3}, OffsetInfo(3));   // moved by an operator
-  state_store->store_offset("group:x", {"t", 1}, OffsetInfo(1)); // another group: ignored
+  manager->checkpoint(2);                                         // never completed
+  state_store->store_offset("group", {"t", 2}, OffsetInfo(20));   // as checkpoint 2: equal
+  state_store->store_offset("group", {"t", 3}, OffsetInfo(3));    // moved by an operator
+  state_store->store_offset("group:x", {"t", 1}, OffsetInfo(1));  // another group: ignored
   manager.reset();
 
-  manager = std::make_unique<OffsetManager>("group", backend_, state_store, OffsetCommitStrategy::on_checkpoint());
+  manager =
+      std::make_unique<OffsetManager>("group", backend_, state_store, OffsetCommitStrategy::on_checkpoint());
   const auto restored = manager->restore_from_checkpoint();
   ASSERT_TRUE(restored);
   EXPECT_EQ(restored->offsets.size(), 5u);
   const auto report = manager->last_restore_report();
   std::vector<TopicPartition> behind = report->store_behind;
-  std::sort(behind.begin(), behind.end(), [](const auto& a, const auto& b) { return a.partition < b.partition; });
+  std::sort(behind.begin(), behind.end(),
+            [](const auto& a, const auto& b) { return a.partition < b.partition; });
   EXPECT_EQ(behind, (std::vector<TopicPartition>{{"t", 0}, {"t", 1}}));
   ASSERT_EQ(report->external_moves.size(), 1u);
   EXPECT_EQ(report->external_moves[0].partition, TopicPartition("t", 3));
@@ -371,8 +375,10 @@ TEST_F(Checkpoints, JournalOverAStateBackendStoreClassifiesEveryPartition) {
 // prefixes of each other, are looked up as exactly as the dense ones.
 TEST_F(Checkpoints, JournalFindsSparsePartitionsAndPrefixTopics) {
   auto state_store = std::make_shared<StateBackendOffsetStore>(backend_);
-  auto manager = std::make_unique<OffsetManager>("group", backend_, state_store, OffsetCommitStrategy::on_checkpoint());
-  const std::vector<TopicPartition> partitions{{"t", 0}, {"t", 2147483647}, {"t", 5000}, {"t0", 1}, {"t-", 1}};
+  auto manager =
+      std::make_unique<OffsetManager>("group", backend_, state_store, OffsetCommitStrategy::on_checkpoint());
+  const std::vector<TopicPartition> partitions{
+      {"t", 0}, {"t", 2147483647}, {"t", 5000}, {"t0", 1}, {"t-", 1}};
   for (const auto& tp : partitions) manager->update_offset(tp.topic, tp.partition, 10);
   manager->checkpoint(1);
   manager->notify_checkpoint_complete(1);
@@ -380,10 +386,12 @@ TEST_F(Checkpoints, JournalFindsSparsePartitionsAndPrefixTopics) {
   state_store->store_offset("group", {"t0", 1}, OffsetInfo(6));
   manager.reset();
 
-  manager = std::make_unique<OffsetManager>("group", backend_, state_store, OffsetCommitStrategy::on_checkpoint());
+  manager =
+      std::make_unique<OffsetManager>("group", backend_, state_store, OffsetCommitStrategy::on_checkpoint());
   ASSERT_TRUE(manager->restore_from_checkpoint());
   auto moves = manager->last_restore_report()->external_moves;
-  std::sort(moves.begin(), moves.end(), [](const auto& a, const auto& b) { return a.store_offset < b.store_offset; });
+  std::sort(moves.begin(), moves.end(),
+            [](const auto& a, const auto& b) { return a.store_offset < b.store_offset; });
   ASSERT_EQ(moves.size(), 2u);
   EXPECT_EQ(moves[0].partition, TopicPartition("t", 2147483647));
   EXPECT_EQ(moves[1].partition, TopicPartition("t0", 1));
@@ -391,7 +399,8 @@ TEST_F(Checkpoints, JournalFindsSparsePartitionsAndPrefixTopics) {
 }
 
 TEST(CheckpointsWithoutBackend, AreRefused) {
-  OffsetManager manager("group", nullptr, std::make_shared<InMemoryOffsetStore>(), OffsetCommitStrategy::on_checkpoint());
+  OffsetManager manager("group", nullptr, std::make_shared<InMemoryOffsetStore>(),
+                        OffsetCommitStrategy::on_checkpoint());
   EXPECT_STATE_ERROR(manager.checkpoint(1), ErrorKind::InvalidArgument, "state backend");
   EXPECT_STATE_ERROR(manager.restore_from_checkpoint(), ErrorKind::InvalidArgument, "state backend");
 }
@@ -403,7 +412,8 @@ struct RecordEntry {
   std::int32_t partition;
   std::int64_t offset;
 };
-std::string sealed_checkpoint(std::uint64_t id, std::int64_t created_micros, const std::vector<RecordEntry>& entries) {
+std::string sealed_checkpoint(std::uint64_t id, std::int64_t created_micros,
+                              const std::vector<RecordEntry>& entries) {
   std::string out;
   out.push_back(1);  // version
   encoding::put_le<std::uint64_t>(out, id);
@@ -426,7 +436,8 @@ TEST_F(Checkpoints, SealedRecordsThatBreakTheFormatsRulesAreCorruption) {
     std::string record;
     const char* needle;
   } cases[] = {
-      {"a creation time the clock cannot hold", sealed_checkpoint(1, std::numeric_limits<std::int64_t>::max(), {{"t", 0, 5}}),
+      {"a creation time the clock cannot hold",
+       sealed_checkpoint(1, std::numeric_limits<std::int64_t>::max(), {{"t", 0, 5}}),
        "creation time 9223372036854775807us is out of range"},
       {"a partition listed twice", sealed_checkpoint(1, 0, {{"t", 0, 5}, {"t", 1, 2}, {"t", 0, 9}}),
        "partition t:0 is listed twice (offsets 5 and 9)"},
@@ -458,7 +469,8 @@ TEST_F(Checkpoints, AnOlderRecordListingAPartitionTwiceFailsTheRestore) {
   backend_->put(older, sealed_checkpoint(1, 0, {{"t", 0, 11}, {"t", 0, 10}}));
   backend_->put("checkpoint:group:00000000000000000002", sealed_checkpoint(2, 0, {{"t", 0, 20}}));
   open(OffsetCommitStrategy::on_checkpoint(), 3, OffsetManagerOptions::RestorePolicy::Fail);
-  EXPECT_STATE_ERROR(manager_->restore_from_checkpoint(1), ErrorKind::Corruption, "partition t:0 is listed twice");
+  EXPECT_STATE_ERROR(manager_->restore_from_checkpoint(1), ErrorKind::Corruption,
+                     "partition t:0 is listed twice");
   EXPECT_STATE_ERROR(manager_->restore_from_checkpoint(), ErrorKind::Corruption, older);
   EXPECT_FALSE(manager_->checkpointed_offset("t", 0)) << "a refused restore restores nothing";
 }

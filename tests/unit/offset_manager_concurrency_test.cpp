@@ -19,7 +19,8 @@ TEST(OffsetManagerConcurrency, EightUpdatersAndACommitterLoseNothing) {
   constexpr int kPartitionsPerThread = 4;
   constexpr std::int64_t kUpdates = 20000;
   auto store = std::make_shared<InMemoryOffsetStore>();
-  OffsetManager manager("group", std::make_shared<state::MemoryStateBackend>(), store, OffsetCommitStrategy::manual());
+  OffsetManager manager("group", std::make_shared<state::MemoryStateBackend>(), store,
+                        OffsetCommitStrategy::manual());
 
   std::atomic<bool> done{false};
   std::atomic<int> backwards{0};
@@ -38,7 +39,8 @@ TEST(OffsetManagerConcurrency, EightUpdatersAndACommitterLoseNothing) {
   for (int t = 0; t < kThreads; ++t) {
     updaters.emplace_back([&manager, t] {
       std::vector<PartitionHandle> handles;
-      for (int p = 0; p < kPartitionsPerThread; ++p) handles.push_back(manager.partition("t", t * kPartitionsPerThread + p));
+      for (int p = 0; p < kPartitionsPerThread; ++p)
+        handles.push_back(manager.partition("t", t * kPartitionsPerThread + p));
       for (std::int64_t offset = 1; offset <= kUpdates; ++offset) {
         for (int p = 0; p < kPartitionsPerThread; ++p) {
           if (p % 2 == 0) {
@@ -66,7 +68,8 @@ TEST(OffsetManagerConcurrency, EightUpdatersAndACommitterLoseNothing) {
 // New partitions registered while others are read and committed: the lock-free index grows
 // under readers.
 TEST(OffsetManagerConcurrency, RegistrationWhileReadingAndCommittingIsSafe) {
-  OffsetManager manager("group", nullptr, std::make_shared<InMemoryOffsetStore>(), OffsetCommitStrategy::every_n_events(97));
+  OffsetManager manager("group", nullptr, std::make_shared<InMemoryOffsetStore>(),
+                        OffsetCommitStrategy::every_n_events(97));
   std::vector<std::thread> threads;
   for (int t = 0; t < 4; ++t) {
     threads.emplace_back([&manager, t] {
@@ -91,7 +94,8 @@ TEST(OffsetManagerConcurrency, RegistrationWhileReadingAndCommittingIsSafe) {
 
 TEST(OffsetManagerConcurrency, PeriodicCommitsFromUpdatersAndPollTogether) {
   auto store = std::make_shared<InMemoryOffsetStore>();
-  OffsetManager manager("group", nullptr, store, OffsetCommitStrategy::periodic(std::chrono::milliseconds(2)));
+  OffsetManager manager("group", nullptr, store,
+                        OffsetCommitStrategy::periodic(std::chrono::milliseconds(2)));
   std::atomic<bool> polling_done{false};
   std::vector<std::int64_t> last_offsets(4, 0);
   std::vector<std::thread> threads;

@@ -80,15 +80,16 @@ TEST(ResetOffset, TimestampAsksTheBrokerAndFallsBackToLatest) {
 
 TEST(ResetOffset, TimestampAndDurationWithoutABrokerAreUnavailable) {
   Fixture f;
-  EXPECT_STATE_ERROR(f.manager.reset_offset("t", 0, Reset::timestamp(1000)), ErrorKind::Unavailable, "broker");
+  EXPECT_STATE_ERROR(f.manager.reset_offset("t", 0, Reset::timestamp(1000)), ErrorKind::Unavailable,
+                     "broker");
   EXPECT_STATE_ERROR(f.manager.reset_offset("t", 0, Reset::by_duration(std::chrono::minutes(5))),
                      ErrorKind::Unavailable, "broker");
 }
 
 TEST(ResetOffset, ByDurationLooksUpNowMinusTheAge) {
-  const auto now_ms =
-      std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
-          .count();
+  const auto now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                          std::chrono::system_clock::now().time_since_epoch())
+                          .count();
   auto broker = std::make_shared<FakeBroker>();
   broker->set_range({"t", 0}, 0, 100);
   broker->add_record_time({"t", 0}, 40, now_ms - 3'600'000);  // an hour ago
@@ -111,7 +112,8 @@ TEST(ResetOffset, ShiftByMovesFromTheCommittedOffsetWithinTheRange) {
 
 TEST(ResetOffset, ShiftByWithoutACommittedOffsetIsNotFound) {
   Fixture f;
-  EXPECT_STATE_ERROR(f.manager.reset_offset("t", 0, Reset::shift_by(5)), ErrorKind::NotFound, "no committed offset");
+  EXPECT_STATE_ERROR(f.manager.reset_offset("t", 0, Reset::shift_by(5)), ErrorKind::NotFound,
+                     "no committed offset");
 }
 
 TEST(ResetOffset, DropsThePendingOffsetAndSetsTheFloor) {
@@ -216,18 +218,20 @@ using Reset = OffsetResetStrategy;
 TEST(LagWithoutHighWatermark, UsesTheRecordedHighWatermarkThenTheBroker) {
   auto broker = std::make_shared<FakeBroker>();
   broker->set_range({"t", 0}, 0, 500);
-  OffsetManager manager("group", nullptr, std::make_shared<InMemoryOffsetStore>(), OffsetCommitStrategy::manual(),
+  OffsetManager manager("group", nullptr, std::make_shared<InMemoryOffsetStore>(),
+                        OffsetCommitStrategy::manual(),
                         OffsetManagerOptions{broker, std::chrono::milliseconds(100)});
   manager.update_offset("t", 0, 100);
   manager.commit();
   EXPECT_EQ(manager.lag("t", 0), 400);  // the broker's
   manager.update_high_watermark("t", 0, 150);
-  EXPECT_EQ(manager.lag("t", 0), 50);   // recorded wins
+  EXPECT_EQ(manager.lag("t", 0), 50);  // recorded wins
   EXPECT_EQ(manager.total_lag(), 50);
 }
 
 TEST(LagWithoutHighWatermark, IsUnavailableWithNeither) {
-  OffsetManager manager("group", nullptr, std::make_shared<InMemoryOffsetStore>(), OffsetCommitStrategy::manual());
+  OffsetManager manager("group", nullptr, std::make_shared<InMemoryOffsetStore>(),
+                        OffsetCommitStrategy::manual());
   EXPECT_STATE_ERROR(manager.lag("t", 0), ErrorKind::Unavailable, "t:0");
   EXPECT_STATE_ERROR(manager.refresh_high_watermarks(), ErrorKind::Unavailable, "broker");
   EXPECT_STATE_ERROR(manager.update_high_watermark("t", 0, -1), ErrorKind::InvalidArgument, "-1");
@@ -237,7 +241,8 @@ TEST(LagWithoutHighWatermark, RefreshRecordsEveryTrackedPartitionForTotalLag) {
   auto broker = std::make_shared<FakeBroker>();
   broker->set_range({"t", 0}, 0, 300);
   broker->set_range({"t", 1}, 0, 40);
-  OffsetManager manager("group", nullptr, std::make_shared<InMemoryOffsetStore>(), OffsetCommitStrategy::manual(),
+  OffsetManager manager("group", nullptr, std::make_shared<InMemoryOffsetStore>(),
+                        OffsetCommitStrategy::manual(),
                         OffsetManagerOptions{broker, std::chrono::milliseconds(100)});
   manager.update_offset("t", 0, 100);
   manager.update_offset("t", 1, 40);
@@ -248,7 +253,8 @@ TEST(LagWithoutHighWatermark, RefreshRecordsEveryTrackedPartitionForTotalLag) {
 }
 
 TEST(TotalLag, UsesTheFreshestHighWatermarkNotTheOneAtCommitTime) {
-  OffsetManager manager("group", nullptr, std::make_shared<InMemoryOffsetStore>(), OffsetCommitStrategy::manual());
+  OffsetManager manager("group", nullptr, std::make_shared<InMemoryOffsetStore>(),
+                        OffsetCommitStrategy::manual());
   manager.update_offset_with_watermark("t", 0, 100, 100);
   manager.commit();
   EXPECT_EQ(manager.total_lag(), 0);
@@ -260,10 +266,11 @@ TEST(TotalLag, UsesTheFreshestHighWatermarkNotTheOneAtCommitTime) {
 // Regression: lag read right after consuming was negative, because the recorded high watermark
 // was older than the committed offset. Negative lag breaks sums, alerts and autoscalers.
 TEST(Lag, IsNeverNegativeWithAStaleHighWatermark) {
-  OffsetManager manager("group", nullptr, std::make_shared<InMemoryOffsetStore>(), OffsetCommitStrategy::manual());
+  OffsetManager manager("group", nullptr, std::make_shared<InMemoryOffsetStore>(),
+                        OffsetCommitStrategy::manual());
   manager.update_high_watermark("t", 0, 30);  // recorded when the partition was assigned
   manager.update_high_watermark("t", 1, 30);
-  manager.update_offset("t", 0, 40);          // records that arrived since were consumed
+  manager.update_offset("t", 0, 40);  // records that arrived since were consumed
   manager.update_offset("t", 1, 25);
   manager.commit();
   EXPECT_EQ(manager.lag("t", 0), 0);
@@ -318,7 +325,8 @@ TEST(Assignment, AStartTheStoreDoesNotHoldIsPendingNotCommitted) {
   manager.update_offset("t", 2, 120);
   EXPECT_EQ(manager.commit(), 1u);
   EXPECT_EQ(store->get_offset("group", {"t", 2})->offset, 120);
-  EXPECT_STATE_ERROR(manager.adopt_start_position("t", 4, 5, OffsetInfo(-3)), ErrorKind::InvalidArgument, "-3");
+  EXPECT_STATE_ERROR(manager.adopt_start_position("t", 4, 5, OffsetInfo(-3)), ErrorKind::InvalidArgument,
+                     "-3");
 }
 
 TEST(Assignment, ForgottenPartitionsAreNeitherCommittedNorFloored) {
@@ -331,7 +339,7 @@ TEST(Assignment, ForgottenPartitionsAreNeitherCommittedNorFloored) {
   manager.forget_partitions({{"t", 0}, {"never-seen", 3}});
   EXPECT_EQ(manager.commit(), 1u);  // only t:1
   EXPECT_EQ(store->get_offset("group", {"t", 0})->offset, 10);
-  EXPECT_EQ(manager.get_offset("t", 0), 10);  // from the store now
+  EXPECT_EQ(manager.get_offset("t", 0), 10);          // from the store now
   EXPECT_NO_THROW(manager.update_offset("t", 0, 3));  // no floor any more
 }
 

@@ -1,12 +1,12 @@
 // Acknowledgement metadata longer than the broker takes: spilled to the state backend at commit,
 // a reference committed in its place, and followed by acked_after_restart().
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <functional>
 #include <memory>
 #include <string>
-#include <unistd.h>
 #include <vector>
 
 #include "processor/kafka.hpp"
@@ -86,10 +86,12 @@ class SpillBackends : public ::testing::TestWithParam<std::string> {
     store_ = std::make_shared<StateBackendOffsetStore>(backend_);
   }
   std::unique_ptr<OffsetManager> manager(std::shared_ptr<state::StateBackend> backend) const {
-    return std::make_unique<OffsetManager>("group", std::move(backend), store_, OffsetCommitStrategy::manual(),
-                                           spilling());
+    return std::make_unique<OffsetManager>("group", std::move(backend), store_,
+                                           OffsetCommitStrategy::manual(), spilling());
   }
-  std::string committed_metadata() const { return store_->get_offset("group", kOrders)->metadata.value_or(""); }
+  std::string committed_metadata() const {
+    return store_->get_offset("group", kOrders)->metadata.value_or("");
+  }
   std::string spill_key() const { return "acks:group:orders:0"; }
 
   fs::path dir_;
@@ -105,15 +107,15 @@ TEST_P(SpillBackends, ASlowRecordBelowMoreThan4KiBOfAcknowledgementsKeepsBeingTr
   auto with_backend = manager(backend_);
   EXPECT_EQ(workload.run(*with_backend), workload.records);
 
-  auto without_backend = std::make_unique<OffsetManager>("other", nullptr, std::make_shared<InMemoryOffsetStore>(),
-                                                         OffsetCommitStrategy::manual());
+  auto without_backend = std::make_unique<OffsetManager>(
+      "other", nullptr, std::make_shared<InMemoryOffsetStore>(), OffsetCommitStrategy::manual());
   const std::int64_t accepted = workload.run(*without_backend);
   EXPECT_LT(accepted, workload.records);  // back-pressure at the metadata budget, as before
   EXPECT_GT(accepted, 1000);
 
   // A backend alone does not spill: the set would not follow the partition to another host.
-  auto not_spilling = std::make_unique<OffsetManager>("other", backend_, std::make_shared<InMemoryOffsetStore>(),
-                                                      OffsetCommitStrategy::manual());
+  auto not_spilling = std::make_unique<OffsetManager>(
+      "other", backend_, std::make_shared<InMemoryOffsetStore>(), OffsetCommitStrategy::manual());
   EXPECT_EQ(workload.run(*not_spilling), accepted);
 }
 
@@ -161,8 +163,8 @@ TEST_P(SpillBackends, TheSpilledRecordIsWrittenBeforeTheStoreIsCalled) {
   store->on_commit = [&](const OffsetInfo& info) {
     if (!info.metadata || !info.metadata->starts_with("@")) return;
     ++references;
-    OffsetManager reader("group", backend_, std::make_shared<InMemoryOffsetStore>(), OffsetCommitStrategy::manual(),
-                         spilling());
+    OffsetManager reader("group", backend_, std::make_shared<InMemoryOffsetStore>(),
+                         OffsetCommitStrategy::manual(), spilling());
     reader.adopt_start_position("orders", 0, info.offset, info);
     EXPECT_TRUE(reader.acked_after_restart("orders", 0)) << "the reference names nothing yet";
   };
@@ -236,7 +238,8 @@ TEST_P(SpillBackends, ACrashBetweenSpillingAndCommittingLeavesAReferenceThatNoLo
   restarted.restore();
   EXPECT_FALSE(restarted.acked_after_restart("orders", 0));
   ASSERT_EQ(sink.records().size(), 1u);
-  EXPECT_NE(sink.records()[0].message.find("is not the one it refers to"), std::string::npos) << sink.records()[0].message;
+  EXPECT_NE(sink.records()[0].message.find("is not the one it refers to"), std::string::npos)
+      << sink.records()[0].message;
 }
 
 TEST_P(SpillBackends, TamperedReferencesAndGarbageAreIgnoredWithAWarningNeverAThrow) {
@@ -251,9 +254,16 @@ TEST_P(SpillBackends, TamperedReferencesAndGarbageAreIgnoredWithAWarningNeverATh
   wrong_checksum.back() = wrong_checksum.back() == '0' ? '1' : '0';
   std::string wrong_length = reference;
   wrong_length.insert(std::string("@acks/v1:").size(), "1");
-  const std::vector<std::string> untrusted = {
-      wrong_checksum, wrong_length, "@acks/v1:", "@acks/v2:10:00000000", "@acks/v1:012:00000000",
-      "@acks/v1:12:0000000G", "@", "consumer-1 was here", "AAAA====", reference + " "};
+  const std::vector<std::string> untrusted = {wrong_checksum,
+                                              wrong_length,
+                                              "@acks/v1:",
+                                              "@acks/v2:10:00000000",
+                                              "@acks/v1:012:00000000",
+                                              "@acks/v1:12:0000000G",
+                                              "@",
+                                              "consumer-1 was here",
+                                              "AAAA====",
+                                              reference + " "};
   RecordingSink sink;
   set_log_sink(sink.sink());
   for (const auto& metadata : untrusted) {
@@ -270,7 +280,8 @@ TEST_P(SpillBackends, TamperedReferencesAndGarbageAreIgnoredWithAWarningNeverATh
   EXPECT_EQ(sink.records().size(), untrusted.size());
   for (const auto& record : sink.records()) {
     EXPECT_EQ(record.component, "acks");
-    EXPECT_NE(record.message.find("ignoring the acknowledgement metadata of orders:0"), std::string::npos) << record.message;
+    EXPECT_NE(record.message.find("ignoring the acknowledgement metadata of orders:0"), std::string::npos)
+        << record.message;
   }
   // The reference itself, put back, is still honoured.
   OffsetInfo info(0);

@@ -1,7 +1,6 @@
 #include <gtest/gtest.h>
 
 #include <limits>
-
 #include <thread>
 
 #include "processor/kafka.hpp"
@@ -15,7 +14,8 @@ using std::chrono::milliseconds;
 using testing::FlakyOffsetStore;
 
 struct Fixture {
-  explicit Fixture(OffsetCommitStrategy strategy = OffsetCommitStrategy::manual(), OffsetManagerOptions options = {})
+  explicit Fixture(OffsetCommitStrategy strategy = OffsetCommitStrategy::manual(),
+                   OffsetManagerOptions options = {})
       : manager("group", backend, store, strategy, std::move(options)) {}
   std::shared_ptr<state::MemoryStateBackend> backend = std::make_shared<state::MemoryStateBackend>();
   std::shared_ptr<FlakyOffsetStore> store = std::make_shared<FlakyOffsetStore>();
@@ -25,7 +25,8 @@ struct Fixture {
 TEST(OffsetManager, SeedExampleReportsLagOf100) {
   auto backend = std::make_shared<state::MemoryStateBackend>();
   auto store = std::make_shared<InMemoryOffsetStore>();
-  OffsetManager manager("my-consumer-group", backend, store, OffsetCommitStrategy::periodic(std::chrono::seconds(5)));
+  OffsetManager manager("my-consumer-group", backend, store,
+                        OffsetCommitStrategy::periodic(std::chrono::seconds(5)));
   manager.update_offset("my-topic", 0, 100);
   EXPECT_EQ(manager.commit(), 1u);
   EXPECT_EQ(manager.lag("my-topic", 0, 200), 100);
@@ -68,7 +69,7 @@ TEST(OffsetManager, EmptyCommitReturnsZeroAndCountsNothing) {
   EXPECT_EQ(f.manager.commit(), 0u);
   f.manager.update_offset("t", 0, 5);
   f.manager.commit();
-  EXPECT_EQ(f.manager.commit(), 0u);  // nothing new since
+  EXPECT_EQ(f.manager.commit(), 0u);   // nothing new since
   f.manager.update_offset("t", 0, 5);  // equal offset: accepted, not pending
   EXPECT_EQ(f.manager.commit(), 0u);
   EXPECT_EQ(f.manager.stats().total_commits, 1u);
@@ -175,7 +176,8 @@ TEST(OffsetManager, RejectsBadInputNamingTheValueAndChangesNothing) {
   EXPECT_STATE_ERROR(f.manager.update_offset("a/b", 0, 1), ErrorKind::InvalidArgument, "a/b");
   EXPECT_STATE_ERROR(f.manager.update_offset("..", 0, 1), ErrorKind::InvalidArgument, "..");
   EXPECT_STATE_ERROR(f.manager.update_offset(std::string(250, 't'), 0, 1), ErrorKind::InvalidArgument, "249");
-  EXPECT_STATE_ERROR(f.manager.update_offset_with_watermark("t", 0, 12, -5), ErrorKind::InvalidArgument, "-5");
+  EXPECT_STATE_ERROR(f.manager.update_offset_with_watermark("t", 0, 12, -5), ErrorKind::InvalidArgument,
+                     "-5");
   EXPECT_STATE_ERROR(f.manager.lag("t", 0, -1), ErrorKind::InvalidArgument, "-1");
   EXPECT_STATE_ERROR(f.manager.get_offset("bad topic", 0), ErrorKind::InvalidArgument, "bad topic");
   const auto pending = f.manager.get_all_pending();
@@ -185,10 +187,11 @@ TEST(OffsetManager, RejectsBadInputNamingTheValueAndChangesNothing) {
 }
 
 TEST(OffsetManager, ConstructorRejectsEmptyGroupAndNullStore) {
-  EXPECT_STATE_ERROR(OffsetManager("", nullptr, std::make_shared<InMemoryOffsetStore>(), OffsetCommitStrategy::manual()),
-                     ErrorKind::InvalidArgument, "group");
-  EXPECT_STATE_ERROR(OffsetManager("g", nullptr, nullptr, OffsetCommitStrategy::manual()), ErrorKind::InvalidArgument,
-                     "store");
+  EXPECT_STATE_ERROR(
+      OffsetManager("", nullptr, std::make_shared<InMemoryOffsetStore>(), OffsetCommitStrategy::manual()),
+      ErrorKind::InvalidArgument, "group");
+  EXPECT_STATE_ERROR(OffsetManager("g", nullptr, nullptr, OffsetCommitStrategy::manual()),
+                     ErrorKind::InvalidArgument, "store");
 }
 
 TEST(OffsetManager, OffsetMovingBackwardsIsRefusedButEqualIsAccepted) {
@@ -197,7 +200,8 @@ TEST(OffsetManager, OffsetMovingBackwardsIsRefusedButEqualIsAccepted) {
   EXPECT_STATE_ERROR(f.manager.update_offset("t", 0, 9), ErrorKind::InvalidArgument, "floor 10");
   EXPECT_NO_THROW(f.manager.update_offset("t", 0, 10));
   f.manager.commit();
-  EXPECT_STATE_ERROR(f.manager.update_offset("t", 0, 3), ErrorKind::InvalidArgument, "below the partition's floor");
+  EXPECT_STATE_ERROR(f.manager.update_offset("t", 0, 3), ErrorKind::InvalidArgument,
+                     "below the partition's floor");
   EXPECT_EQ(f.manager.get_offset("t", 0), 10);
 }
 
@@ -265,7 +269,7 @@ TEST(OffsetManager, AutomaticRetryWaitsForTheBackoffAfterAFailure) {
   EXPECT_THROW(f.manager.update_offset("t", 0, 5), StateError);
   f.manager.update_offset("t", 0, 6);  // within the backoff: no automatic attempt
   EXPECT_EQ(f.store->write_calls(), 1);
-  EXPECT_EQ(f.manager.commit(), 1u);   // an explicit commit always tries
+  EXPECT_EQ(f.manager.commit(), 1u);  // an explicit commit always tries
 }
 
 TEST(OffsetManager, PeriodicCommitsFromPollOnceTheIntervalHasPassed) {
@@ -324,7 +328,8 @@ TEST(OffsetManager, PartitionHandleUpdatesLikeUpdateOffset) {
 TEST(OffsetManager, ManyPartitionsAreTrackedIndependently) {
   Fixture f;
   for (int topic = 0; topic < 20; ++topic) {
-    for (int p = 0; p < 100; ++p) f.manager.update_offset("topic-" + std::to_string(topic), p, topic * 1000 + p);
+    for (int p = 0; p < 100; ++p)
+      f.manager.update_offset("topic-" + std::to_string(topic), p, topic * 1000 + p);
   }
   EXPECT_EQ(f.manager.commit(), 2000u);
   EXPECT_EQ(f.manager.get_offset("topic-13", 57), 13057);

@@ -35,7 +35,9 @@ class SlowNamedStore : public InMemoryOffsetStore {
 class MinimalStore : public OffsetStore {
  public:
   void store_offset(std::string_view, const TopicPartition&, const OffsetInfo&) override {}
-  std::optional<OffsetInfo> get_offset(std::string_view, const TopicPartition&) override { return std::nullopt; }
+  std::optional<OffsetInfo> get_offset(std::string_view, const TopicPartition&) override {
+    return std::nullopt;
+  }
   std::unordered_map<TopicPartition, OffsetInfo> get_all_offsets(std::string_view) override { return {}; }
   void delete_offset(std::string_view, const TopicPartition&) override {}
   void clear_offsets(std::string_view) override {}
@@ -179,20 +181,27 @@ TEST(OffsetMetrics, ATruncatedLogResumesWhereItDivergedAndCountsAsTruncated) {
 // librdkafka (2.12 to 2.14) reports a truncation under auto.offset.reset=error only in the text of
 // an _AUTO_OFFSET_RESET consume error; any other text, or a number that is no offset, is not one.
 TEST(OffsetMetrics, TheDivergenceIsReadFromLibrdkafkasTruncationErrorOnly) {
-  EXPECT_EQ(internal::truncation_divergence(
-                "Partition log truncation detected at offset 15 (leader epoch 0): broker end offset is 10 "
-                "(offset leader epoch 0). Reset to INVALID.: Local: Partition log truncation detected (broker 1)"),
-            10);
-  EXPECT_EQ(internal::truncation_divergence("log truncation detected at offset 3: broker end offset is 0 (x)"), 0);
+  EXPECT_EQ(
+      internal::truncation_divergence(
+          "Partition log truncation detected at offset 15 (leader epoch 0): broker end offset is 10 "
+          "(offset leader epoch 0). Reset to INVALID.: Local: Partition log truncation detected (broker 1)"),
+      10);
+  EXPECT_EQ(
+      internal::truncation_divergence("log truncation detected at offset 3: broker end offset is 0 (x)"), 0);
   EXPECT_EQ(internal::truncation_divergence("Fetch from broker 1 reached end of partition"), std::nullopt);
   // librdkafka's other validation failure: no epoch at or below the position's (nothing to resume at).
-  EXPECT_EQ(internal::truncation_divergence(
-                "No epoch found less or equal to offset 15 (leader epoch 9): broker end offset is 10 (offset leader "
-                "epoch -1). Reset using configured policy.: Local: Partition log truncation detected (broker 1)"),
+  EXPECT_EQ(
+      internal::truncation_divergence(
+          "No epoch found less or equal to offset 15 (leader epoch 9): broker end offset is 10 (offset "
+          "leader "
+          "epoch -1). Reset using configured policy.: Local: Partition log truncation detected (broker 1)"),
+      std::nullopt);
+  EXPECT_EQ(internal::truncation_divergence("log truncation detected at 5: broker end offset is -3"),
             std::nullopt);
-  EXPECT_EQ(internal::truncation_divergence("log truncation detected at 5: broker end offset is -3"), std::nullopt);
-  EXPECT_EQ(internal::truncation_divergence("log truncation detected at 5: broker end offset is "), std::nullopt);
-  EXPECT_EQ(internal::truncation_divergence("log truncation detected at 5: broker end offset is 99999999999999999999"),
+  EXPECT_EQ(internal::truncation_divergence("log truncation detected at 5: broker end offset is "),
+            std::nullopt);
+  EXPECT_EQ(internal::truncation_divergence(
+                "log truncation detected at 5: broker end offset is 99999999999999999999"),
             std::nullopt);
   EXPECT_EQ(internal::truncation_divergence(""), std::nullopt);
 }

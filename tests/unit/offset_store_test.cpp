@@ -39,7 +39,8 @@ class OffsetStoreContract : public ::testing::TestWithParam<StoreKind> {
         break;
       case StoreKind::RocksDbBackend:
         dir_ = fresh_dir("contract");
-        store_ = std::make_shared<StateBackendOffsetStore>(std::make_shared<state::RocksDbStateBackend>(dir_));
+        store_ =
+            std::make_shared<StateBackendOffsetStore>(std::make_shared<state::RocksDbStateBackend>(dir_));
         break;
     }
   }
@@ -103,7 +104,8 @@ TEST_P(OffsetStoreContract, RejectsBadInputAndKeepsWhatWasStored) {
                      "bad topic");
   EXPECT_STATE_ERROR(store_->store_offset("", {"t", 0}, OffsetInfo(1)), ErrorKind::InvalidArgument, "group");
   // A batch with one bad entry stores nothing.
-  std::vector<PartitionOffset> batch{{TopicPartition("t", 0), OffsetInfo(9)}, {TopicPartition("t", -2), OffsetInfo(1)}};
+  std::vector<PartitionOffset> batch{{TopicPartition("t", 0), OffsetInfo(9)},
+                                     {TopicPartition("t", -2), OffsetInfo(1)}};
   EXPECT_STATE_ERROR(store_->store_offsets("g", batch), ErrorKind::InvalidArgument, "-2");
   EXPECT_EQ(store_->get_offset("g", {"t", 0})->offset, 5);
 }
@@ -128,12 +130,16 @@ TEST_P(OffsetStoreContract, ConcurrentWritersAndReadersSeeWholeValues) {
 }
 
 INSTANTIATE_TEST_SUITE_P(AllStores, OffsetStoreContract,
-                         ::testing::Values(StoreKind::InMemory, StoreKind::MemoryBackend, StoreKind::RocksDbBackend),
+                         ::testing::Values(StoreKind::InMemory, StoreKind::MemoryBackend,
+                                           StoreKind::RocksDbBackend),
                          [](const ::testing::TestParamInfo<StoreKind>& param_info) {
                            switch (param_info.param) {
-                             case StoreKind::InMemory: return std::string("InMemory");
-                             case StoreKind::MemoryBackend: return std::string("MemoryBackend");
-                             case StoreKind::RocksDbBackend: return std::string("RocksDbBackend");
+                             case StoreKind::InMemory:
+                               return std::string("InMemory");
+                             case StoreKind::MemoryBackend:
+                               return std::string("MemoryBackend");
+                             case StoreKind::RocksDbBackend:
+                               return std::string("RocksDbBackend");
                            }
                            return std::string("Unknown");
                          });
@@ -231,7 +237,8 @@ TEST(StateBackendOffsetStore, CommitReachesTheBackendSortedByKeyAndALaterEntryWi
   // "a_:"), partitions whose byte order is not numeric (1, 10, 2), and "t:5" twice.
   std::vector<PartitionOffset> batch;
   for (const char* topic : {"a", "a0", "a-b", "a_", "A", "t"}) {
-    for (int p : {2, 10, 1, 0, 100, 2147483647, 21}) batch.emplace_back(TopicPartition(topic, p), OffsetInfo(p));
+    for (int p : {2, 10, 1, 0, 100, 2147483647, 21})
+      batch.emplace_back(TopicPartition(topic, p), OffsetInfo(p));
   }
   batch.emplace_back(TopicPartition("t", 5), OffsetInfo(1));
   batch.emplace_back(TopicPartition("a", 3), OffsetInfo(3));
@@ -307,14 +314,19 @@ TEST(StateBackendOffsetStore, RocksDbOffsetsSurviveClosingAndReopening) {
 TEST(OffsetStore, DefaultBatchCallsStoreOffsetPerEntry) {
   struct SeedOnlyStore : OffsetStore {
     std::vector<TopicPartition> stored;
-    void store_offset(std::string_view, const TopicPartition& tp, const OffsetInfo&) override { stored.push_back(tp); }
-    std::optional<OffsetInfo> get_offset(std::string_view, const TopicPartition&) override { return std::nullopt; }
+    void store_offset(std::string_view, const TopicPartition& tp, const OffsetInfo&) override {
+      stored.push_back(tp);
+    }
+    std::optional<OffsetInfo> get_offset(std::string_view, const TopicPartition&) override {
+      return std::nullopt;
+    }
     std::unordered_map<TopicPartition, OffsetInfo> get_all_offsets(std::string_view) override { return {}; }
     void delete_offset(std::string_view, const TopicPartition&) override {}
     void clear_offsets(std::string_view) override {}
   };
   SeedOnlyStore store;
-  std::vector<PartitionOffset> batch{{TopicPartition("t", 0), OffsetInfo(1)}, {TopicPartition("t", 1), OffsetInfo(2)}};
+  std::vector<PartitionOffset> batch{{TopicPartition("t", 0), OffsetInfo(1)},
+                                     {TopicPartition("t", 1), OffsetInfo(2)}};
   store.store_offsets("g", batch);
   EXPECT_EQ(store.stored, (std::vector<TopicPartition>{{"t", 0}, {"t", 1}}));
 }
@@ -342,7 +354,8 @@ TEST(OffsetManager, RestoreOfValuesNoStoreAcceptsIsCorruption) {
   auto store = std::make_shared<StoreReturningInvalidOffsets>();
   OffsetInfo negative_high_watermark(5);
   negative_high_watermark.high_watermark = -1;
-  store->stored = {{TopicPartition("t", 0), OffsetInfo(3)}, {TopicPartition("t", 1), negative_high_watermark}};
+  store->stored = {{TopicPartition("t", 0), OffsetInfo(3)},
+                   {TopicPartition("t", 1), negative_high_watermark}};
   OffsetManager manager("g", nullptr, store, OffsetCommitStrategy::manual());
   EXPECT_STATE_ERROR(manager.restore(), ErrorKind::Corruption, "invalid high watermark -1 for t:1");
   EXPECT_FALSE(manager.get_offset("t", 0)) << "a failed restore takes none of the offsets";

@@ -1,8 +1,9 @@
 // The offsets CSV of --export / --from-file (tools/offsetctl/offsets_csv.hpp).
 
+#include "offsets_csv.hpp"
+
 #include <gtest/gtest.h>
 
-#include "offsets_csv.hpp"
 #include "processor/error.hpp"
 
 namespace processor::offsetctl {

@@ -513,7 +513,8 @@ TEST(AckMetadata, EitherPayloadEncodingOfOneSetDecodesToThatSet) {
   EXPECT_EQ(from_runs, from_bitset);
   EXPECT_EQ(PartitionAcks(from_runs).encode_metadata(), "AQNCB0w=");
   // {200} above 3: the encoder writes runs "AQNSxQEB"; a 198-bit bitset says the same.
-  const AckedSet sparse_as_bitset = PartitionAcks::decode_metadata("AQNCxgEAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAg");
+  const AckedSet sparse_as_bitset =
+      PartitionAcks::decode_metadata("AQNCxgEAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAg");
   EXPECT_EQ(sparse_as_bitset, PartitionAcks::decode_metadata("AQNSxQEB"));
   EXPECT_EQ(PartitionAcks(sparse_as_bitset).encode_metadata(), "AQNSxQEB");
 }

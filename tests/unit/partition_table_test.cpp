@@ -1,4 +1,6 @@
 // PartitionTable: the OffsetManager's registry of partitions, found without a lock.
+#include "kafka/manager/partition_table.hpp"
+
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -6,7 +8,6 @@
 #include <thread>
 #include <vector>
 
-#include "kafka/manager/partition_table.hpp"
 #include "processor/error.hpp"
 
 namespace processor::kafka::internal {
@@ -85,7 +86,8 @@ TEST(PartitionTable, LockFreeReadersFindEverySlotWhileAWriterAdds) {
   PartitionTable table;
   constexpr int kKnown = 512;
   std::vector<detail::PartitionSlot*> known;
-  for (int partition = 0; partition < kKnown; ++partition) known.push_back(&table.find_or_add("known", partition));
+  for (int partition = 0; partition < kKnown; ++partition)
+    known.push_back(&table.find_or_add("known", partition));
   std::atomic<bool> writing{true};
   std::atomic<int> misses{0};
   std::vector<std::thread> readers;
@@ -93,7 +95,8 @@ TEST(PartitionTable, LockFreeReadersFindEverySlotWhileAWriterAdds) {
     readers.emplace_back([&] {
       do {
         for (int partition = 0; partition < kKnown; ++partition) {
-          if (table.find("known", partition) != known[static_cast<std::size_t>(partition)]) misses.fetch_add(1);
+          if (table.find("known", partition) != known[static_cast<std::size_t>(partition)])
+            misses.fetch_add(1);
         }
       } while (writing.load());
     });

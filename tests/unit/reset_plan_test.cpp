@@ -2,6 +2,8 @@
 // java.util.HashMap's), clamping and its warnings, each scenario's choice of offset, the topic
 // arguments, the time arguments, and the printed table and CSV.
 
+#include "reset/reset_plan.hpp"
+
 #include <gtest/gtest.h>
 
 #include <map>
@@ -11,7 +13,6 @@
 #include "processor/error.hpp"
 #include "reset/java_map_order.hpp"
 #include "reset/progress_line.hpp"
-#include "reset/reset_plan.hpp"
 #include "reset/reset_time_args.hpp"
 
 namespace processor::offsetctl {
@@ -40,7 +41,7 @@ std::vector<int> partition_numbers(const std::vector<PlannedOffset>& offsets) {
 
 TEST(JavaMapOrder, HashesAsJavaDoes) {
   EXPECT_EQ(java_string_hash(""), 0);
-  EXPECT_EQ(java_string_hash("rt1"), 113199);            // "rt1".hashCode()
+  EXPECT_EQ(java_string_hash("rt1"), 113199);              // "rt1".hashCode()
   EXPECT_EQ(java_string_hash("hello world"), 1794106052);  // wraps past 2^31
   EXPECT_EQ(java_topic_partition_hash(TopicPartition("rt1", 0)), 31 * 31 + 113199);
 }
@@ -67,12 +68,16 @@ TEST(ResetPlan, ToOffsetClampsToTheLogWithKafkasWarnings) {
   const ResetPlan plan = plan_reset({ResetScenario::ToOffset, 7, {}}, tps, facts);
   EXPECT_EQ(by_partition(plan.offsets), (std::map<int, std::int64_t>{{0, 5}, {1, 10}, {2, 7}}));
   ASSERT_EQ(plan.warnings.size(), 2u);
-  EXPECT_NE(std::find(plan.warnings.begin(), plan.warnings.end(),
-                      "New offset (7) is higher than latest offset for topic partition t-0. Value will be set to 5."),
-            plan.warnings.end());
-  EXPECT_NE(std::find(plan.warnings.begin(), plan.warnings.end(),
-                      "New offset (7) is lower than earliest offset for topic partition t-1. Value will be set to 10."),
-            plan.warnings.end());
+  EXPECT_NE(
+      std::find(
+          plan.warnings.begin(), plan.warnings.end(),
+          "New offset (7) is higher than latest offset for topic partition t-0. Value will be set to 5."),
+      plan.warnings.end());
+  EXPECT_NE(
+      std::find(
+          plan.warnings.begin(), plan.warnings.end(),
+          "New offset (7) is lower than earliest offset for topic partition t-1. Value will be set to 10."),
+      plan.warnings.end());
 }
 
 TEST(ResetPlan, ShiftByNeedsACommittedOffsetForEveryPartition) {
@@ -86,7 +91,8 @@ TEST(ResetPlan, ShiftByNeedsACommittedOffsetForEveryPartition) {
     FAIL() << "no error";
   } catch (const StateError& e) {
     EXPECT_EQ(e.kind(), ErrorKind::InvalidArgument);
-    EXPECT_STREQ(e.what(), "Cannot shift offset for partition t-1 since there is no current committed offset");
+    EXPECT_STREQ(e.what(),
+                 "Cannot shift offset for partition t-1 since there is no current committed offset");
   }
   facts.committed[tps[1]] = 8;
   const ResetPlan plan = plan_reset({ResetScenario::ShiftBy, 2, {}}, tps, facts);
@@ -109,7 +115,8 @@ TEST(ResetPlan, ATimestampAfterEveryRecordFallsBackToTheLogEndWithKafkasNotice) 
   facts.latest = {{tps[0], 9}, {tps[1], 7}};
   const ResetPlan plan = plan_reset({ResetScenario::ToDatetime, 0, {}}, tps, facts);
   EXPECT_EQ(by_partition(plan.offsets), (std::map<int, std::int64_t>{{0, 4}, {1, 7}}));
-  EXPECT_EQ(plan.notices, "\nWarn: Partition 1 from topic t is empty. Falling back to latest known offset.\n");
+  EXPECT_EQ(plan.notices,
+            "\nWarn: Partition 1 from topic t is empty. Falling back to latest known offset.\n");
 }
 
 TEST(ResetPlan, FromFileCoversTheFilesPartitionsAndClampsThem) {
@@ -151,7 +158,8 @@ TEST(TopicArgument, JunkGivesKafkasMessages) {
   };
   EXPECT_EQ(message_of("t:0,x"), "Invalid partition 'x' specified in topic arg 't:0,x''");
   EXPECT_EQ(message_of("t:,0"), "Invalid partition '' specified in topic arg 't:,0''");
-  EXPECT_EQ(message_of("t:99999999999"), "Invalid partition '99999999999' specified in topic arg 't:99999999999''");
+  EXPECT_EQ(message_of("t:99999999999"),
+            "Invalid partition '99999999999' specified in topic arg 't:99999999999''");
   EXPECT_EQ(message_of("t:0:1"), "Invalid topic arg 't:0:1', expected topic name and partitions");
   EXPECT_EQ(message_of("t:"), "Invalid topic arg 't:', expected topic name and partitions");
 }
@@ -161,10 +169,12 @@ TEST(ResetDatetime, ParsesKafkasFormatsInUtcByDefault) {
   EXPECT_EQ(parse_reset_datetime("2024-01-01T00:00:00.000Z"), 1704067200000);
   EXPECT_EQ(parse_reset_datetime("2024-01-01T01:00:05.250+01:00"), 1704067205250);
   EXPECT_EQ(parse_reset_datetime("2024-01-01T00:00:00.000-05"), 1704067200000 + 5 * 3600 * 1000);
-  EXPECT_EQ(parse_reset_datetime("2024-02-29T12:30:00.5"), 1709209800005) << "'.5' is 5 ms, as SimpleDateFormat reads it";
+  EXPECT_EQ(parse_reset_datetime("2024-02-29T12:30:00.5"), 1709209800005)
+      << "'.5' is 5 ms, as SimpleDateFormat reads it";
   EXPECT_EQ(parse_reset_datetime("2024-01-01T00:00:00.000Ztrailing"), 1704067200000);
   // The values below are what Kafka 4.4's Utils.getDateTime returned for the same text.
-  EXPECT_EQ(parse_reset_datetime("2024-01-01T00:00:00.000+0530"), 1704049200000) << "'+05', then '30' ignored";
+  EXPECT_EQ(parse_reset_datetime("2024-01-01T00:00:00.000+0530"), 1704049200000)
+      << "'+05', then '30' ignored";
   EXPECT_EQ(parse_reset_datetime("2024-1-1T0:0:0.0"), 1704067200000);
   EXPECT_EQ(parse_reset_datetime("2024-01-01T 10:00:00.000"), 1704103200000);
   EXPECT_EQ(parse_reset_datetime("1500-03-01T00:00:00.000"), -14825808000000) << "Julian before 1582-10-15";
@@ -181,13 +191,16 @@ TEST(ResetDatetime, RejectsWithKafkasMessages) {
     }
     return std::string("no error");
   };
-  EXPECT_EQ(message_of("junk"), "Error parsing timestamp. It does not contain a 'T' according to ISO8601 format");
-  EXPECT_EQ(message_of("2024-01-01T"), "Error parsing timestamp. It does not contain a 'T' according to ISO8601 format");
+  EXPECT_EQ(message_of("junk"),
+            "Error parsing timestamp. It does not contain a 'T' according to ISO8601 format");
+  EXPECT_EQ(message_of("2024-01-01T"),
+            "Error parsing timestamp. It does not contain a 'T' according to ISO8601 format");
   EXPECT_EQ(message_of("2024-01-01T00:00:00"), "Unparseable date: \"2024-01-01T00:00:00Z\"");
   EXPECT_EQ(message_of("2024-13-01T00:00:00.000"), "Unparseable date: \"2024-13-01T00:00:00.000Z\"");
   EXPECT_EQ(message_of("2023-02-29T00:00:00.000"), "Unparseable date: \"2023-02-29T00:00:00.000Z\"");
   EXPECT_EQ(message_of("2024-01-01T24:00:00.000"), "Unparseable date: \"2024-01-01T24:00:00.000Z\"");
-  EXPECT_EQ(message_of("2024-01-01T00:00:00.000+25:00"), "Unparseable date: \"2024-01-01T00:00:00.000+25:00\"");
+  EXPECT_EQ(message_of("2024-01-01T00:00:00.000+25:00"),
+            "Unparseable date: \"2024-01-01T00:00:00.000+25:00\"");
   EXPECT_EQ(message_of("2024-01-01T00:00:00.1234"), "Unparseable date: \"2024-01-01T00:00:00.1234Z\"");
   EXPECT_EQ(message_of("2024-01-01T00:00:00.000T"), "Unparseable date: \"2024-01-01T00:00:00.000TZ\"");
   EXPECT_EQ(message_of("1582-10-10T00:00:00.000"), "Unparseable date: \"1582-10-10T00:00:00.000Z\"");
@@ -204,7 +217,8 @@ TEST(ResetDuration, ParsesJavaDurations) {
   EXPECT_EQ(parse_reset_duration_ms("P-1DT1H"), -82800000);
   EXPECT_EQ(parse_reset_duration_ms("-P-1D"), 86400000);
   EXPECT_EQ(parse_reset_duration_ms("PT1.S"), 1000);
-  for (const char* bad : {"", "P", "PT", "P1DT", "1D", "PT1D", "PT1.1234567891S", "P1H", "PT1H1H", "junk", "PT.5S", "P1D2H"}) {
+  for (const char* bad :
+       {"", "P", "PT", "P1DT", "1D", "PT1D", "PT1.1234567891S", "P1H", "PT1H1H", "junk", "PT.5S", "P1D2H"}) {
     try {
       parse_reset_duration_ms(bad);
       ADD_FAILURE() << "accepted '" << bad << "'";

@@ -25,7 +25,8 @@ class RocksDbReadOnlyTest : public ::testing::Test {
  protected:
   void SetUp() override {
     const auto* test = ::testing::UnitTest::GetInstance()->current_test_info();
-    dir_ = fs::temp_directory_path() / ("processor-rocksdb-ro-" + std::to_string(::getpid()) + "-" + test->name());
+    dir_ = fs::temp_directory_path() /
+           ("processor-rocksdb-ro-" + std::to_string(::getpid()) + "-" + test->name());
     fs::remove_all(dir_);
   }
   void TearDown() override { fs::remove_all(dir_); }
@@ -69,7 +70,8 @@ TEST_F(RocksDbReadOnlyTest, EveryWriteThrowsStorageAndChangesNothing) {
 }
 
 TEST_F(RocksDbReadOnlyTest, AMissingDirectoryThrowsStorageNamingItAndIsNotCreated) {
-  const auto error = error_of([&] { RocksDbStateBackend reader(db_path(), RocksDbOptions{.read_only = true}); });
+  const auto error =
+      error_of([&] { RocksDbStateBackend reader(db_path(), RocksDbOptions{.read_only = true}); });
   EXPECT_EQ(error.kind(), ErrorKind::Storage);
   EXPECT_TRUE(mentions(error, db_path().string()));
   EXPECT_FALSE(fs::exists(db_path()));
@@ -77,7 +79,8 @@ TEST_F(RocksDbReadOnlyTest, AMissingDirectoryThrowsStorageNamingItAndIsNotCreate
 
 TEST_F(RocksDbReadOnlyTest, ADirectoryWithoutADatabaseThrowsStorageNamingIt) {
   fs::create_directories(db_path());
-  const auto error = error_of([&] { RocksDbStateBackend reader(db_path(), RocksDbOptions{.read_only = true}); });
+  const auto error =
+      error_of([&] { RocksDbStateBackend reader(db_path(), RocksDbOptions{.read_only = true}); });
   EXPECT_EQ(error.kind(), ErrorKind::Storage);
   EXPECT_TRUE(mentions(error, db_path().string()));
   EXPECT_TRUE(fs::is_empty(db_path()));

@@ -1,9 +1,8 @@
 #include "processor/state/rocksdb_state_backend.hpp"
 
 #include <gtest/gtest.h>
-
-#include "state_error_of.hpp"
-#include "test_support.hpp"
+#include <rocksdb/perf_context.h>
+#include <rocksdb/perf_level.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -18,9 +17,8 @@
 #include <vector>
 
 #include "processor/error.hpp"
-
-#include <rocksdb/perf_context.h>
-#include <rocksdb/perf_level.h>
+#include "state_error_of.hpp"
+#include "test_support.hpp"
 
 namespace processor::state {
 namespace {
@@ -46,8 +44,8 @@ class RocksDbStateBackendTest : public ::testing::Test {
  protected:
   void SetUp() override {
     const auto* test = ::testing::UnitTest::GetInstance()->current_test_info();
-    dir_ = fs::temp_directory_path() /
-           ("processor-rocksdb-" + std::to_string(::getpid()) + "-" + test->name());
+    dir_ =
+        fs::temp_directory_path() / ("processor-rocksdb-" + std::to_string(::getpid()) + "-" + test->name());
     fs::remove_all(dir_);
   }
   void TearDown() override { fs::remove_all(dir_); }
@@ -89,9 +87,8 @@ TEST_F(RocksDbStateBackendTest, CreatesMissingParentDirectories) {
 }
 
 TEST_F(RocksDbStateBackendTest, MissingDirectoryWithoutCreateIfMissingThrowsStorageNamingThePath) {
-  const auto error = error_of([&] {
-    RocksDbStateBackend backend(db_path(), RocksDbOptions{.create_if_missing = false});
-  });
+  const auto error =
+      error_of([&] { RocksDbStateBackend backend(db_path(), RocksDbOptions{.create_if_missing = false}); });
   EXPECT_EQ(error.kind(), ErrorKind::Storage);
   EXPECT_TRUE(mentions(error, db_path().string()));
   EXPECT_FALSE(fs::exists(db_path()));
@@ -112,8 +109,10 @@ TEST_F(RocksDbStateBackendTest, UnloggedWritesApplyInOrderAndAFlushMakesThemDura
   {
     RocksDbStateBackend backend(db_path());
     backend.put("gone", "x");
-    const std::vector<StateBackend::UnloggedWrite> writes = {
-        {"a", std::string_view("1")}, {"a", std::string_view("2")}, {"gone", std::nullopt}, {"b", std::string_view("")}};
+    const std::vector<StateBackend::UnloggedWrite> writes = {{"a", std::string_view("1")},
+                                                             {"a", std::string_view("2")},
+                                                             {"gone", std::nullopt},
+                                                             {"b", std::string_view("")}};
     backend.write_unlogged(writes);
     EXPECT_EQ(backend.scan(""), (Rows{{"a", "2"}, {"b", ""}}));
     backend.flush();
@@ -270,13 +269,11 @@ TEST_F(RocksDbStateBackendTest, ListKeysAndScanReturnOnlyTheKeysWithThePrefixInO
   const std::vector<std::string> keys{"g", "g:", "g:1", "g:10", "g:2", with_nul, "g;", "f:9", "gx"};
   for (const auto& key : keys) backend.put(key, "v" + key);
   EXPECT_EQ(backend.list_keys("g:1"), (std::vector<std::string>{"g:1", with_nul, "g:10"}));
-  EXPECT_EQ(backend.list_keys("g:"),
-            (std::vector<std::string>{"g:", "g:1", with_nul, "g:10", "g:2"}));
+  EXPECT_EQ(backend.list_keys("g:"), (std::vector<std::string>{"g:", "g:1", with_nul, "g:10", "g:2"}));
   EXPECT_EQ(backend.list_keys("g").size(), 8u);
   EXPECT_EQ(backend.list_keys("").size(), 9u);
   EXPECT_TRUE(backend.list_keys("h").empty());
-  EXPECT_EQ(backend.scan("g:1"),
-            (Rows{{"g:1", "vg:1"}, {with_nul, "v" + with_nul}, {"g:10", "vg:10"}}));
+  EXPECT_EQ(backend.scan("g:1"), (Rows{{"g:1", "vg:1"}, {with_nul, "v" + with_nul}, {"g:10", "vg:10"}}));
 }
 
 TEST_F(RocksDbStateBackendTest, PrefixesEndingIn0xFFBytesFindTheirKeys) {
@@ -339,7 +336,9 @@ TEST_F(RocksDbStateBackendTest, LargeBatchesIntoAFreshMemtableKeepEveryValueAndS
       for (const auto& key : keys) puts.emplace_back(key, value);
       auto snapshot = backend.snapshot();
       backend.write_puts(puts);
-      EXPECT_EQ(snapshot->get("k7"), round == 0 ? std::nullopt : std::optional<std::string>("v" + std::to_string(round - 1) + "b"));
+      EXPECT_EQ(snapshot->get("k7"), round == 0
+                                         ? std::nullopt
+                                         : std::optional<std::string>("v" + std::to_string(round - 1) + "b"));
       WriteBatch batch;
       for (const auto& key : keys) batch.put(key, value + "b");
       backend.write(batch);
@@ -377,10 +376,11 @@ TEST_F(RocksDbStateBackendTest, ForEachStopsAtAnExceptionFromTheVisitor) {
   backend.put("a1", "x");
   backend.put("a2", "y");
   int visited = 0;
-  EXPECT_THROW(backend.for_each("a", [&](std::string_view, std::string_view) {
-    ++visited;
-    throw std::runtime_error("stop");
-  }),
+  EXPECT_THROW(backend.for_each("a",
+                                [&](std::string_view, std::string_view) {
+                                  ++visited;
+                                  throw std::runtime_error("stop");
+                                }),
                std::runtime_error);
   EXPECT_EQ(visited, 1);
 }

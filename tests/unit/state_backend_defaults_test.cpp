@@ -171,8 +171,7 @@ TEST(StateBackendDefaults, ScanReturnsThePrefixedPairsInAscendingOrder) {
   backend.put("h:1", "other");
   backend.put("g", "bare");
   EXPECT_EQ(backend.scan("g:"), (Rows{{"g:1", "one"}, {"g:2", "two"}}));
-  EXPECT_EQ(backend.scan(""),
-            (Rows{{"g", "bare"}, {"g:1", "one"}, {"g:2", "two"}, {"h:1", "other"}}));
+  EXPECT_EQ(backend.scan(""), (Rows{{"g", "bare"}, {"g:1", "one"}, {"g:2", "two"}, {"h:1", "other"}}));
 }
 
 TEST(StateBackendDefaults, ScanSkipsKeysRemovedBetweenListingAndReading) {

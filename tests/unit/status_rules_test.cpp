@@ -2,11 +2,11 @@
 // fixes: only the latest lag makes a partition OK (Burrow #290), and a caught-up consumer of a
 // slow topic is never STOP.
 
+#include "monitor/lag/status_rules.hpp"
+
 #include <gtest/gtest.h>
 
 #include <vector>
-
-#include "monitor/lag/status_rules.hpp"
 
 namespace processor::monitor::internal {
 namespace {
@@ -60,11 +60,13 @@ TEST(StatusRules, RewindToTheLogEndIsOkBecauseTheLatestLagIsZero) {
 }
 
 TEST(StatusRules, OffsetNotMovingWithLagAndNoOwnerIsStop) {
-  EXPECT_EQ(status_of(window({{100, 10}, {100, 20}, {100, 30}, {100, 40}, {100, 50}}), kNotOwned), Status::Stop);
+  EXPECT_EQ(status_of(window({{100, 10}, {100, 20}, {100, 30}, {100, 40}, {100, 50}}), kNotOwned),
+            Status::Stop);
 }
 
 TEST(StatusRules, OffsetNotMovingWithLagAndAnOwnerIsStall) {
-  EXPECT_EQ(status_of(window({{100, 10}, {100, 20}, {100, 30}, {100, 40}, {100, 50}}), kOwned), Status::Stall);
+  EXPECT_EQ(status_of(window({{100, 10}, {100, 20}, {100, 30}, {100, 40}, {100, 50}}), kOwned),
+            Status::Stall);
   // A constant lag (no new records, a consumer that does not move) is stalled too.
   EXPECT_EQ(status_of(window({{100, 7}, {100, 7}, {100, 7}, {100, 7}, {100, 7}}), kOwned), Status::Stall);
 }
@@ -97,7 +99,8 @@ TEST(StatusRules, WarnNeedsAFullWindow) {
 }
 
 TEST(StatusRules, RewindOutranksStop) {
-  EXPECT_EQ(status_of(window({{100, 10}, {90, 20}, {90, 30}, {90, 40}, {90, 50}}), kNotOwned), Status::Rewind);
+  EXPECT_EQ(status_of(window({{100, 10}, {90, 20}, {90, 30}, {90, 40}, {90, 50}}), kNotOwned),
+            Status::Rewind);
 }
 
 TEST(StatusRules, PushWindowKeepsTheLastPollsOldestFirst) {

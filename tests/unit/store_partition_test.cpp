@@ -1,6 +1,8 @@
 // StorePartition (src/streams/store_partition.hpp) over a real RocksDbStateBackend: the open
 // transaction's writes in memory, committed data and the changelog position in RocksDB.
 
+#include "streams/store_partition.hpp"
+
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -18,7 +20,6 @@
 #include "state_error_of.hpp"
 #include "streams/changelog_format.hpp"
 #include "streams/state_keys.hpp"
-#include "streams/store_partition.hpp"
 
 namespace processor::streams::internal {
 namespace {
@@ -59,7 +60,8 @@ class StorePartitionTest : public ::testing::Test {
  protected:
   void SetUp() override {
     const auto* test = ::testing::UnitTest::GetInstance()->current_test_info();
-    dir_ = fs::temp_directory_path() / ("processor-store-partition-" + std::to_string(::getpid()) + "-" + test->name());
+    dir_ = fs::temp_directory_path() /
+           ("processor-store-partition-" + std::to_string(::getpid()) + "-" + test->name());
     fs::remove_all(dir_);
     open();
   }
@@ -84,7 +86,8 @@ class StorePartitionTest : public ::testing::Test {
   }
 
   // The committed value of `key`, as a store partition opened now reads it.
-  std::optional<std::string> committed(const std::string& store, std::int32_t partition, std::string_view key) {
+  std::optional<std::string> committed(const std::string& store, std::int32_t partition,
+                                       std::string_view key) {
     return StorePartition(*db_, store, partition).get(key);
   }
   std::optional<std::int64_t> committed_position(const std::string& store, std::int32_t partition) {
@@ -172,7 +175,7 @@ TEST_F(StorePartitionTest, ARemoveBecomesARemovalOfTheCommittedValue) {
     StorePartition store(*db_, counts_, 3);
     store.remove("a");
     store.put("b", "2");
-    store.remove("b");  // a put then a remove in one transaction is a removal
+    store.remove("b");              // a put then a remove in one transaction is a removal
     store.remove("never-written");  // not an error
     EXPECT_EQ(store.get("a"), std::nullopt);
     EXPECT_EQ(store.get("b"), std::nullopt);
@@ -231,7 +234,8 @@ TEST_F(StorePartitionTest, WipeDeletesOnlyThatStorePartitionsDataAndPosition) {
   // "count" is a prefix of "counts"; partitions 0, 1 and 256 share bytes of their keys.
   for (const std::string* store : {&count_, &counts_}) {
     for (const std::int32_t partition : {0, 1, 256}) {
-      commit(*store, partition, {{"a", *store + std::to_string(partition)}, {"s", "x"}, {"", "empty key"}}, 10 + partition);
+      commit(*store, partition, {{"a", *store + std::to_string(partition)}, {"s", "x"}, {"", "empty key"}},
+             10 + partition);
     }
   }
   {
@@ -288,7 +292,8 @@ TEST_F(StorePartitionTest, WipeDeletesMoreKeysThanOneWriteTakes) {
 
 TEST_F(StorePartitionTest, ACorruptPositionMakesTheConstructorThrowCorruptionNamingTheKey) {
   const std::string key = position_key(counts_, 3);
-  for (const std::string& stored : {std::string("garbage"), encode_position(-1), encode_position(7).substr(0, 12)}) {
+  for (const std::string& stored :
+       {std::string("garbage"), encode_position(-1), encode_position(7).substr(0, 12)}) {
     db_->put(key, stored);
     const StateError error = error_of([&] { StorePartition store(*db_, counts_, 3); });
     EXPECT_EQ(error.kind(), ErrorKind::Corruption);
@@ -305,7 +310,7 @@ TEST_F(StorePartitionTest, RestoredRecordsApplyWithThePositionInOneWrite) {
     StorePartition store(*db_, counts_, 3);
     store.add_restored("a", std::string_view("1"));
     store.add_restored("a", std::string_view("2"));  // later records of a key win
-    store.add_restored("gone", std::nullopt);         // a tombstone
+    store.add_restored("gone", std::nullopt);        // a tombstone
     store.add_restored("b", std::string_view(""));
     // Queued only: neither the reads nor the position change before commit_restored().
     EXPECT_EQ(store.get("a"), "old");

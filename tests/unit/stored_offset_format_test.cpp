@@ -1,3 +1,5 @@
+#include "kafka/store/stored_offset_format.hpp"
+
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -7,7 +9,6 @@
 
 #include "encoding/crc32c.hpp"
 #include "encoding/fixed.hpp"
-#include "kafka/store/stored_offset_format.hpp"
 #include "processor/error.hpp"
 #include "test_support.hpp"
 
@@ -19,8 +20,8 @@ namespace {
 std::string version_1_value(std::int64_t offset, std::int64_t micros, std::int64_t high_watermark,
                             const std::string& metadata) {
   std::string out;
-  out.push_back(1);           // version
-  out.push_back(1 | 2);       // high watermark and metadata
+  out.push_back(1);      // version
+  out.push_back(1 | 2);  // high watermark and metadata
   encoding::put_le<std::int64_t>(out, offset);
   encoding::put_le<std::int64_t>(out, micros);
   encoding::put_le<std::int64_t>(out, high_watermark);
@@ -39,8 +40,9 @@ TEST(OffsetCodec, ValuesOfFormatVersion1ReadBackAndEncodeToTheSameBytes) {
   EXPECT_EQ(decoded.high_watermark, 99);
   EXPECT_EQ(decoded.metadata, "acks:1-3");
   EXPECT_FALSE(decoded.leader_epoch);
-  EXPECT_EQ(std::chrono::duration_cast<std::chrono::microseconds>(decoded.last_updated.time_since_epoch()).count(),
-            micros);
+  EXPECT_EQ(
+      std::chrono::duration_cast<std::chrono::microseconds>(decoded.last_updated.time_since_epoch()).count(),
+      micros);
 
   EXPECT_EQ(internal::encode_offset(decoded), stored);
   std::string appended = "prefix";
@@ -74,7 +76,7 @@ TEST(OffsetCodec, AFlippedBitAnywhereIsCorruption) {
 // A value sealed with a valid checksum: what a buggy writer or another tool could leave behind.
 std::string sealed_value(std::int64_t micros, std::optional<std::int64_t> high_watermark) {
   std::string out;
-  out.push_back(1);                      // version
+  out.push_back(1);                       // version
   out.push_back(high_watermark ? 1 : 0);  // flags
   encoding::put_le<std::int64_t>(out, 42);
   encoding::put_le<std::int64_t>(out, micros);
@@ -91,10 +93,11 @@ TEST(OffsetCodec, AnUpdateTimeTheClockCannotHoldIsCorruptionNotOverflow) {
   EXPECT_STATE_ERROR(internal::decode_offset(sealed_value(min, std::nullopt), "k"), ErrorKind::Corruption,
                      "-9223372036854775808us");
   // The clock's own limits still read back.
-  const auto latest = std::chrono::duration_cast<std::chrono::microseconds>(
-      std::chrono::system_clock::duration::max());
+  const auto latest =
+      std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::system_clock::duration::max());
   const OffsetInfo decoded = internal::decode_offset(sealed_value(latest.count(), std::nullopt), "k");
-  EXPECT_EQ(std::chrono::duration_cast<std::chrono::microseconds>(decoded.last_updated.time_since_epoch()), latest);
+  EXPECT_EQ(std::chrono::duration_cast<std::chrono::microseconds>(decoded.last_updated.time_since_epoch()),
+            latest);
 }
 
 TEST(OffsetCodec, ANegativeHighWatermarkIsCorruptionAsTheStoresRefuseToWriteIt) {

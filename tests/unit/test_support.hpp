@@ -43,15 +43,18 @@ class FlakyOffsetStore : public kafka::InMemoryOffsetStore {
     }
     InMemoryOffsetStore::store_offsets(group, offsets);
   }
-  void store_offset(std::string_view group, const kafka::TopicPartition& tp, const kafka::OffsetInfo& info) override {
+  void store_offset(std::string_view group, const kafka::TopicPartition& tp,
+                    const kafka::OffsetInfo& info) override {
     const kafka::PartitionOffset entry{tp, info};
     store_offsets(group, std::span<const kafka::PartitionOffset>(&entry, 1));
   }
-  std::optional<kafka::OffsetInfo> get_offset(std::string_view group, const kafka::TopicPartition& tp) override {
+  std::optional<kafka::OffsetInfo> get_offset(std::string_view group,
+                                              const kafka::TopicPartition& tp) override {
     if (failing_reads_) throw std::runtime_error("read failed");
     return InMemoryOffsetStore::get_offset(group, tp);
   }
-  std::unordered_map<kafka::TopicPartition, kafka::OffsetInfo> get_all_offsets(std::string_view group) override {
+  std::unordered_map<kafka::TopicPartition, kafka::OffsetInfo> get_all_offsets(
+      std::string_view group) override {
     if (failing_reads_) throw std::runtime_error("read failed");
     return InMemoryOffsetStore::get_all_offsets(group);
   }
@@ -90,7 +93,8 @@ class FakeBroker : public kafka::BrokerMetadata {
     if (it == ranges_.end()) throw StateError(ErrorKind::NotFound, "unknown partition " + tp.to_key());
     return it->second;
   }
-  std::optional<std::int64_t> offset_for_timestamp(const kafka::TopicPartition& tp, std::int64_t epoch_ms) override {
+  std::optional<std::int64_t> offset_for_timestamp(const kafka::TopicPartition& tp,
+                                                   std::int64_t epoch_ms) override {
     std::lock_guard lock(mutex_);
     const auto& index = times_[tp.to_key()];
     const auto it = index.lower_bound(epoch_ms);
@@ -106,16 +110,16 @@ class FakeBroker : public kafka::BrokerMetadata {
 };
 
 // Asserts that `statement` throws StateError of `expected_kind` whose message contains `needle`.
-#define EXPECT_STATE_ERROR(statement, expected_kind, needle)                                       \
-  do {                                                                                           \
-    try {                                                                                        \
-      statement;                                                                                 \
-      ADD_FAILURE() << "expected StateError(" << ::processor::to_string(expected_kind) << ")";   \
-    } catch (const ::processor::StateError& error) {                                             \
-      EXPECT_EQ(error.kind(), expected_kind) << error.what();                                    \
-      EXPECT_NE(std::string(error.what()).find(needle), std::string::npos)                       \
-          << "message '" << error.what() << "' does not mention '" << needle << "'";             \
-    }                                                                                            \
+#define EXPECT_STATE_ERROR(statement, expected_kind, needle)                                   \
+  do {                                                                                         \
+    try {                                                                                      \
+      statement;                                                                               \
+      ADD_FAILURE() << "expected StateError(" << ::processor::to_string(expected_kind) << ")"; \
+    } catch (const ::processor::StateError& error) {                                           \
+      EXPECT_EQ(error.kind(), expected_kind) << error.what();                                  \
+      EXPECT_NE(std::string(error.what()).find(needle), std::string::npos)                     \
+          << "message '" << error.what() << "' does not mention '" << needle << "'";           \
+    }                                                                                          \
   } while (0)
 
 }  // namespace processor::testing

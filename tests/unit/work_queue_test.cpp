@@ -23,7 +23,8 @@ struct Numbered : QueuedWork {
 const int kGroupA = 0;
 const int kGroupB = 0;
 
-std::unique_ptr<QueuedWork> work(int number, std::uint64_t lane, const void* group = &kGroupA, std::size_t bytes = 10) {
+std::unique_ptr<QueuedWork> work(int number, std::uint64_t lane, const void* group = &kGroupA,
+                                 std::size_t bytes = 10) {
   auto item = std::make_unique<Numbered>(number);
   item->lane = lane;
   item->group = group;
@@ -35,7 +36,8 @@ int number_of(QueuedWork* item) { return item == nullptr ? -1 : static_cast<Numb
 
 void submit(WorkQueue& queue, std::vector<std::unique_ptr<QueuedWork>> items) { queue.submit(items); }
 
-std::vector<std::unique_ptr<QueuedWork>> items(std::initializer_list<std::pair<int, std::uint64_t>> numbered) {
+std::vector<std::unique_ptr<QueuedWork>> items(
+    std::initializer_list<std::pair<int, std::uint64_t>> numbered) {
   std::vector<std::unique_ptr<QueuedWork>> batch;
   for (const auto& [number, lane] : numbered) batch.push_back(work(number, lane));
   return batch;

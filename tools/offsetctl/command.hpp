@@ -5,7 +5,6 @@
 // target (tests/fuzz/fuzz_offsetctl_args.cpp) can parse any argv without side effects.
 
 #include <CLI/CLI.hpp>
-
 #include <functional>
 
 namespace processor::offsetctl {
@@ -19,13 +18,13 @@ struct Invocation {
   std::function<int()> run;
 };
 
-void add_groups_commands(CLI::App& app, Invocation& invocation);    // groups: the two below
+void add_groups_commands(CLI::App& app, Invocation& invocation);              // groups: the two below
 void add_groups_describe_commands(CLI::App& groups, Invocation& invocation);  // groups describe|list
 void add_groups_reset_commands(CLI::App& groups, Invocation& invocation);     // groups reset|delete-offsets
 void add_share_groups_commands(CLI::App& app, Invocation& invocation);        // share-groups list|describe
-void add_state_commands(CLI::App& app, Invocation& invocation);     // state --state-dir DIR ...
-void add_lag_commands(CLI::App& app, Invocation& invocation);       // lag [--watch] [--plot FILE.svg]
-void add_exporter_commands(CLI::App& app, Invocation& invocation);  // exporter --listen HOST:PORT
+void add_state_commands(CLI::App& app, Invocation& invocation);               // state --state-dir DIR ...
+void add_lag_commands(CLI::App& app, Invocation& invocation);        // lag [--watch] [--plot FILE.svg]
+void add_exporter_commands(CLI::App& app, Invocation& invocation);   // exporter --listen HOST:PORT
 void add_changelog_commands(CLI::App& app, Invocation& invocation);  // changelog --application A --store S
 
 // The whole application, as main() and the fuzz target build it.

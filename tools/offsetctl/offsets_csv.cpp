@@ -28,7 +28,8 @@ std::vector<std::string_view> split_fields(std::string_view row) {
   std::size_t start = 0;
   while (true) {
     const std::size_t comma = row.find(',', start);
-    fields.push_back(row.substr(start, comma == std::string_view::npos ? std::string_view::npos : comma - start));
+    fields.push_back(
+        row.substr(start, comma == std::string_view::npos ? std::string_view::npos : comma - start));
     if (comma == std::string_view::npos) return fields;
     start = comma + 1;
   }
@@ -54,7 +55,8 @@ std::vector<CsvOffset> parse_offsets_csv(std::string_view text) {
                         std::to_string(fields.size()) + " columns in '" + std::string(row) + "'");
     }
     if (columns != 0 && fields.size() != columns) {
-      bad_row(line, "has " + std::to_string(fields.size()) + " columns where earlier lines have " + std::to_string(columns));
+      bad_row(line, "has " + std::to_string(fields.size()) + " columns where earlier lines have " +
+                        std::to_string(columns));
     }
     columns = fields.size();
     const std::size_t first = columns - 3;
@@ -72,11 +74,13 @@ std::vector<CsvOffset> parse_offsets_csv(std::string_view text) {
     offset.partition = parse_non_negative<std::int32_t>(fields[first + 1], line, "partition");
     const std::string_view offset_field = fields[first + 2];
     std::int64_t negative = 0;
-    const auto [end, ec] = std::from_chars(offset_field.data(), offset_field.data() + offset_field.size(), negative);
+    const auto [end, ec] =
+        std::from_chars(offset_field.data(), offset_field.data() + offset_field.size(), negative);
     if (ec == std::errc() && end == offset_field.data() + offset_field.size() && negative < 0) {
       // Kafka's own message for this row (OffsetAndMetadata), then where it is.
-      throw StateError(ErrorKind::InvalidArgument, "Invalid negative offset (offsets CSV line " + std::to_string(line) +
-                                                       ": offset '" + std::string(offset_field) + "')");
+      throw StateError(ErrorKind::InvalidArgument, "Invalid negative offset (offsets CSV line " +
+                                                       std::to_string(line) + ": offset '" +
+                                                       std::string(offset_field) + "')");
     }
     offset.offset = parse_non_negative<std::int64_t>(offset_field, line, "offset");
     rows.push_back(std::move(offset));

@@ -28,13 +28,20 @@ constexpr std::optional<To> checked_duration_cast(std::chrono::duration<Rep, Per
 template <class Rep, class Period>
 std::string duration_text(std::chrono::duration<Rep, Period> d) {
   std::string count = std::to_string(d.count());
-  if constexpr (std::is_same_v<Period, std::nano>) return count + "ns";
-  else if constexpr (std::is_same_v<Period, std::micro>) return count + "us";
-  else if constexpr (std::is_same_v<Period, std::milli>) return count + "ms";
-  else if constexpr (std::is_same_v<Period, std::ratio<1>>) return count + "s";
-  else if constexpr (std::is_same_v<Period, std::ratio<60>>) return count + "min";
-  else if constexpr (std::is_same_v<Period, std::ratio<3600>>) return count + "h";
-  else return count + "x(" + std::to_string(Period::num) + "/" + std::to_string(Period::den) + ")s";
+  if constexpr (std::is_same_v<Period, std::nano>)
+    return count + "ns";
+  else if constexpr (std::is_same_v<Period, std::micro>)
+    return count + "us";
+  else if constexpr (std::is_same_v<Period, std::milli>)
+    return count + "ms";
+  else if constexpr (std::is_same_v<Period, std::ratio<1>>)
+    return count + "s";
+  else if constexpr (std::is_same_v<Period, std::ratio<60>>)
+    return count + "min";
+  else if constexpr (std::is_same_v<Period, std::ratio<3600>>)
+    return count + "h";
+  else
+    return count + "x(" + std::to_string(Period::num) + "/" + std::to_string(Period::den) + ")s";
 }
 
 }  // namespace processor::detail

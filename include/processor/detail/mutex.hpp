@@ -91,7 +91,9 @@ class PROCESSOR_SCOPED_CAPABILITY UniqueLock {
 // Holds a SharedMutex shared from construction to destruction, as std::shared_lock.
 class PROCESSOR_SCOPED_CAPABILITY SharedLock {
  public:
-  explicit SharedLock(SharedMutex& mutex) PROCESSOR_ACQUIRE_SHARED(mutex) : mutex_(mutex) { mutex_.lock_shared(); }
+  explicit SharedLock(SharedMutex& mutex) PROCESSOR_ACQUIRE_SHARED(mutex) : mutex_(mutex) {
+    mutex_.lock_shared();
+  }
   ~SharedLock() PROCESSOR_RELEASE() { mutex_.unlock_shared(); }
 
   SharedLock(const SharedLock&) = delete;
@@ -117,7 +119,8 @@ class CondVar {
 
   // Returns after a notification, a spurious wakeup or `deadline`.
   template <class Clock, class Duration>
-  void wait_until(Mutex& mutex, const std::chrono::time_point<Clock, Duration>& deadline) PROCESSOR_REQUIRES(mutex) {
+  void wait_until(Mutex& mutex, const std::chrono::time_point<Clock, Duration>& deadline)
+      PROCESSOR_REQUIRES(mutex) {
     std::unique_lock<std::mutex> lock(mutex.mutex_, std::adopt_lock);
     condition_.wait_until(lock, deadline);
     lock.release();  // still held: the caller's

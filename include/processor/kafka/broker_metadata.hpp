@@ -26,7 +26,8 @@ class BrokerMetadata {
   virtual LogRange log_range(const TopicPartition& tp) = 0;
 
   // The first offset whose record timestamp is >= epoch_ms; nullopt when no record is that new.
-  virtual std::optional<std::int64_t> offset_for_timestamp(const TopicPartition& tp, std::int64_t epoch_ms) = 0;
+  virtual std::optional<std::int64_t> offset_for_timestamp(const TopicPartition& tp,
+                                                           std::int64_t epoch_ms) = 0;
 };
 
 }  // namespace processor::kafka

@@ -19,8 +19,8 @@ namespace processor::kafka {
 // parts yourself and use the constructors. Every field has a default, so that designated
 // initializers may name only those they set (GCC's -Wmissing-field-initializers stays quiet).
 struct ConsumerSetup {
-  std::string bootstrap_servers{};  // required, e.g. "broker1:9092,broker2:9092"
-  std::string group{};              // required: the consumer group (group.id)
+  std::string bootstrap_servers{};    // required, e.g. "broker1:9092,broker2:9092"
+  std::string group{};                // required: the consumer group (group.id)
   std::vector<std::string> topics{};  // required: the topics to subscribe to
   // Default: every 5 s, as Kafka's own consumer commits.
   OffsetCommitStrategy strategy = OffsetCommitStrategy::periodic(std::chrono::seconds(5));

@@ -97,8 +97,8 @@ class GroupAdmin {
   // ListOffsets reads uncommitted records (the log end offset, as Kafka's tools) unless
   // `properties` sets isolation.level.
   // Throws StateError(InvalidArgument) naming a property that is missing or that librdkafka rejects.
-  static std::unique_ptr<GroupAdmin> create(KafkaProperties properties,
-                                            std::chrono::milliseconds request_timeout = std::chrono::seconds(30));
+  static std::unique_ptr<GroupAdmin> create(
+      KafkaProperties properties, std::chrono::milliseconds request_timeout = std::chrono::seconds(30));
   ~GroupAdmin();
   GroupAdmin(const GroupAdmin&) = delete;
   GroupAdmin& operator=(const GroupAdmin&) = delete;
@@ -118,11 +118,12 @@ class GroupAdmin {
   // Commits `offsets` for `group`, which must have no members: the coordinator refuses each
   // partition of a group with members (PartitionResult::error says why). Throws
   // StateError(InvalidArgument) naming a negative offset or a bad topic before sending anything.
-  std::vector<PartitionResult> alter_offsets(std::string_view group,
-                                             const std::vector<std::pair<TopicPartition, std::int64_t>>& offsets);
+  std::vector<PartitionResult> alter_offsets(
+      std::string_view group, const std::vector<std::pair<TopicPartition, std::int64_t>>& offsets);
   // Deletes the committed offsets of `partitions`; the coordinator refuses a partition that the
   // group's members are subscribed to.
-  std::vector<PartitionResult> delete_offsets(std::string_view group, const std::vector<TopicPartition>& partitions);
+  std::vector<PartitionResult> delete_offsets(std::string_view group,
+                                              const std::vector<TopicPartition>& partitions);
 
   // Internal: defined in src/, public so that the library's own code can name it.
   struct Impl;

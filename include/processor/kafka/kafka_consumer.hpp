@@ -47,29 +47,29 @@ struct OutOfRangePolicy {
 struct ConsumedRecord {
   std::string_view topic;
   std::int32_t partition = 0;
-  std::int64_t offset = 0;          // the record's own offset; its committed offset is offset + 1
-  std::int64_t timestamp_ms = -1;   // -1 when the record has none
+  std::int64_t offset = 0;         // the record's own offset; its committed offset is offset + 1
+  std::int64_t timestamp_ms = -1;  // -1 when the record has none
   std::string_view key;
   std::string_view value;
 };
 
 // Counters of a KafkaConsumer.
 struct ConsumerStats {
-  std::uint64_t records = 0;               // records handed to the handler
-  std::uint64_t assignments = 0;           // partitions assigned, summed over rebalances
-  std::uint64_t revocations = 0;           // partitions revoked (committed first)
-  std::uint64_t lost = 0;                  // partitions lost (dropped without a commit)
-  std::uint64_t failed_revoke_commits = 0; // revocations whose final commit failed (logged)
+  std::uint64_t records = 0;                   // records handed to the handler
+  std::uint64_t assignments = 0;               // partitions assigned, summed over rebalances
+  std::uint64_t revocations = 0;               // partitions revoked (committed first)
+  std::uint64_t lost = 0;                      // partitions lost (dropped without a commit)
+  std::uint64_t failed_revoke_commits = 0;     // revocations whose final commit failed (logged)
   std::uint64_t failed_automatic_commits = 0;  // strategy commits from the loop that failed
                                                // (logged; the offsets stay pending)
-  std::uint64_t out_of_range_resets = 0;   // positions moved by the OutOfRangePolicy
+  std::uint64_t out_of_range_resets = 0;       // positions moved by the OutOfRangePolicy
   // out_of_range_resets by cause, the four fields of OutOfRangePolicy (they sum to it):
   std::uint64_t no_offset_resets = 0;        // nothing committed or checkpointed
   std::uint64_t below_log_start_resets = 0;  // retention or truncation removed the position
   std::uint64_t above_log_end_resets = 0;    // the log was truncated below the position
   std::uint64_t truncated_resets = 0;        // ... and the position's leader epoch told where
-  std::uint64_t records_skipped = 0;       // records jumped over by those moves
-  std::uint64_t checkpoints = 0;           // take_checkpoint calls: requested, or before a revoke
+  std::uint64_t records_skipped = 0;         // records jumped over by those moves
+  std::uint64_t checkpoints = 0;             // take_checkpoint calls: requested, or before a revoke
 };
 
 // Options of a KafkaConsumer.

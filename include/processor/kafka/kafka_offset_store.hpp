@@ -71,7 +71,8 @@ class KafkaOffsetStore : public OffsetStore {
 
   // Sends the commit and returns at once; `done` gets the result. Not retried: a failed async
   // commit is superseded by the next one, as in the Java consumer.
-  void store_offsets_async(std::string_view group, std::span<const PartitionOffset> offsets, CommitCallback done);
+  void store_offsets_async(std::string_view group, std::span<const PartitionOffset> offsets,
+                           CommitCallback done);
 
   // The committed offsets of `partitions` (OffsetFetch), for those that have one.
   std::unordered_map<TopicPartition, OffsetInfo> committed(const std::vector<TopicPartition>& partitions);

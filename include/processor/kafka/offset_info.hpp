@@ -48,12 +48,12 @@ struct StoreCommits {
 
 // Counters of an OffsetManager's commits since construction.
 struct OffsetStats {
-  std::uint64_t total_commits = 0;            // non-empty commits attempted
+  std::uint64_t total_commits = 0;  // non-empty commits attempted
   std::uint64_t successful_commits = 0;
   std::uint64_t failed_commits = 0;
   std::uint64_t total_offsets_committed = 0;  // partitions written, summed over successful commits
   std::optional<std::chrono::system_clock::time_point> last_commit_time;  // last successful commit
-  std::uint64_t avg_commit_duration_ms = 0;   // mean duration of successful commits
+  std::uint64_t avg_commit_duration_ms = 0;  // mean duration of successful commits
 
   // Durations of the successful commits to the offset store (commit(), automatic commits and
   // checkpoint completions; not mark_committed(), which writes nothing), from the store call to

@@ -117,7 +117,8 @@ class OffsetManager {
                 std::shared_ptr<OffsetStore> store, OffsetCommitStrategy strategy);
   // Throws StateError(InvalidArgument) for an empty group or a null store.
   OffsetManager(std::string consumer_group, std::shared_ptr<state::StateBackend> backend,
-                std::shared_ptr<OffsetStore> store, OffsetCommitStrategy strategy, OffsetManagerOptions options);
+                std::shared_ptr<OffsetStore> store, OffsetCommitStrategy strategy,
+                OffsetManagerOptions options);
   ~OffsetManager();
 
   OffsetManager(const OffsetManager&) = delete;
@@ -251,12 +252,14 @@ class OffsetManager {
   // watermark is at or past `event_time` and every earlier tracked record's. Until then commits
   // stop below it and carry no acknowledgement metadata (held records are processed again after
   // a restart). Use one style per partition: gated tracking, or update_offset_with_event_time().
-  bool track(std::string_view topic, std::int32_t partition, std::int64_t record_offset, Watermark event_time);
+  bool track(std::string_view topic, std::int32_t partition, std::int64_t record_offset,
+             Watermark event_time);
 
   // track() that returns the record's AckTicket, or nullopt for back-pressure (as false above).
-  std::optional<AckTicket> track_record(std::string_view topic, std::int32_t partition, std::int64_t record_offset);
-  std::optional<AckTicket> track_record(std::string_view topic, std::int32_t partition, std::int64_t record_offset,
-                                        Watermark event_time);
+  std::optional<AckTicket> track_record(std::string_view topic, std::int32_t partition,
+                                        std::int64_t record_offset);
+  std::optional<AckTicket> track_record(std::string_view topic, std::int32_t partition,
+                                        std::int64_t record_offset, Watermark event_time);
 
   // The record at `record_offset` is done. Safe from any thread, in any order; no allocation.
   // Returns false, changing nothing, when the partition was revoked (forget_partitions(),
@@ -355,7 +358,8 @@ class OffsetManager {
   // strategies the manager's own commits run ahead of checkpoints, so only moves below the
   // checkpoint are detected). Moves are handled by options.restore_policy and reported in
   // last_restore_report(); Fail throws StateError(Kafka) naming them and changes nothing.
-  std::optional<CheckpointInfo> restore_from_checkpoint(std::optional<std::uint64_t> checkpoint_id = std::nullopt);
+  std::optional<CheckpointInfo> restore_from_checkpoint(
+      std::optional<std::uint64_t> checkpoint_id = std::nullopt);
 
   // The journal of the last restore_from_checkpoint() that found a checkpoint.
   std::optional<RestoreReport> last_restore_report() const;
@@ -391,8 +395,10 @@ class OffsetManager {
 };
 
 inline void PartitionHandle::update(std::int64_t offset) {
-  if (!slot_->try_advance(offset)) [[unlikely]] owner_->reject_offset(*slot_, offset);
-  if (trigger_->on_update(*slot_)) [[unlikely]] owner_->auto_commit();
+  if (!slot_->try_advance(offset)) [[unlikely]]
+    owner_->reject_offset(*slot_, offset);
+  if (trigger_->on_update(*slot_)) [[unlikely]]
+    owner_->auto_commit();
 }
 
 }  // namespace processor::kafka

@@ -61,7 +61,8 @@ class OffsetStore {
                                                             std::span<const PartitionOffset> offsets);
 
   // What for_each_offset() calls per offset; `topic` is valid during that call only.
-  using OffsetVisitor = std::function<void(std::string_view topic, std::int32_t partition, const OffsetInfo& info)>;
+  using OffsetVisitor =
+      std::function<void(std::string_view topic, std::int32_t partition, const OffsetInfo& info)>;
 
   // Calls visit(topic, partition, info) for every offset of `group`, in no promised order.
   // Stores that can stream their offsets override this so that large groups need no map; the

@@ -100,10 +100,10 @@ struct ParallelConsumerOptions {
 
 // Counters and gauges of a ParallelConsumer.
 struct ParallelConsumerStats {
-  ConsumerStats consumer;             // the underlying consumer's (records = records fetched)
-  std::uint64_t processed = 0;        // handler calls that returned (retries that succeeded too)
-  std::uint64_t failed_attempts = 0;  // handler calls that threw
-  std::uint64_t dead_lettered = 0;    // records handed to on_failure that it accepted
+  ConsumerStats consumer;                   // the underlying consumer's (records = records fetched)
+  std::uint64_t processed = 0;              // handler calls that returned (retries that succeeded too)
+  std::uint64_t failed_attempts = 0;        // handler calls that threw
+  std::uint64_t dead_lettered = 0;          // records handed to on_failure that it accepted
   std::uint64_t skipped_after_restart = 0;  // records a previous owner had acknowledged
   std::uint64_t abandoned_on_revoke = 0;    // records dropped by a revoke or loss, not committed
   std::uint64_t late_acks_ignored = 0;      // completions after their partition was revoked
@@ -153,8 +153,8 @@ class ParallelConsumer {
   // Throws StateError(InvalidArgument) naming the value for max_concurrency < 1 (or above
   // 100'000), a negative drain_timeout, max_attempts < 1, a negative or reversed backoff,
   // max_buffered_bytes 0, an empty handler, and for KafkaConsumer's own errors.
-  ParallelConsumer(std::shared_ptr<KafkaClient> client, OffsetManager& manager, ParallelConsumerOptions options,
-                   RecordHandler handler);
+  ParallelConsumer(std::shared_ptr<KafkaClient> client, OffsetManager& manager,
+                   ParallelConsumerOptions options, RecordHandler handler);
   // The one-call start (see ConsumerSetup): the client, offset store, broker metadata and
   // OffsetManager that `setup` describes, owned by the consumer; setup.topics replace
   // options.consumer.topics. Throws as KafkaConsumer::connect and the constructor.

@@ -123,8 +123,8 @@ class PartitionAcks {
   // Records that the record at `offset` was handed out for processing. Returns false, changing
   // nothing, when accepting it could exceed a limit: max_outstanding, max_window_offsets, or
   // (unless unbounded_metadata) metadata_budget_bytes for the metadata of any state reachable by
-  // acknowledging the tracked records. Then pause the partition and retry after acknowledgements; a tracker with nothing
-  // outstanding never refuses.
+  // acknowledging the tracked records. Then pause the partition and retry after acknowledgements;
+  // a tracker with nothing outstanding never refuses.
   // REQUIRES: offsets ascend; offsets skipped are gaps (not records).
   // Throws StateError(InvalidArgument) when `offset` is below the base, not above the last
   // tracked offset, above INT64_MAX - 1, or restored as acknowledged; or after revoke().

@@ -51,6 +51,7 @@ template <>
 struct std::hash<processor::kafka::TopicPartition> {
   std::size_t operator()(const processor::kafka::TopicPartition& tp) const noexcept {
     const std::size_t topic_hash = std::hash<std::string_view>{}(tp.topic);
-    return topic_hash ^ (static_cast<std::size_t>(static_cast<std::uint32_t>(tp.partition)) * 0x9E3779B97F4A7C15ULL);
+    return topic_hash ^
+           (static_cast<std::size_t>(static_cast<std::uint32_t>(tp.partition)) * 0x9E3779B97F4A7C15ULL);
   }
 };

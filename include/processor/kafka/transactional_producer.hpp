@@ -37,7 +37,8 @@ class TransactionalProducer {
   void begin();
 
   // Queues a record in the open transaction (partition -1: the partitioner picks by key).
-  void produce(std::string_view topic, std::string_view key, std::string_view value, std::int32_t partition = -1);
+  void produce(std::string_view topic, std::string_view key, std::string_view value,
+               std::int32_t partition = -1);
 
   // Sends `manager`'s committable offsets into the transaction as the consumer group of
   // `consumer` and commits it. On success those offsets become the manager's committed view;

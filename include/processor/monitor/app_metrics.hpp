@@ -14,11 +14,12 @@
 //   processor_restore_duration_seconds       histogram {source}   source: checkpoint
 //                                            (restore_from_checkpoint), changelog (a StreamProcessor's
 //                                            (store, partition) restorations)
-//   processor_records_processed_total        counter              records whose handler returned (KafkaConsumer,
-//                                                                 ParallelConsumer, StreamProcessor)
+//   processor_records_processed_total        counter              records whose handler returned
+//                                                                 (KafkaConsumer, ParallelConsumer,
+//                                                                 StreamProcessor)
 //   processor_offset_resets_total            counter {cause}      cause: no_offset, below_log_start,
-//                                                                 above_log_end, truncated (OutOfRangePolicy's
-//                                                                 fields)
+//                                                                 above_log_end, truncated
+//                                                                 (OutOfRangePolicy's fields)
 //   processor_records_skipped_total          counter              records jumped over by those resets
 //   processor_transactions_total             counter {result}     StreamProcessor: committed, aborted
 // A ParallelConsumer has the KafkaConsumer's families (of its consumer) and these:
@@ -70,9 +71,11 @@ using AppMetricsId = std::uint64_t;
 // thread.
 // Throws StateError(InvalidArgument) when the source is null, a label name is invalid, repeats,
 // or is one the families use themselves (store, result, source, cause, le).
-AppMetricsId add_offset_manager_metrics(MetricsRegistry& registry, std::shared_ptr<const kafka::OffsetManager> manager,
+AppMetricsId add_offset_manager_metrics(MetricsRegistry& registry,
+                                        std::shared_ptr<const kafka::OffsetManager> manager,
                                         MetricLabels labels = {});
-AppMetricsId add_kafka_consumer_metrics(MetricsRegistry& registry, std::shared_ptr<const kafka::KafkaConsumer> consumer,
+AppMetricsId add_kafka_consumer_metrics(MetricsRegistry& registry,
+                                        std::shared_ptr<const kafka::KafkaConsumer> consumer,
                                         MetricLabels labels = {});
 AppMetricsId add_parallel_consumer_metrics(MetricsRegistry& registry,
                                            std::shared_ptr<const kafka::ParallelConsumer> consumer,

@@ -4,7 +4,8 @@
 // dashboards and alerts work unchanged, plus Burrow's status and the monitor's own figures.
 //
 // Families (cluster_name is LagMetricsOptions::cluster_name in every one):
-//   kafka_consumergroup_group_offset        {cluster_name,group,topic,partition,member_host,consumer_id,client_id}
+//   kafka_consumergroup_group_offset        {cluster_name,group,topic,partition,member_host,consumer_id,
+//                                            client_id}
 //   kafka_consumergroup_group_lag           same labels
 //   kafka_consumergroup_group_lag_seconds   same labels + source (interpolated, extrapolated, lower_bound)
 //   kafka_consumergroup_group_max_lag         {cluster_name,group,is_simple_consumer}
@@ -12,7 +13,8 @@
 //   kafka_consumergroup_group_sum_lag         {cluster_name,group}
 //   kafka_consumergroup_group_topic_sum_lag   {cluster_name,group,topic}
 //   kafka_partition_latest_offset / kafka_partition_earliest_offset  {cluster_name,topic,partition}
-//   kafka_consumergroup_group_status      {cluster_name,group,status}  0 OK 1 WARN 2 STALL 3 STOP 4 REWIND 5 ERR
+//   kafka_consumergroup_group_status      {cluster_name,group,status}: 0 OK 1 WARN 2 STALL 3 STOP
+//                                         4 REWIND 5 ERR
 //   kafka_consumergroup_partition_status  {cluster_name,group,topic,partition,status}, same codes
 //   processor_lag_monitor_polls_total, _poll_errors_total, _partitions_evaluated_total (counters),
 //   _poll_duration_seconds, _evaluation_duration_seconds (the last poll), _partitions (in the
@@ -41,7 +43,8 @@ int status_code(Status status) noexcept;
 
 // Writes every family above for `snapshot`.
 // Throws StateError(InvalidArgument) when the writer already wrote one of these families.
-void write_lag_metrics(const LagSnapshot& snapshot, MetricWriter& writer, const LagMetricsOptions& options = {});
+void write_lag_metrics(const LagSnapshot& snapshot, MetricWriter& writer,
+                       const LagMetricsOptions& options = {});
 
 // A collector for MetricsRegistry::add_collector: at each scrape it asks `latest` for the newest
 // snapshot and writes it; when `latest` returns nullptr (no poll finished yet) it writes nothing.

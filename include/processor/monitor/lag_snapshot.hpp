@@ -69,7 +69,7 @@ struct GroupLag {
   // for a consumer-protocol group the target assignment. Never null. Shared, unchanged, between
   // the snapshots of the history while the group's membership does not change.
   std::shared_ptr<const std::vector<kafka::GroupMember>> member_list = no_members();
-  bool simple = false;  // a group that only commits offsets (no protocol type), e.g. an assign()er
+  bool simple = false;            // a group that only commits offsets (no protocol type), e.g. an assign()er
   Status status = Status::Error;  // the worst partition status (Ok for a group without partitions)
   std::vector<PartitionLag> partitions;  // ordered by topic, then partition
 
@@ -81,10 +81,10 @@ struct GroupLag {
 
 // The monitor's own figures, cumulative since it started (exported as _total/_seconds metrics).
 struct MonitorStats {
-  std::uint64_t polls = 0;        // polls of the cluster
-  std::uint64_t poll_errors = 0;  // polls (or a group's part of one) that failed
-  double last_poll_seconds = 0;        // how long the last poll of the cluster took
-  double last_evaluation_seconds = 0;  // how long evaluating its samples took
+  std::uint64_t polls = 0;                 // polls of the cluster
+  std::uint64_t poll_errors = 0;           // polls (or a group's part of one) that failed
+  double last_poll_seconds = 0;            // how long the last poll of the cluster took
+  double last_evaluation_seconds = 0;      // how long evaluating its samples took
   std::uint64_t partitions_evaluated = 0;  // partition-offsets evaluated
 };
 

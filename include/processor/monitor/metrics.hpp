@@ -53,8 +53,8 @@ class Histogram {
   void observe(double value);
 
   struct Snapshot {
-    std::vector<double> upper_bounds;        // without +Inf
-    std::vector<std::uint64_t> cumulative;   // per bound, then one more for +Inf (== count)
+    std::vector<double> upper_bounds;       // without +Inf
+    std::vector<std::uint64_t> cumulative;  // per bound, then one more for +Inf (== count)
     double sum = 0;
     std::uint64_t count = 0;
   };
@@ -125,7 +125,8 @@ class MetricsRegistry {
                          const std::vector<std::string>& label_names = {});
   GaugeFamily& gauge(const std::string& name, const std::string& help,
                      const std::vector<std::string>& label_names = {});
-  HistogramFamily& histogram(const std::string& name, const std::string& help, const std::vector<double>& upper_bounds,
+  HistogramFamily& histogram(const std::string& name, const std::string& help,
+                             const std::vector<double>& upper_bounds,
                              const std::vector<std::string>& label_names = {});
 
   // Adds a collector; returns the id that removes it. Throws StateError(InvalidArgument) when

@@ -47,7 +47,8 @@ using LagHistoryProvider = std::function<LagHistory()>;
 // or with the destructor. Scrapes run concurrently with anything done to the registry.
 class MetricsServer {
  public:
-  MetricsServer(MetricsRegistry& registry, MetricsServerOptions options = {}, LagHistoryProvider lag_history = {});
+  MetricsServer(MetricsRegistry& registry, MetricsServerOptions options = {},
+                LagHistoryProvider lag_history = {});
   ~MetricsServer();  // stops; never throws
   MetricsServer(const MetricsServer&) = delete;
   MetricsServer& operator=(const MetricsServer&) = delete;

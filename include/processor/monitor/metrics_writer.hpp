@@ -66,7 +66,8 @@ class MetricWriter {
   }
   // Nothing is written for nullopt: the series is absent.
   template <class T>
-  void sample(std::initializer_list<LabelPair> labels, const std::optional<T>& value, std::string_view suffix = {}) {
+  void sample(std::initializer_list<LabelPair> labels, const std::optional<T>& value,
+              std::string_view suffix = {}) {
     if (value) sample(labels, *value, suffix);
   }
 

@@ -14,12 +14,12 @@ namespace processor::state {
 
 // Counters of a MemoryStateBackend's traffic since construction (or reset_stats()).
 struct AccessStats {
-  std::uint64_t reads = 0;     // get() and contains() calls
-  std::uint64_t hits = 0;      // reads that found a live value
-  std::uint64_t misses = 0;    // reads that found nothing (or an expired value)
-  std::uint64_t writes = 0;    // keys put, also through write()
-  std::uint64_t removes = 0;   // keys removed, also through write()
-  std::uint64_t expired = 0;   // entries dropped because their TTL ran out
+  std::uint64_t reads = 0;    // get() and contains() calls
+  std::uint64_t hits = 0;     // reads that found a live value
+  std::uint64_t misses = 0;   // reads that found nothing (or an expired value)
+  std::uint64_t writes = 0;   // keys put, also through write()
+  std::uint64_t removes = 0;  // keys removed, also through write()
+  std::uint64_t expired = 0;  // entries dropped because their TTL ran out
 };
 
 // MemoryStateBackend keeps state in process memory: fast, lost with the process. Use it for

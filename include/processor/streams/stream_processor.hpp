@@ -57,24 +57,24 @@ struct RestoreProgress {
   std::uint64_t bytes = 0;        // their keys and values
   std::chrono::milliseconds elapsed{0};
   double records_per_second = 0;
-  bool done = false;              // the last report of this restoration
+  bool done = false;  // the last report of this restoration
 };
 
 // Counters of a StreamProcessor.
 struct StreamProcessorStats {
-  std::uint64_t records = 0;                 // records processed (including those of aborted transactions)
-  std::uint64_t commits = 0;                 // transactions (or at-least-once commits) completed
-  std::uint64_t aborts = 0;                  // transactions aborted; their records are processed again
-  std::uint64_t producers_replaced = 0;      // producers that failed for good (e.g. a sequence out of step
-                                             // with the broker) replaced under the same transactional.id
-  std::uint64_t changelog_records = 0;       // changelog records written by completed commits
-  std::uint64_t restored_records = 0;        // changelog records applied by restorations
-  std::uint64_t restorations = 0;            // (store, partition) restorations completed
-  std::uint64_t local_state_reused = 0;      // (store, partition) whose local state matched the changelog
-  std::uint64_t local_state_wiped = 0;       // (store, partition) whose local state could not be used
-  std::uint64_t assignments = 0;             // partitions assigned, summed over rebalances
-  std::uint64_t revocations = 0;             // partitions revoked
-  std::uint64_t lost = 0;                    // partitions lost
+  std::uint64_t records = 0;             // records processed (including those of aborted transactions)
+  std::uint64_t commits = 0;             // transactions (or at-least-once commits) completed
+  std::uint64_t aborts = 0;              // transactions aborted; their records are processed again
+  std::uint64_t producers_replaced = 0;  // producers that failed for good (e.g. a sequence out of step
+                                         // with the broker) replaced under the same transactional.id
+  std::uint64_t changelog_records = 0;   // changelog records written by completed commits
+  std::uint64_t restored_records = 0;    // changelog records applied by restorations
+  std::uint64_t restorations = 0;        // (store, partition) restorations completed
+  std::uint64_t local_state_reused = 0;  // (store, partition) whose local state matched the changelog
+  std::uint64_t local_state_wiped = 0;   // (store, partition) whose local state could not be used
+  std::uint64_t assignments = 0;         // partitions assigned, summed over rebalances
+  std::uint64_t revocations = 0;         // partitions revoked
+  std::uint64_t lost = 0;                // partitions lost
   // How long each completed (store, partition) restoration took, from its start to its last
   // report (RestoreProgress::elapsed with done set, so at millisecond resolution); its count is
   // restorations.

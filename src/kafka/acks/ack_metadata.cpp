@@ -21,10 +21,14 @@ class MetadataReader {
   std::uint64_t varint(const char* what) {
     std::uint64_t value = 0;
     switch (encoding::get_varint(bytes_, &pos_, &value)) {
-      case encoding::VarintStatus::Ok: return value;
-      case encoding::VarintStatus::Truncated: corrupt(std::string("truncated before the ") + what);
-      case encoding::VarintStatus::Overflow: corrupt(std::string("the ") + what + " overflows 64 bits");
-      case encoding::VarintStatus::OverLong: corrupt(std::string("the ") + what + " is an over-long varint");
+      case encoding::VarintStatus::Ok:
+        return value;
+      case encoding::VarintStatus::Truncated:
+        corrupt(std::string("truncated before the ") + what);
+      case encoding::VarintStatus::Overflow:
+        corrupt(std::string("the ") + what + " overflows 64 bits");
+      case encoding::VarintStatus::OverLong:
+        corrupt(std::string("the ") + what + " is an over-long varint");
     }
     corrupt(std::string("the ") + what + " is unreadable");
   }
@@ -112,8 +116,9 @@ std::string encode_ack_metadata_binary(const AckedSet& set) {
                    encoding::varint_size(static_cast<std::uint64_t>(range.last - range.first) + 1);
     pos = range.last + 1;
   }
-  const auto bit_count =
-      set.acked.empty() ? std::uint64_t{0} : static_cast<std::uint64_t>(set.acked.back().last - set.committable) + 1;
+  const auto bit_count = set.acked.empty()
+                             ? std::uint64_t{0}
+                             : static_cast<std::uint64_t>(set.acked.back().last - set.committable) + 1;
   const std::size_t bitset = encoding::varint_size(bit_count) + static_cast<std::size_t>((bit_count + 7) / 8);
   const bool use_bitset = bitset < run_lengths;
 
@@ -127,7 +132,8 @@ std::string encode_ack_metadata_binary(const AckedSet& set) {
     for (const auto& range : set.acked) {
       for (std::int64_t offset = range.first; offset <= range.last; ++offset) {
         const auto bit = static_cast<std::uint64_t>(offset - set.committable);
-        out[first_byte + bit / 8] = static_cast<char>(static_cast<unsigned char>(out[first_byte + bit / 8]) | (1u << (bit % 8)));
+        out[first_byte + bit / 8] =
+            static_cast<char>(static_cast<unsigned char>(out[first_byte + bit / 8]) | (1u << (bit % 8)));
       }
     }
   } else {
@@ -141,6 +147,8 @@ std::string encode_ack_metadata_binary(const AckedSet& set) {
   return out;
 }
 
-std::string encode_ack_metadata(const AckedSet& set) { return encoding::base64_encode(encode_ack_metadata_binary(set)); }
+std::string encode_ack_metadata(const AckedSet& set) {
+  return encoding::base64_encode(encode_ack_metadata_binary(set));
+}
 
 }  // namespace processor::kafka::internal

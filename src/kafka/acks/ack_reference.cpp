@@ -42,7 +42,8 @@ std::optional<AckReference> parse_ack_reference(std::string_view metadata) noexc
   AckReference reference;
   const auto [length_end, length_error] =
       std::from_chars(length_text.data(), length_text.data() + length_text.size(), reference.length);
-  if (length_error != std::errc() || length_end != length_text.data() + length_text.size()) return std::nullopt;
+  if (length_error != std::errc() || length_end != length_text.data() + length_text.size())
+    return std::nullopt;
   std::from_chars(crc_text.data(), crc_text.data() + crc_text.size(), reference.crc32c, 16);
   return reference;
 }
@@ -54,7 +55,8 @@ bool matches_ack_reference(const AckReference& reference, std::string_view spill
 std::string ack_spill_key(std::string_view prefix, std::string_view group, const TopicPartition& tp) {
   std::string key;
   key.reserve(prefix.size() + group.size() + tp.topic.size() + 13);
-  key.append(prefix).append(group).append(":").append(tp.topic).append(":").append(std::to_string(tp.partition));
+  key.append(prefix).append(group).append(":").append(tp.topic).append(":").append(
+      std::to_string(tp.partition));
   return key;
 }
 

@@ -278,11 +278,13 @@ struct PartitionAcks::State {
     const auto bit_count = static_cast<std::uint64_t>(highest_acked - committable + 1);
     const std::size_t bitset = varint_size(bit_count) + static_cast<std::size_t>((bit_count + 7) / 8);
     const bool use_bitset = bitset < run_lengths;
-    const std::size_t size = internal::ack_metadata_header_size(committable) + (use_bitset ? bitset : run_lengths);
+    const std::size_t size =
+        internal::ack_metadata_header_size(committable) + (use_bitset ? bitset : run_lengths);
     if (out == nullptr) return size;
 
     out->reserve(size);
-    internal::put_ack_metadata_header(*out, committable, use_bitset ? internal::kAckBitset : internal::kAckRunLengths);
+    internal::put_ack_metadata_header(*out, committable,
+                                      use_bitset ? internal::kAckBitset : internal::kAckRunLengths);
     if (use_bitset) {
       put_varint(*out, bit_count);
       for (std::uint64_t bit = 0; bit < bit_count; bit += 8) {
@@ -404,7 +406,7 @@ bool PartitionAcks::try_track(std::int64_t offset) {
   std::uint64_t runs_bound = s.acked_runs_bound;
   if (!s.options.unbounded_metadata &&
       State::worst_metadata_size(new_committable, new_end, runs_bound + reservation) >
-      s.options.metadata_budget_bytes) {
+          s.options.metadata_budget_bytes) {
     if (s.refused_offset == offset) return false;
     // The bound only grows between exact counts; count the runs now and check once more.
     const std::uint64_t others = s.outstanding > 0 ? s.outstanding - 1 : 0;
@@ -488,11 +490,13 @@ PartitionAcks::Snapshot PartitionAcks::snapshot() const {
   {
     MutexLock lock(state_->mutex);
     snapshot.committable = state_->committable;
-    snapshot.acked_above = state_->find_acked(state_->committable, state_->end_offset(), true) <= state_->end_offset();
+    snapshot.acked_above =
+        state_->find_acked(state_->committable, state_->end_offset(), true) <= state_->end_offset();
     state_->encode_binary(&binary);
   }
   snapshot.metadata = base64_encode(binary);
-  assert(state_->options.unbounded_metadata || snapshot.metadata.size() <= state_->options.metadata_budget_bytes);
+  assert(state_->options.unbounded_metadata ||
+         snapshot.metadata.size() <= state_->options.metadata_budget_bytes);
   return snapshot;
 }
 
@@ -524,6 +528,8 @@ bool PartitionAcks::revoked() const {
 
 const PartitionAcksOptions& PartitionAcks::options() const noexcept { return state_->options; }
 
-AckedSet PartitionAcks::decode_metadata(std::string_view metadata) { return internal::decode_ack_metadata(metadata); }
+AckedSet PartitionAcks::decode_metadata(std::string_view metadata) {
+  return internal::decode_ack_metadata(metadata);
+}
 
 }  // namespace processor::kafka

@@ -24,7 +24,8 @@ std::string or_empty(const char* text) { return text != nullptr ? text : ""; }
 GroupMember member_of(const rd_kafka_MemberDescription_t* member) {
   GroupMember out;
   out.member_id = or_empty(rd_kafka_MemberDescription_consumer_id(member));
-  if (const char* instance = rd_kafka_MemberDescription_group_instance_id(member); instance != nullptr && *instance) {
+  if (const char* instance = rd_kafka_MemberDescription_group_instance_id(member);
+      instance != nullptr && *instance) {
     out.group_instance_id = instance;
   }
   out.client_id = or_empty(rd_kafka_MemberDescription_client_id(member));
@@ -62,7 +63,8 @@ GroupDescription description_of(const rd_kafka_ConsumerGroupDescription_t* group
 
 }  // namespace
 
-std::unique_ptr<GroupAdmin> GroupAdmin::create(KafkaProperties properties, std::chrono::milliseconds timeout) {
+std::unique_ptr<GroupAdmin> GroupAdmin::create(KafkaProperties properties,
+                                               std::chrono::milliseconds timeout) {
   internal::require_properties(properties, {"bootstrap.servers"}, "GroupAdmin");
   if (properties.count("group.id") != 0) {
     throw StateError(ErrorKind::InvalidArgument, "GroupAdmin takes no 'group.id': it joins no group");
@@ -70,7 +72,8 @@ std::unique_ptr<GroupAdmin> GroupAdmin::create(KafkaProperties properties, std::
   // Kafka's AdminClient lists offsets read_uncommitted: the log end offset, not the last stable one.
   properties.emplace("isolation.level", "read_uncommitted");
   auto impl = std::make_unique<Impl>();
-  impl->rk = internal::create_client(RD_KAFKA_CONSUMER, properties, internal::ClientCallbacks{}, "the admin client");
+  impl->rk =
+      internal::create_client(RD_KAFKA_CONSUMER, properties, internal::ClientCallbacks{}, "the admin client");
   impl->timeout = timeout;
   return std::unique_ptr<GroupAdmin>(new GroupAdmin(std::move(impl)));
 }
@@ -97,7 +100,8 @@ std::vector<GroupListing> GroupAdmin::list_groups() {
     // One error per broker that did not answer: the listing would be partial.
     if (error_count > 0) return internal::kafka_error(errors[0], what);
     std::size_t count = 0;
-    const rd_kafka_ConsumerGroupListing_t** listings = rd_kafka_ListConsumerGroups_result_valid(result, &count);
+    const rd_kafka_ConsumerGroupListing_t** listings =
+        rd_kafka_ListConsumerGroups_result_valid(result, &count);
     for (std::size_t i = 0; i < count; ++i) {
       out.push_back(GroupListing{or_empty(rd_kafka_ConsumerGroupListing_group_id(listings[i])),
                                  rd_kafka_ConsumerGroupListing_is_simple_consumer_group(listings[i]) != 0,
@@ -131,7 +135,8 @@ std::vector<GroupDescription> GroupAdmin::describe_groups(const std::vector<std:
     if (error != RD_KAFKA_RESP_ERR_NO_ERROR) return internal::failure_of(error, what);
     const auto* result = rd_kafka_event_DescribeConsumerGroups_result(event.get());
     std::size_t count = 0;
-    const rd_kafka_ConsumerGroupDescription_t** described = rd_kafka_DescribeConsumerGroups_result_groups(result, &count);
+    const rd_kafka_ConsumerGroupDescription_t** described =
+        rd_kafka_DescribeConsumerGroups_result_groups(result, &count);
     for (std::size_t i = 0; i < count; ++i) {
       if (const rd_kafka_error_t* group_error = rd_kafka_ConsumerGroupDescription_error(described[i])) {
         const rd_kafka_resp_err_t code = rd_kafka_error_code(group_error);
@@ -142,9 +147,9 @@ std::vector<GroupDescription> GroupAdmin::describe_groups(const std::vector<std:
           out.push_back(std::move(dead));
           continue;
         }
-        return internal::kafka_error(group_error, what + " ('" +
-                                                      or_empty(rd_kafka_ConsumerGroupDescription_group_id(described[i])) +
-                                                      "')");
+        return internal::kafka_error(
+            group_error,
+            what + " ('" + or_empty(rd_kafka_ConsumerGroupDescription_group_id(described[i])) + "')");
       }
       out.push_back(description_of(described[i]));
     }
@@ -152,8 +157,10 @@ std::vector<GroupDescription> GroupAdmin::describe_groups(const std::vector<std:
     std::vector<GroupDescription> ordered;
     ordered.reserve(groups.size());
     for (const auto& group : groups) {
-      const auto it = std::find_if(out.begin(), out.end(), [&](const GroupDescription& d) { return d.group == group; });
-      if (it == out.end()) return StateError(ErrorKind::Kafka, what + ": no answer for group '" + group + "'");
+      const auto it =
+          std::find_if(out.begin(), out.end(), [&](const GroupDescription& d) { return d.group == group; });
+      if (it == out.end())
+        return StateError(ErrorKind::Kafka, what + ": no answer for group '" + group + "'");
       ordered.push_back(*it);
     }
     out = std::move(ordered);

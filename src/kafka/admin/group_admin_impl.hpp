@@ -25,8 +25,9 @@ struct GroupAdmin::Impl {
   // for at most `timeout`.
   template <class Attempt>
   void with_retries(Attempt&& attempt) const {
-    internal::with_retries(internal::RetryPolicy{timeout, std::chrono::milliseconds(100), std::chrono::seconds(1)},
-                           std::forward<Attempt>(attempt));
+    internal::with_retries(
+        internal::RetryPolicy{timeout, std::chrono::milliseconds(100), std::chrono::seconds(1)},
+        std::forward<Attempt>(attempt));
   }
 };
 

@@ -20,7 +20,8 @@ bool by_topic_then_partition(const TopicPartition& a, const TopicPartition& b) {
 }
 
 void require_group(std::string_view group, const char* call) {
-  if (group.empty()) throw StateError(ErrorKind::InvalidArgument, std::string(call) + ": an empty group name");
+  if (group.empty())
+    throw StateError(ErrorKind::InvalidArgument, std::string(call) + ": an empty group name");
 }
 
 // Kafka's internal topics, which `kafka-topics --list` and the consumer-group tools skip.
@@ -29,16 +30,18 @@ bool is_internal_topic(std::string_view topic) {
 }
 
 // The per-partition outcome of an OffsetCommit or OffsetDelete; throws a group-level error.
-std::vector<PartitionResult> partition_results(const rd_kafka_group_result_t* const* groups, std::size_t count,
-                                               const std::string& what) {
+std::vector<PartitionResult> partition_results(const rd_kafka_group_result_t* const* groups,
+                                               std::size_t count, const std::string& what) {
   std::vector<PartitionResult> out;
   for (std::size_t g = 0; g < count; ++g) {
-    if (const rd_kafka_error_t* error = rd_kafka_group_result_error(groups[g])) throw internal::kafka_error(error, what);
+    if (const rd_kafka_error_t* error = rd_kafka_group_result_error(groups[g]))
+      throw internal::kafka_error(error, what);
     const rd_kafka_topic_partition_list_t* list = rd_kafka_group_result_partitions(groups[g]);
     for (int i = 0; list != nullptr && i < list->cnt; ++i) {
       const rd_kafka_topic_partition_t& entry = list->elems[i];
-      out.push_back(PartitionResult{TopicPartition(entry.topic, entry.partition),
-                                    entry.err == RD_KAFKA_RESP_ERR_NO_ERROR ? "" : rd_kafka_err2str(entry.err)});
+      out.push_back(
+          PartitionResult{TopicPartition(entry.topic, entry.partition),
+                          entry.err == RD_KAFKA_RESP_ERR_NO_ERROR ? "" : rd_kafka_err2str(entry.err)});
     }
   }
   return out;
@@ -66,8 +69,9 @@ std::vector<CommittedOffset> GroupAdmin::committed_offsets(std::string_view grou
     if (error != RD_KAFKA_RESP_ERR_NO_ERROR) return internal::failure_of(error, what, partition);
     return std::nullopt;
   });
-  std::sort(out.begin(), out.end(),
-            [](const CommittedOffset& a, const CommittedOffset& b) { return by_topic_then_partition(a.tp, b.tp); });
+  std::sort(out.begin(), out.end(), [](const CommittedOffset& a, const CommittedOffset& b) {
+    return by_topic_then_partition(a.tp, b.tp);
+  });
   return out;
 }
 
@@ -80,7 +84,8 @@ std::vector<std::string> GroupAdmin::topics() {
   std::vector<std::string> out;
   for (int i = 0; i < metadata->topic_cnt; ++i) {
     const rd_kafka_metadata_topic_t& topic = metadata->topics[i];
-    if (topic.err == RD_KAFKA_RESP_ERR_NO_ERROR && !is_internal_topic(topic.topic)) out.emplace_back(topic.topic);
+    if (topic.err == RD_KAFKA_RESP_ERR_NO_ERROR && !is_internal_topic(topic.topic))
+      out.emplace_back(topic.topic);
   }
   std::sort(out.begin(), out.end());
   return out;
@@ -95,7 +100,8 @@ std::vector<TopicPartition> GroupAdmin::partitions_of(const std::vector<std::str
   // could create them on a broker with auto.create.topics.enable.
   const rd_kafka_resp_err_t error =
       rd_kafka_metadata(impl_->rk.get(), 1, nullptr, &raw, internal::to_timeout_ms(impl_->timeout));
-  if (error != RD_KAFKA_RESP_ERR_NO_ERROR) throw internal::kafka_error(error, "reading the partitions of topics");
+  if (error != RD_KAFKA_RESP_ERR_NO_ERROR)
+    throw internal::kafka_error(error, "reading the partitions of topics");
   RdPtr<const rd_kafka_metadata_t> metadata(raw);
   const std::set<std::string> wanted(topics.begin(), topics.end());
   std::set<std::string> found;
@@ -106,13 +112,15 @@ std::vector<TopicPartition> GroupAdmin::partitions_of(const std::vector<std::str
     for (int p = 0; p < topic.partition_cnt; ++p) out.emplace_back(topic.topic, topic.partitions[p].id);
   }
   for (const auto& topic : wanted) {
-    if (found.count(topic) == 0) throw StateError(ErrorKind::NotFound, "topic '" + topic + "' does not exist");
+    if (found.count(topic) == 0)
+      throw StateError(ErrorKind::NotFound, "topic '" + topic + "' does not exist");
   }
   std::sort(out.begin(), out.end(), by_topic_then_partition);
   return out;
 }
 
-std::vector<ListedOffset> GroupAdmin::list_offsets(const std::vector<TopicPartition>& partitions, OffsetSpec spec) {
+std::vector<ListedOffset> GroupAdmin::list_offsets(const std::vector<TopicPartition>& partitions,
+                                                   OffsetSpec spec) {
   for (const auto& tp : partitions) validate_topic_partition(tp);
   std::vector<ListedOffset> out;
   if (partitions.empty()) return out;
@@ -122,7 +130,8 @@ std::vector<ListedOffset> GroupAdmin::list_offsets(const std::vector<TopicPartit
                                  : spec.kind == OffsetSpec::Kind::Latest ? -1
                                                                          : spec.timestamp_ms;
   if (spec.kind == OffsetSpec::Kind::Timestamp && timestamp < 0) {
-    throw StateError(ErrorKind::InvalidArgument, "list_offsets: a negative timestamp " + std::to_string(timestamp));
+    throw StateError(ErrorKind::InvalidArgument,
+                     "list_offsets: a negative timestamp " + std::to_string(timestamp));
   }
   const std::string what = "listing offsets";
   impl_->with_retries([&]() -> std::optional<StateError> {
@@ -135,7 +144,8 @@ std::vector<ListedOffset> GroupAdmin::list_offsets(const std::vector<TopicPartit
     const rd_kafka_resp_err_t first = internal::first_error(error, list.get(), &failed);
     if (first == RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART || first == RD_KAFKA_RESP_ERR__UNKNOWN_TOPIC ||
         first == RD_KAFKA_RESP_ERR__UNKNOWN_PARTITION) {
-      return StateError(ErrorKind::NotFound, what + ": partition " + (failed.empty() ? "?" : failed) + " does not exist");
+      return StateError(ErrorKind::NotFound,
+                        what + ": partition " + (failed.empty() ? "?" : failed) + " does not exist");
     }
     if (first != RD_KAFKA_RESP_ERR_NO_ERROR) return internal::failure_of(first, what, failed);
     // librdkafka answers per partition in the list's order, which is the order given.
@@ -156,8 +166,8 @@ std::vector<PartitionResult> GroupAdmin::alter_offsets(
   for (const auto& [tp, offset] : offsets) {
     validate_topic_partition(tp);
     if (offset < 0) {
-      throw StateError(ErrorKind::InvalidArgument, "alter_offsets: a negative offset " + std::to_string(offset) +
-                                                       " for " + tp.to_key());
+      throw StateError(ErrorKind::InvalidArgument,
+                       "alter_offsets: a negative offset " + std::to_string(offset) + " for " + tp.to_key());
     }
   }
   if (offsets.empty()) return {};
@@ -171,7 +181,8 @@ std::vector<PartitionResult> GroupAdmin::alter_offsets(
   const rd_kafka_resp_err_t error = internal::admin_request(
       impl_->rk.get(), RD_KAFKA_ADMIN_OP_ALTERCONSUMERGROUPOFFSETS, impl_->timeout,
       [&](rd_kafka_AdminOptions_t* options, rd_kafka_queue_t* queue) {
-        RdPtr<rd_kafka_AlterConsumerGroupOffsets_t> request(rd_kafka_AlterConsumerGroupOffsets_new(name.c_str(), list.get()));
+        RdPtr<rd_kafka_AlterConsumerGroupOffsets_t> request(
+            rd_kafka_AlterConsumerGroupOffsets_new(name.c_str(), list.get()));
         rd_kafka_AlterConsumerGroupOffsets_t* requests[] = {request.get()};
         rd_kafka_AlterConsumerGroupOffsets(impl_->rk.get(), requests, 1, options, queue);
       },

@@ -20,7 +20,8 @@ std::optional<std::uint64_t> parse_id(std::string_view key, const std::string& p
   const std::string_view rest = key.substr(prefix.size());
   std::uint64_t id = 0;
   const auto [end, error] = std::from_chars(rest.data(), rest.data() + rest.size(), id);
-  if (rest.size() != kIdDigits || error != std::errc() || end != rest.data() + rest.size()) return std::nullopt;
+  if (rest.size() != kIdDigits || error != std::errc() || end != rest.data() + rest.size())
+    return std::nullopt;
   return id;
 }
 
@@ -47,9 +48,10 @@ void check_checkpoint_topic(std::string_view topic, std::string_view key) {
 // The record is sized first and written in place: one allocation for 100k partitions.
 std::string encode_checkpoint(const CheckpointInfo& checkpoint) {
   // Version 2 only when some partition has acknowledgements: see the header.
-  const bool with_acks = std::any_of(checkpoint.acked.begin(), checkpoint.acked.end(), [&](const auto& entry) {
-    return !entry.second.acked.empty() && checkpoint.offsets.contains(entry.first);
-  });
+  const bool with_acks =
+      std::any_of(checkpoint.acked.begin(), checkpoint.acked.end(), [&](const auto& entry) {
+        return !entry.second.acked.empty() && checkpoint.offsets.contains(entry.first);
+      });
   std::unordered_map<TopicPartition, std::string> acked;
   std::size_t size = 1 + 8 + 8 + 4 + 4;
   for (const auto& [tp, offset] : checkpoint.offsets) {
@@ -64,7 +66,8 @@ std::string encode_checkpoint(const CheckpointInfo& checkpoint) {
   }
   std::string out(size, '\0');
   char* field = out.data();
-  field = encoding::store_le<std::uint8_t>(field, with_acks ? kCheckpointVersionWithAcks : kCheckpointVersion);
+  field =
+      encoding::store_le<std::uint8_t>(field, with_acks ? kCheckpointVersionWithAcks : kCheckpointVersion);
   field = encoding::store_le<std::uint64_t>(field, checkpoint.id);
   field = encoding::store_le<std::int64_t>(field, encoding::to_epoch_micros(checkpoint.created_at));
   field = encoding::store_le<std::uint32_t>(field, static_cast<std::uint32_t>(checkpoint.offsets.size()));
@@ -76,7 +79,8 @@ std::string encode_checkpoint(const CheckpointInfo& checkpoint) {
     field = encoding::store_le<std::int64_t>(field, offset);
     if (!with_acks) continue;
     const auto metadata = acked.find(tp);
-    const std::string_view bytes = metadata == acked.end() ? std::string_view() : std::string_view(metadata->second);
+    const std::string_view bytes =
+        metadata == acked.end() ? std::string_view() : std::string_view(metadata->second);
     field = encoding::store_le<std::uint32_t>(field, static_cast<std::uint32_t>(bytes.size()));
     if (!bytes.empty()) std::memcpy(field, bytes.data(), bytes.size());
     field += bytes.size();
@@ -90,12 +94,14 @@ CheckpointInfo decode_checkpoint(std::string_view bytes, const std::string& key)
   // The count is only a hint until the checksum has passed; bound the reservation by what the
   // record can hold (14 bytes per partition at least).
   if (bytes.size() >= 25) {
-    checkpoint.offsets.reserve(std::min<std::size_t>(encoding::load_le<std::uint32_t>(bytes.data() + 17), bytes.size() / 14));
+    checkpoint.offsets.reserve(
+        std::min<std::size_t>(encoding::load_le<std::uint32_t>(bytes.data() + 17), bytes.size() / 14));
   }
-  const CheckpointHeader header =
-      read_checkpoint(bytes, key, [&](std::string_view topic, std::int32_t partition, std::int64_t offset,
-                                      std::string_view acked) {
-        const auto [entry, added] = checkpoint.offsets.emplace(TopicPartition(std::string(topic), partition), offset);
+  const CheckpointHeader header = read_checkpoint(
+      bytes, key,
+      [&](std::string_view topic, std::int32_t partition, std::int64_t offset, std::string_view acked) {
+        const auto [entry, added] =
+            checkpoint.offsets.emplace(TopicPartition(std::string(topic), partition), offset);
         if (!added) {
           corrupt_checkpoint(key, "partition " + entry->first.to_key() + " is listed twice (offsets " +
                                       std::to_string(entry->second) + " and " + std::to_string(offset) + ")");
@@ -111,7 +117,8 @@ CheckpointInfo decode_checkpoint(std::string_view bytes, const std::string& key)
           corrupt_checkpoint(key, "partition " + entry->first.to_key() + " is at " + std::to_string(offset) +
                                       ", its acknowledgements at " + std::to_string(set.committable));
         }
-        if (set.acked.empty()) corrupt_checkpoint(key, "partition " + entry->first.to_key() + " has an empty acknowledged set");
+        if (set.acked.empty())
+          corrupt_checkpoint(key, "partition " + entry->first.to_key() + " has an empty acknowledged set");
         checkpoint.acked.emplace(entry->first, std::move(set));
       });
   checkpoint.id = header.id;
@@ -141,7 +148,8 @@ std::vector<StoredCheckpoint> load_checkpoints(state::StateBackend& backend, con
   std::vector<StoredCheckpoint> checkpoints;
   call_backend("reading checkpoints", [&] {
     backend.for_each(prefix, [&](std::string_view key, std::string_view record) {
-      if (const auto id = parse_id(key, prefix)) checkpoints.push_back({*id, std::string(key), std::string(record)});
+      if (const auto id = parse_id(key, prefix))
+        checkpoints.push_back({*id, std::string(key), std::string(record)});
     });
   });
   return checkpoints;

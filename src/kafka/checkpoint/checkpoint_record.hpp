@@ -54,7 +54,8 @@ template <class Visit>
 CheckpointHeader read_checkpoint(std::string_view bytes, const std::string& key, Visit&& visit) {
   if (bytes.size() < 4) corrupt_checkpoint(key, "record is too short");
   const std::string_view body = bytes.substr(0, bytes.size() - 4);
-  if (encoding::load_le<std::uint32_t>(bytes.data() + body.size()) != encoding::crc32c(body)) corrupt_checkpoint(key, "checksum mismatch");
+  if (encoding::load_le<std::uint32_t>(bytes.data() + body.size()) != encoding::crc32c(body))
+    corrupt_checkpoint(key, "checksum mismatch");
   encoding::LeReader reader(body, key, "checkpoint");
   const auto version = reader.get<std::uint8_t>();
   if (version != kCheckpointVersion && version != kCheckpointVersionWithAcks) {
@@ -72,7 +73,8 @@ CheckpointHeader read_checkpoint(std::string_view bytes, const std::string& key,
     if (version == kCheckpointVersionWithAcks) acked = reader.take(reader.get<std::uint32_t>());
     if (offset < 0 || partition < 0) corrupt_checkpoint(key, "negative offset or partition");
     check_checkpoint_topic(topic, key);
-    if constexpr (std::is_invocable_v<Visit&, std::string_view, std::int32_t, std::int64_t, std::string_view>) {
+    if constexpr (std::is_invocable_v<Visit&, std::string_view, std::int32_t, std::int64_t,
+                                      std::string_view>) {
       visit(topic, partition, offset, acked);
     } else {
       visit(topic, partition, offset);

@@ -78,7 +78,7 @@ JournalResult run_journal(const JournalContext& context, const CheckpointInfo& c
 
   struct Difference {
     std::optional<std::int64_t> store_offset;  // nullopt: the store has none
-    bool explained;  // a retained checkpoint of ours gave the partition this offset
+    bool explained;                            // a retained checkpoint of ours gave the partition this offset
     // The index in `retained` of the last record that listed the partition (SIZE_MAX: none): a
     // record listing it twice is corrupt (as decode_checkpoint() says), and explains nothing.
     std::size_t listed_by;
@@ -105,33 +105,35 @@ JournalResult run_journal(const JournalContext& context, const CheckpointInfo& c
     }
   };
   call_backend("reading the offsets of group '" + context.group + "' for the restore journal", [&] {
-    context.store.for_each_offset(context.group,
-                                  [&](std::string_view topic, std::int32_t partition, const OffsetInfo& info) {
-                                    compare(topic, partition, info.offset);
-                                  });
+    context.store.for_each_offset(
+        context.group, [&](std::string_view topic, std::int32_t partition, const OffsetInfo& info) {
+          compare(topic, partition, info.offset);
+        });
   });
   // Partitions the store has never seen (checkpointed, never completed): rare, so looked up
   // only when the count says there are some.
   if (in_store < checkpoint.offsets.size()) {
     for (const auto& [tp, offset] : checkpoint.offsets) {
-      if (!index.find(tp.topic, tp.partition)->in_store) differences.emplace(tp, Difference{std::nullopt, false, SIZE_MAX});
+      if (!index.find(tp.topic, tp.partition)->in_store)
+        differences.emplace(tp, Difference{std::nullopt, false, SIZE_MAX});
     }
   }
 
   for (std::size_t record = 0; record < retained.size(); ++record) {
     const StoredCheckpoint& other = retained[record];
     if (other.id == checkpoint.id) continue;  // already decoded by the caller
-    read_checkpoint(other.record, other.key, [&](std::string_view topic, std::int32_t partition, std::int64_t offset) {
-      if (differences.empty()) return;
-      probe.topic.assign(topic);
-      probe.partition = partition;
-      const auto found = differences.find(probe);
-      if (found == differences.end()) return;
-      if (std::exchange(found->second.listed_by, record) == record) {
-        corrupt_checkpoint(other.key, "partition " + probe.to_key() + " is listed twice");
-      }
-      if (found->second.store_offset == offset) found->second.explained = true;
-    });
+    read_checkpoint(other.record, other.key,
+                    [&](std::string_view topic, std::int32_t partition, std::int64_t offset) {
+                      if (differences.empty()) return;
+                      probe.topic.assign(topic);
+                      probe.partition = partition;
+                      const auto found = differences.find(probe);
+                      if (found == differences.end()) return;
+                      if (std::exchange(found->second.listed_by, record) == record) {
+                        corrupt_checkpoint(other.key, "partition " + probe.to_key() + " is listed twice");
+                      }
+                      if (found->second.store_offset == offset) found->second.explained = true;
+                    });
   }
   if (differences.empty()) return result;
 

@@ -23,11 +23,12 @@ ConsumerParts build_consumer(const ConsumerSetup& setup) {
   properties["group.id"] = setup.group;
   ConsumerParts parts;
   parts.client = KafkaClient::create(std::move(properties));
-  std::shared_ptr<OffsetStore> store = setup.store ? setup.store : std::make_shared<KafkaOffsetStore>(parts.client);
+  std::shared_ptr<OffsetStore> store =
+      setup.store ? setup.store : std::make_shared<KafkaOffsetStore>(parts.client);
   OffsetManagerOptions options;
   options.broker = std::make_shared<KafkaBrokerMetadata>(parts.client);
-  parts.manager =
-      std::make_unique<OffsetManager>(setup.group, setup.backend, std::move(store), setup.strategy, std::move(options));
+  parts.manager = std::make_unique<OffsetManager>(setup.group, setup.backend, std::move(store),
+                                                  setup.strategy, std::move(options));
   return parts;
 }
 

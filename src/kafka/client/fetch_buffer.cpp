@@ -25,8 +25,8 @@ void FetchBuffer::fill(int timeout_ms) {
     const double budget = std::chrono::duration<double>(kBatchBudget).count();
     const std::size_t most = std::min(kMaxBatch, 2 * batch_);
     batch_ = took <= 0 ? most
-                       : static_cast<std::size_t>(std::clamp(static_cast<double>(last_fill_) * budget / took, 1.0,
-                                                             static_cast<double>(most)));
+                       : static_cast<std::size_t>(std::clamp(static_cast<double>(last_fill_) * budget / took,
+                                                             1.0, static_cast<double>(most)));
   }
   // A batch call returns once its batch is full or its timeout is up, and a poll must return as
   // soon as a record is there: a wait is for the first record only.

@@ -131,7 +131,7 @@ class FetchBuffer {
   std::size_t last_fill_ = 0;           // records taken by the last batch and its top-ups; 0: none to time
   std::size_t calls_ = 0;               // of due()
   Clock::time_point last_filled_at_{};  // when the last fill() returned
-  Clock::time_point last_heard_{};       // librdkafka's last poll through this buffer
+  Clock::time_point last_heard_{};      // librdkafka's last poll through this buffer
 };
 
 }  // namespace processor::kafka::internal

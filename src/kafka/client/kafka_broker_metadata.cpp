@@ -5,9 +5,11 @@
 
 namespace processor::kafka {
 
-KafkaBrokerMetadata::KafkaBrokerMetadata(std::shared_ptr<KafkaClient> client, std::chrono::milliseconds request_timeout)
+KafkaBrokerMetadata::KafkaBrokerMetadata(std::shared_ptr<KafkaClient> client,
+                                         std::chrono::milliseconds request_timeout)
     : client_(std::move(client)), timeout_(request_timeout) {
-  if (!client_) throw StateError(ErrorKind::InvalidArgument, "KafkaBrokerMetadata needs a KafkaClient, got null");
+  if (!client_)
+    throw StateError(ErrorKind::InvalidArgument, "KafkaBrokerMetadata needs a KafkaClient, got null");
 }
 
 LogRange KafkaBrokerMetadata::log_range(const TopicPartition& tp) {
@@ -16,11 +18,13 @@ LogRange KafkaBrokerMetadata::log_range(const TopicPartition& tp) {
   std::int64_t high = 0;
   const rd_kafka_resp_err_t error = rd_kafka_query_watermark_offsets(
       client_->impl().rk(), tp.topic.c_str(), tp.partition, &low, &high, internal::to_timeout_ms(timeout_));
-  if (error != RD_KAFKA_RESP_ERR_NO_ERROR) throw internal::kafka_error(error, "reading the log range of " + tp.to_key());
+  if (error != RD_KAFKA_RESP_ERR_NO_ERROR)
+    throw internal::kafka_error(error, "reading the log range of " + tp.to_key());
   return LogRange{low, high};
 }
 
-std::optional<std::int64_t> KafkaBrokerMetadata::offset_for_timestamp(const TopicPartition& tp, std::int64_t epoch_ms) {
+std::optional<std::int64_t> KafkaBrokerMetadata::offset_for_timestamp(const TopicPartition& tp,
+                                                                      std::int64_t epoch_ms) {
   validate_topic_partition(tp);
   auto list = internal::to_partition_list(std::vector<TopicPartition>{tp});
   list->elems[0].offset = epoch_ms;
@@ -29,7 +33,8 @@ std::optional<std::int64_t> KafkaBrokerMetadata::offset_for_timestamp(const Topi
   std::string partition;
   const rd_kafka_resp_err_t first = internal::first_error(error, list.get(), &partition);
   if (first != RD_KAFKA_RESP_ERR_NO_ERROR) {
-    throw internal::kafka_error(first, "looking up timestamp " + std::to_string(epoch_ms) + " in " + tp.to_key());
+    throw internal::kafka_error(first,
+                                "looking up timestamp " + std::to_string(epoch_ms) + " in " + tp.to_key());
   }
   const std::int64_t offset = list->elems[0].offset;
   if (offset < 0) return std::nullopt;  // RD_KAFKA_OFFSET_END: no record that new

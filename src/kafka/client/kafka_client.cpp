@@ -14,8 +14,8 @@ KafkaFeatures kafka_features() {
 namespace {
 
 // librdkafka calls this from inside rd_kafka_consumer_poll(): no exception may cross it.
-void rebalance_callback(rd_kafka_t* rk, rd_kafka_resp_err_t event, rd_kafka_topic_partition_list_t* partitions,
-                        void* opaque) {
+void rebalance_callback(rd_kafka_t* rk, rd_kafka_resp_err_t event,
+                        rd_kafka_topic_partition_list_t* partitions, void* opaque) {
   auto* impl = static_cast<KafkaClient::Impl*>(opaque);
   impl->rebalances_running.fetch_add(1);
   KafkaClient::Impl::RebalanceHandler handler;
@@ -54,8 +54,9 @@ std::shared_ptr<KafkaClient> KafkaClient::create(KafkaProperties properties) {
   properties["enable.partition.eof"] = "true";
 
   auto impl = std::make_unique<Impl>();
-  impl->handle = internal::create_client(RD_KAFKA_CONSUMER, properties,
-                                         internal::ClientCallbacks{impl.get(), rebalance_callback}, "the Kafka client");
+  impl->handle =
+      internal::create_client(RD_KAFKA_CONSUMER, properties,
+                              internal::ClientCallbacks{impl.get(), rebalance_callback}, "the Kafka client");
   impl->group = properties.at("group.id");
   impl->properties = std::move(properties);
   return std::shared_ptr<KafkaClient>(new KafkaClient(std::move(impl)));

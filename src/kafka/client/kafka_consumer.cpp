@@ -34,7 +34,8 @@ bool contains(const std::vector<TopicPartition>& partitions, std::string_view to
 struct KafkaConsumer::Impl {
   using Clock = std::chrono::steady_clock;
 
-  Impl(std::shared_ptr<KafkaClient> kafka_client, OffsetManager& offset_manager, KafkaConsumerOptions consumer_options)
+  Impl(std::shared_ptr<KafkaClient> kafka_client, OffsetManager& offset_manager,
+       KafkaConsumerOptions consumer_options)
       : client(std::move(kafka_client)),
         manager(offset_manager),
         options(std::move(consumer_options)),
@@ -97,8 +98,8 @@ struct KafkaConsumer::Impl {
   // Applies a decision of the out-of-range policy to `start`: the decided position when in range;
   // else throws for Error, or counts and logs the move. `position` names where the partition
   // would have resumed, for the message (nullopt: nowhere).
-  Start decided(const TopicPartition& tp, const internal::StartDecision& decision, std::optional<std::int64_t> position,
-                internal::LogRange range, Start start);
+  Start decided(const TopicPartition& tp, const internal::StartDecision& decision,
+                std::optional<std::int64_t> position, internal::LogRange range, Start start);
   // Starts that carry a leader epoch and were not yet validated against the log. librdkafka
   // validates a position (OffsetForLeaderEpoch) only when it is sought with its epoch, not when
   // it is assigned: each is sought once its partition's fetcher runs, before any of its records
@@ -117,7 +118,8 @@ struct KafkaConsumer::Impl {
   void on_consume_error(const rd_kafka_message_t& message);
   // Starts each listed partition again at its offset (`restarts` parallel to `positions`): the
   // manager forgets what was pending and adopts the start, then the consumer seeks there.
-  void restart_at(rd_kafka_topic_partition_list_t* positions, const std::vector<Start>& restarts, const char* what);
+  void restart_at(rd_kafka_topic_partition_list_t* positions, const std::vector<Start>& restarts,
+                  const char* what);
   void refresh_high_watermarks();
   // Records the high watermark librdkafka holds for each partition that records came from in
   // this poll (cached from the fetch responses that brought them: no request), so that lag read
@@ -221,18 +223,20 @@ struct KafkaConsumer::Impl {
 KafkaConsumer::KafkaConsumer(std::shared_ptr<KafkaClient> client, OffsetManager& manager,
                              KafkaConsumerOptions options) {
   if (!client) throw StateError(ErrorKind::InvalidArgument, "KafkaConsumer needs a KafkaClient, got null");
-  if (options.topics.empty()) throw StateError(ErrorKind::InvalidArgument, "KafkaConsumer needs at least one topic");
+  if (options.topics.empty())
+    throw StateError(ErrorKind::InvalidArgument, "KafkaConsumer needs at least one topic");
   for (const auto& topic : options.topics) validate_topic(topic);
   if (manager.consumer_group() != client->group_id()) {
-    throw StateError(ErrorKind::InvalidArgument, "the OffsetManager tracks group '" + manager.consumer_group() +
-                                                     "' but the KafkaClient belongs to group '" + client->group_id() + "'");
+    throw StateError(ErrorKind::InvalidArgument,
+                     "the OffsetManager tracks group '" + manager.consumer_group() +
+                         "' but the KafkaClient belongs to group '" + client->group_id() + "'");
   }
   impl_ = std::make_unique<Impl>(std::move(client), manager, std::move(options));
   KafkaClient::Impl& client_impl = impl_->client->impl();
   {
     processor::detail::MutexLock lock(client_impl.rebalance_mutex);
     client_impl.rebalance_handler = [impl = impl_.get()](rd_kafka_resp_err_t event,
-                                                          rd_kafka_topic_partition_list_t* partitions) {
+                                                         rd_kafka_topic_partition_list_t* partitions) {
       impl->on_rebalance(event, partitions);
     };
   }
@@ -250,8 +254,8 @@ KafkaConsumer::~KafkaConsumer() {
   try {
     close();
   } catch (const std::exception& error) {
-    processor::internal::log(LogLevel::Error, "consumer", "closing the Kafka consumer failed: ",
-                             error.what());
+    processor::internal::log(LogLevel::Error, "consumer",
+                             "closing the Kafka consumer failed: ", error.what());
   }
   processor::detail::MutexLock lock(impl_->client->impl().rebalance_mutex);
   impl_->client->impl().rebalance_handler = nullptr;
@@ -260,14 +264,16 @@ KafkaConsumer::~KafkaConsumer() {
 std::unique_ptr<KafkaConsumer> KafkaConsumer::connect(ConsumerSetup setup, KafkaConsumerOptions options) {
   internal::ConsumerParts parts = internal::build_consumer(setup);
   options.topics = std::move(setup.topics);
-  auto consumer = std::make_unique<KafkaConsumer>(std::move(parts.client), *parts.manager, std::move(options));
+  auto consumer =
+      std::make_unique<KafkaConsumer>(std::move(parts.client), *parts.manager, std::move(options));
   consumer->impl_->owned_manager = std::move(parts.manager);
   return consumer;
 }
 
 OffsetManager& KafkaConsumer::manager() noexcept { return impl_->manager; }
 
-void KafkaConsumer::Impl::on_rebalance(rd_kafka_resp_err_t event, rd_kafka_topic_partition_list_t* partitions) {
+void KafkaConsumer::Impl::on_rebalance(rd_kafka_resp_err_t event,
+                                       rd_kafka_topic_partition_list_t* partitions) {
   try {
     if (event == RD_KAFKA_RESP_ERR__ASSIGN_PARTITIONS) {
       assign(partitions);
@@ -279,13 +285,14 @@ void KafkaConsumer::Impl::on_rebalance(rd_kafka_resp_err_t event, rd_kafka_topic
     // librdkafka must still see a revocation applied, or the member stalls. A failed assignment
     // (the policy refused a start, or a user callback threw) is left unapplied: nothing must be
     // consumed from an undecided position, and the error reaches poll().
-    if (event != RD_KAFKA_RESP_ERR__ASSIGN_PARTITIONS) internal::apply_rebalance_noexcept(rk(), event, partitions);
+    if (event != RD_KAFKA_RESP_ERR__ASSIGN_PARTITIONS)
+      internal::apply_rebalance_noexcept(rk(), event, partitions);
   }
 }
 
 KafkaConsumer::Impl::Start KafkaConsumer::Impl::start_position(const TopicPartition& tp,
-                                                                const std::optional<std::int64_t>& committed,
-                                                                std::int32_t committed_epoch) {
+                                                               const std::optional<std::int64_t>& committed,
+                                                               std::int32_t committed_epoch) {
   Start start;
   start.stored = stored_offset(tp);
   std::optional<std::int64_t> position;
@@ -300,24 +307,24 @@ KafkaConsumer::Impl::Start KafkaConsumer::Impl::start_position(const TopicPartit
     epoch = committed_epoch;
   }
   const internal::LogRange range = log_range(tp);
-  start = decided(tp, internal::decide_start(position, range.low, range.high, options.out_of_range), position, range,
-                  std::move(start));
+  start = decided(tp, internal::decide_start(position, range.low, range.high, options.out_of_range), position,
+                  range, std::move(start));
   if (position && start.position == *position) start.leader_epoch = epoch;
   return start;
 }
 
 KafkaConsumer::Impl::Start KafkaConsumer::Impl::start_after_truncation(const TopicPartition& tp,
-                                                                        std::int64_t divergence) {
+                                                                       std::int64_t divergence) {
   Start start;
   start.stored = stored_offset(tp);
   const internal::LogRange range = log_range(tp);
-  return decided(tp, internal::decide_truncated(divergence, range.low, range.high, options.out_of_range), divergence,
-                 range, std::move(start));
+  return decided(tp, internal::decide_truncated(divergence, range.low, range.high, options.out_of_range),
+                 divergence, range, std::move(start));
 }
 
 internal::LogRange KafkaConsumer::Impl::log_range(const TopicPartition& tp) {
-  const internal::LogRange range =
-      internal::query_log_range(rk(), tp, options.request_timeout, internal::start_retry_policy(options.request_timeout));
+  const internal::LogRange range = internal::query_log_range(
+      rk(), tp, options.request_timeout, internal::start_retry_policy(options.request_timeout));
   manager.update_high_watermark(tp.topic, tp.partition, range.high);
   return range;
 }
@@ -338,8 +345,9 @@ KafkaConsumer::Impl::Start KafkaConsumer::Impl::decided(const TopicPartition& tp
     throw internal::kafka_error(RD_KAFKA_RESP_ERR__AUTO_OFFSET_RESET, what + " and its policy is Error");
   }
   // A new group starting somewhere is routine; anything else moved a position that was kept.
-  processor::internal::log(decision.cause == internal::OutOfRangeCause::NoOffset ? LogLevel::Info : LogLevel::Warning,
-                           "consumer", what, ": starting at ", decision.start);
+  processor::internal::log(
+      decision.cause == internal::OutOfRangeCause::NoOffset ? LogLevel::Info : LogLevel::Warning, "consumer",
+      what, ": starting at ", decision.start);
   // Records jumped over: lost to retention below the log start, or left unread by Latest.
   const std::int64_t from = position ? *position : low;
   processor::detail::MutexLock lock(stats_mutex);
@@ -380,8 +388,8 @@ void KafkaConsumer::Impl::validate_starts() {
                              rd_kafka_topic_partition_get_leader_epoch(&entry)});
       continue;
     }
-    processor::internal::log(LogLevel::Warning, "consumer", entry.topic, ":", entry.partition,
-                             " starts at ", entry.offset, " without its leader epoch checked against the log: ",
+    processor::internal::log(LogLevel::Warning, "consumer", entry.topic, ":", entry.partition, " starts at ",
+                             entry.offset, " without its leader epoch checked against the log: ",
                              error ? rd_kafka_error_string(error.get()) : rd_kafka_err2str(code));
   }
 }
@@ -424,15 +432,17 @@ void KafkaConsumer::Impl::assign(rd_kafka_topic_partition_list_t* partitions) {
       const std::optional<std::int64_t> broker_committed =
           committed->elems[i].offset >= 0 ? std::optional(committed->elems[i].offset) : std::nullopt;
       try {
-        start = start_position(tp, broker_committed, rd_kafka_topic_partition_get_leader_epoch(&committed->elems[i]));
+        start = start_position(tp, broker_committed,
+                               rd_kafka_topic_partition_get_leader_epoch(&committed->elems[i]));
       } catch (const StateError& error) {
         if (!error.retriable()) throw;
         unknown_starts = error;
       }
     }
     if (!start) {
-      processor::internal::log(LogLevel::Warning, "consumer", tp.to_key(),
-                               " starts from the group's committed offset, unchecked: ", unknown_starts->what());
+      processor::internal::log(
+          LogLevel::Warning, "consumer", tp.to_key(),
+          " starts from the group's committed offset, unchecked: ", unknown_starts->what());
       partitions->elems[i].offset = RD_KAFKA_OFFSET_INVALID;
       continue;
     }
@@ -519,9 +529,9 @@ void KafkaConsumer::Impl::revoke(rd_kafka_topic_partition_list_t* partitions) {
         manager.commit();
       } catch (const StateError& error) {
         commit_failed = true;
-        processor::internal::log(LogLevel::Warning, "consumer",
-                                 "commit on revoke failed, the next owner reprocesses from the last commit: ",
-                                 error.what());
+        processor::internal::log(
+            LogLevel::Warning, "consumer",
+            "commit on revoke failed, the next owner reprocesses from the last commit: ", error.what());
       }
     }
   }
@@ -565,7 +575,8 @@ void KafkaConsumer::Impl::on_partition_end(const rd_kafka_message_t& message) {
     if (error.kind() != ErrorKind::InvalidArgument) throw;
   }
   note_fetched(manager.partition(topic, message.partition));
-  if (options.on_partition_end) options.on_partition_end(TopicPartition(topic, message.partition), message.offset);
+  if (options.on_partition_end)
+    options.on_partition_end(TopicPartition(topic, message.partition), message.offset);
   take_requested_checkpoint();
 }
 
@@ -574,14 +585,16 @@ void KafkaConsumer::Impl::on_consume_error(const rd_kafka_message_t& message) {
     on_partition_end(message);
     return;
   }
-  if (message.err == RD_KAFKA_RESP_ERR__AUTO_OFFSET_RESET || message.err == RD_KAFKA_RESP_ERR_OFFSET_OUT_OF_RANGE) {
+  if (message.err == RD_KAFKA_RESP_ERR__AUTO_OFFSET_RESET ||
+      message.err == RD_KAFKA_RESP_ERR_OFFSET_OUT_OF_RANGE) {
     // The log moved under a running consumer (retention or truncation): decide again by cause.
     // A truncation that librdkafka's offset validation found names where the log diverged.
     const TopicPartition tp(rd_kafka_topic_name(message.rkt), message.partition);
     auto list = internal::to_partition_list(std::vector<TopicPartition>{tp});
     const std::optional<std::int64_t> divergence =
-        message.err == RD_KAFKA_RESP_ERR__AUTO_OFFSET_RESET ? internal::truncation_divergence(rd_kafka_message_errstr(&message))
-                                                             : std::nullopt;
+        message.err == RD_KAFKA_RESP_ERR__AUTO_OFFSET_RESET
+            ? internal::truncation_divergence(rd_kafka_message_errstr(&message))
+            : std::nullopt;
     const std::vector<Start> restarts{
         divergence ? start_after_truncation(tp, *divergence)
                    : start_position(tp, message.offset >= 0 ? std::optional(message.offset) : std::nullopt)};
@@ -591,7 +604,8 @@ void KafkaConsumer::Impl::on_consume_error(const rd_kafka_message_t& message) {
   }
   char reason[512];
   const rd_kafka_resp_err_t fatal = rd_kafka_fatal_error(rk(), reason, sizeof reason);
-  if (fatal != RD_KAFKA_RESP_ERR_NO_ERROR) throw internal::kafka_error(fatal, std::string("fatal consumer error: ") + reason);
+  if (fatal != RD_KAFKA_RESP_ERR_NO_ERROR)
+    throw internal::kafka_error(fatal, std::string("fatal consumer error: ") + reason);
   // A broker's refusal that Kafka does not class as retriable (a JoinGroup refused for group
   // authorization, an inconsistent protocol, an invalid session timeout) cannot heal by itself:
   // librdkafka keeps trying, and only the user can fix the cause, so it is surfaced with its
@@ -599,24 +613,27 @@ void KafkaConsumer::Impl::on_consume_error(const rd_kafka_message_t& message) {
   // answered by rejoining, and anything else is transient (a broker connection, a leader move):
   // librdkafka retries those quietly.
   const rd_kafka_resp_err_t code = message.err;
-  const bool rejoins = code == RD_KAFKA_RESP_ERR_UNKNOWN_MEMBER_ID || code == RD_KAFKA_RESP_ERR_ILLEGAL_GENERATION ||
-                       code == RD_KAFKA_RESP_ERR_REBALANCE_IN_PROGRESS || code == RD_KAFKA_RESP_ERR_MEMBER_ID_REQUIRED ||
-                       code == RD_KAFKA_RESP_ERR_FENCED_MEMBER_EPOCH || code == RD_KAFKA_RESP_ERR_STALE_MEMBER_EPOCH;
+  const bool rejoins =
+      code == RD_KAFKA_RESP_ERR_UNKNOWN_MEMBER_ID || code == RD_KAFKA_RESP_ERR_ILLEGAL_GENERATION ||
+      code == RD_KAFKA_RESP_ERR_REBALANCE_IN_PROGRESS || code == RD_KAFKA_RESP_ERR_MEMBER_ID_REQUIRED ||
+      code == RD_KAFKA_RESP_ERR_FENCED_MEMBER_EPOCH || code == RD_KAFKA_RESP_ERR_STALE_MEMBER_EPOCH;
   if (code > RD_KAFKA_RESP_ERR_NO_ERROR && !rejoins && !internal::kafka_code_is_retriable(code)) {
-    throw internal::kafka_error(code, std::string("consumer error (") + rd_kafka_message_errstr(&message) + ")");
+    throw internal::kafka_error(code,
+                                std::string("consumer error (") + rd_kafka_message_errstr(&message) + ")");
   }
 }
 
-void KafkaConsumer::Impl::restart_at(rd_kafka_topic_partition_list_t* positions, const std::vector<Start>& restarts,
-                                     const char* what) {
+void KafkaConsumer::Impl::restart_at(rd_kafka_topic_partition_list_t* positions,
+                                     const std::vector<Start>& restarts, const char* what) {
   const auto moved = internal::from_partition_list(positions);
   manager.forget_partitions(moved);
   forget_unvalidated(moved);
   drop_buffered(moved);
   for (int i = 0; i < positions->cnt; ++i) {
-    manager.adopt_start_position(positions->elems[i].topic, positions->elems[i].partition, restarts[i].position,
-                                 restarts[i].stored);
-    starts.insert_or_assign(TopicPartition(positions->elems[i].topic, positions->elems[i].partition), restarts[i]);
+    manager.adopt_start_position(positions->elems[i].topic, positions->elems[i].partition,
+                                 restarts[i].position, restarts[i].stored);
+    starts.insert_or_assign(TopicPartition(positions->elems[i].topic, positions->elems[i].partition),
+                            restarts[i]);
   }
   internal::move_partitions(rk(), positions, internal::to_timeout_ms(options.request_timeout), what,
                             [&](const char* topic, std::int32_t partition) {
@@ -735,7 +752,8 @@ RdPtr<rd_kafka_message_t> KafkaConsumer::Impl::next_record(int timeout_ms, bool&
 }
 
 void KafkaConsumer::Impl::finish_poll(std::size_t handled) {
-  if (!unvalidated.empty()) [[unlikely]] validate_starts();
+  if (!unvalidated.empty()) [[unlikely]]
+    validate_starts();
   count_records(handled);
   record_fetched_high_watermarks();
   refresh_high_watermarks();
@@ -755,8 +773,8 @@ void KafkaConsumer::Impl::automatic_commit(Call&& call) {
     ++stats.failed_automatic_commits;
     if (stats.failed_automatic_commits <= 10 || stats.failed_automatic_commits % 1000 == 0) {
       processor::internal::log(LogLevel::Warning, "consumer", "automatic commit failed (",
-                               stats.failed_automatic_commits, " so far), offsets stay pending: ",
-                               error.what());
+                               stats.failed_automatic_commits,
+                               " so far), offsets stay pending: ", error.what());
     }
   }
 }
@@ -800,9 +818,10 @@ void KafkaConsumer::rewind_to_committed() {
   const auto assigned = impl_->client->assignment();
   if (assigned.empty()) return;
   auto committed = internal::to_partition_list(assigned);
-  const rd_kafka_resp_err_t fetch_error = rd_kafka_committed(impl_->rk(), committed.get(),
-                                                              internal::to_timeout_ms(impl_->options.request_timeout));
-  if (fetch_error != RD_KAFKA_RESP_ERR_NO_ERROR) throw internal::kafka_error(fetch_error, "reading committed offsets");
+  const rd_kafka_resp_err_t fetch_error = rd_kafka_committed(
+      impl_->rk(), committed.get(), internal::to_timeout_ms(impl_->options.request_timeout));
+  if (fetch_error != RD_KAFKA_RESP_ERR_NO_ERROR)
+    throw internal::kafka_error(fetch_error, "reading committed offsets");
   auto positions = internal::to_partition_list(assigned);
   const auto committed_views = impl_->manager.get_all_committed();
   std::vector<Impl::Start> restarts;
@@ -814,7 +833,8 @@ void KafkaConsumer::rewind_to_committed() {
       restarts.push_back(*start);
     } else {
       std::optional<std::int64_t> known = impl_->manager.get_offset(tp.topic, tp.partition);
-      if (!known && committed->elems[i].err == RD_KAFKA_RESP_ERR_NO_ERROR && committed->elems[i].offset >= 0) {
+      if (!known && committed->elems[i].err == RD_KAFKA_RESP_ERR_NO_ERROR &&
+          committed->elems[i].offset >= 0) {
         known = committed->elems[i].offset;
       }
       restarts.push_back(impl_->start_position(tp, known));

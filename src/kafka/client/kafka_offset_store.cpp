@@ -33,7 +33,8 @@ void commit_result_callback(rd_kafka_t*, rd_kafka_resp_err_t error, rd_kafka_top
   try {
     (*done)(internal::failure_of(first, "asynchronous offset commit", partition));
   } catch (...) {
-    processor::internal::log(LogLevel::Error, "offset_store", "an asynchronous commit callback threw; ignored");
+    processor::internal::log(LogLevel::Error, "offset_store",
+                             "an asynchronous commit callback threw; ignored");
   }
 }
 
@@ -41,15 +42,17 @@ void commit_result_callback(rd_kafka_t*, rd_kafka_resp_err_t error, rd_kafka_top
 
 KafkaOffsetStore::KafkaOffsetStore(std::shared_ptr<KafkaClient> client, KafkaOffsetStoreOptions options)
     : client_(std::move(client)), options_(options) {
-  if (!client_) throw StateError(ErrorKind::InvalidArgument, "KafkaOffsetStore needs a KafkaClient, got null");
+  if (!client_)
+    throw StateError(ErrorKind::InvalidArgument, "KafkaOffsetStore needs a KafkaClient, got null");
 }
 
 namespace {
 
 void require_group(const KafkaClient& client, std::string_view group) {
   if (group != client.group_id()) {
-    throw StateError(ErrorKind::InvalidArgument, "this KafkaOffsetStore commits for group '" + client.group_id() +
-                                                     "', not '" + std::string(group) + "'");
+    throw StateError(ErrorKind::InvalidArgument, "this KafkaOffsetStore commits for group '" +
+                                                     client.group_id() + "', not '" + std::string(group) +
+                                                     "'");
   }
 }
 
@@ -67,10 +70,10 @@ void refuse_unowned(const KafkaClient& client, const std::vector<TopicPartition>
                     std::span<const PartitionOffset> offsets) {
   for (const auto& [tp, info] : offsets) {
     if (!std::binary_search(owned.begin(), owned.end(), tp, by_topic_partition)) {
-      throw internal::kafka_error(RD_KAFKA_RESP_ERR__ASSIGNMENT_LOST,
-                                  "refusing to commit offset " + std::to_string(info.offset) + " for " + tp.to_key() +
-                                      ": the partition is not assigned to this member of group '" +
-                                      client.group_id() + "'");
+      throw internal::kafka_error(
+          RD_KAFKA_RESP_ERR__ASSIGNMENT_LOST,
+          "refusing to commit offset " + std::to_string(info.offset) + " for " + tp.to_key() +
+              ": the partition is not assigned to this member of group '" + client.group_id() + "'");
     }
   }
 }
@@ -78,12 +81,14 @@ void refuse_unowned(const KafkaClient& client, const std::vector<TopicPartition>
 // A member commits only the partitions it owns, and nothing once its assignment is lost; a
 // client that never subscribed is not a member and commits as a standalone (the broker accepts
 // that only for a group without members). Ownership is cached between rebalances.
-void require_ownership(const KafkaClient& client, KafkaClient::Impl& impl, std::span<const PartitionOffset> offsets) {
+void require_ownership(const KafkaClient& client, KafkaClient::Impl& impl,
+                       std::span<const PartitionOffset> offsets) {
   if (!impl.subscribed) return;
   if (rd_kafka_assignment_lost(impl.rk()) != 0) {
     throw internal::kafka_error(RD_KAFKA_RESP_ERR__ASSIGNMENT_LOST,
                                 "refusing to commit " + std::to_string(offsets.size()) +
-                                    " offsets: this member of group '" + client.group_id() + "' lost its assignment");
+                                    " offsets: this member of group '" + client.group_id() +
+                                    "' lost its assignment");
   }
   if (impl.rebalances_running.load() > 0) {  // e.g. a commit on revoke: ask librdkafka
     refuse_unowned(client, sorted_assignment(client), offsets);
@@ -103,7 +108,8 @@ void require_ownership(const KafkaClient& client, KafkaClient::Impl& impl, std::
 
 }  // namespace
 
-void KafkaOffsetStore::store_offset(std::string_view group, const TopicPartition& tp, const OffsetInfo& info) {
+void KafkaOffsetStore::store_offset(std::string_view group, const TopicPartition& tp,
+                                    const OffsetInfo& info) {
   const PartitionOffset entry{tp, info};
   store_offsets(group, std::span<const PartitionOffset>(&entry, 1));
 }
@@ -115,11 +121,13 @@ void KafkaOffsetStore::store_offsets(std::string_view group, std::span<const Par
   KafkaClient::Impl& impl = client_->impl();
   require_ownership(*client_, impl, offsets);
 
-  const std::string what = "committing " + std::to_string(offsets.size()) + " offsets of group '" + impl.group + "'";
+  const std::string what =
+      "committing " + std::to_string(offsets.size()) + " offsets of group '" + impl.group + "'";
   internal::with_retries(retry_policy(options_), [&]() -> std::optional<StateError> {
     auto list = internal::to_partition_list(offsets);
     RdPtr<rd_kafka_queue_t> queue(rd_kafka_queue_new(impl.rk()));
-    const rd_kafka_resp_err_t sent = rd_kafka_commit_queue(impl.rk(), list.get(), queue.get(), nullptr, nullptr);
+    const rd_kafka_resp_err_t sent =
+        rd_kafka_commit_queue(impl.rk(), list.get(), queue.get(), nullptr, nullptr);
     if (sent != RD_KAFKA_RESP_ERR_NO_ERROR) return internal::failure_of(sent, what);
     auto event = wait_for_event(queue.get(), options_.request_timeout);
     if (!event) return internal::failure_of(RD_KAFKA_RESP_ERR__TIMED_OUT, what);
@@ -155,9 +163,11 @@ class PendingKafkaCommit final : public PendingStore {
 
   bool wait(std::chrono::milliseconds timeout) override {
     if (event_ || timed_out_) return true;
-    const auto left = std::max(std::chrono::milliseconds::zero(), std::chrono::duration_cast<std::chrono::milliseconds>(
-                                                                      deadline_ - std::chrono::steady_clock::now()));
-    event_.reset(rd_kafka_queue_poll(queue_.get(), internal::to_timeout_ms(std::min(std::max(timeout, {}), left))));
+    const auto left = std::max(
+        std::chrono::milliseconds::zero(),
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline_ - std::chrono::steady_clock::now()));
+    event_.reset(
+        rd_kafka_queue_poll(queue_.get(), internal::to_timeout_ms(std::min(std::max(timeout, {}), left))));
     timed_out_ = !event_ && std::chrono::steady_clock::now() >= deadline_;
     return event_ || timed_out_;
   }
@@ -181,18 +191,20 @@ class PendingKafkaCommit final : public PendingStore {
 
 }  // namespace
 
-std::unique_ptr<PendingStore> KafkaOffsetStore::begin_store_offsets(std::string_view group,
-                                                                    std::span<const PartitionOffset> offsets) {
+std::unique_ptr<PendingStore> KafkaOffsetStore::begin_store_offsets(
+    std::string_view group, std::span<const PartitionOffset> offsets) {
   require_group(*client_, group);
   for (const auto& [tp, info] : offsets) validate_offset_entry(tp, info);
   KafkaClient::Impl& impl = client_->impl();
   if (offsets.empty()) return OffsetStore::begin_store_offsets(group, offsets);
   require_ownership(*client_, impl, offsets);
   auto pending = std::make_unique<PendingKafkaCommit>(
-      client_, impl.rk(), "committing " + std::to_string(offsets.size()) + " offsets of group '" + impl.group + "'",
+      client_, impl.rk(),
+      "committing " + std::to_string(offsets.size()) + " offsets of group '" + impl.group + "'",
       options_.request_timeout);
   auto list = internal::to_partition_list(offsets);
-  const rd_kafka_resp_err_t sent = rd_kafka_commit_queue(impl.rk(), list.get(), pending->queue(), nullptr, nullptr);
+  const rd_kafka_resp_err_t sent =
+      rd_kafka_commit_queue(impl.rk(), list.get(), pending->queue(), nullptr, nullptr);
   if (sent != RD_KAFKA_RESP_ERR_NO_ERROR) throw internal::kafka_error(sent, "sending an offset commit");
   return pending;
 }
@@ -285,7 +297,8 @@ void delete_group_offsets(KafkaClient::Impl& impl, const KafkaOffsetStoreOptions
     if (error != RD_KAFKA_RESP_ERR_NO_ERROR) return internal::failure_of(error, what);
     const auto* result = rd_kafka_event_DeleteConsumerGroupOffsets_result(event.get());
     std::size_t count = 0;
-    const rd_kafka_group_result_t** groups = rd_kafka_DeleteConsumerGroupOffsets_result_groups(result, &count);
+    const rd_kafka_group_result_t** groups =
+        rd_kafka_DeleteConsumerGroupOffsets_result_groups(result, &count);
     std::string partition;
     return internal::failure_of(internal::first_group_error(groups, count, &partition), what, partition);
   });

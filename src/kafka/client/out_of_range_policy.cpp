@@ -7,22 +7,32 @@ namespace processor::kafka::internal {
 
 const char* describe(OutOfRangeCause cause) noexcept {
   switch (cause) {
-    case OutOfRangeCause::InRange: return "is in range";
-    case OutOfRangeCause::NoOffset: return "has no committed offset";
-    case OutOfRangeCause::BelowLogStart: return "is below the log start";
-    case OutOfRangeCause::AboveLogEnd: return "is above the log end";
-    case OutOfRangeCause::Truncated: return "was truncated below its position";
+    case OutOfRangeCause::InRange:
+      return "is in range";
+    case OutOfRangeCause::NoOffset:
+      return "has no committed offset";
+    case OutOfRangeCause::BelowLogStart:
+      return "is below the log start";
+    case OutOfRangeCause::AboveLogEnd:
+      return "is above the log end";
+    case OutOfRangeCause::Truncated:
+      return "was truncated below its position";
   }
   return "is out of range";
 }
 
 std::uint64_t& resets_of(ConsumerStats& stats, OutOfRangeCause cause) noexcept {
   switch (cause) {
-    case OutOfRangeCause::NoOffset: return stats.no_offset_resets;
-    case OutOfRangeCause::BelowLogStart: return stats.below_log_start_resets;
-    case OutOfRangeCause::AboveLogEnd: return stats.above_log_end_resets;
-    case OutOfRangeCause::Truncated: return stats.truncated_resets;
-    case OutOfRangeCause::InRange: break;
+    case OutOfRangeCause::NoOffset:
+      return stats.no_offset_resets;
+    case OutOfRangeCause::BelowLogStart:
+      return stats.below_log_start_resets;
+    case OutOfRangeCause::AboveLogEnd:
+      return stats.above_log_end_resets;
+    case OutOfRangeCause::Truncated:
+      return stats.truncated_resets;
+    case OutOfRangeCause::InRange:
+      break;
   }
   // Not reached (REQUIRES); a move counted here would still show in out_of_range_resets.
   return stats.above_log_end_resets;
@@ -53,8 +63,9 @@ StartDecision decide_truncated(std::int64_t divergence, std::int64_t log_start, 
   StartDecision decision;
   decision.cause = OutOfRangeCause::Truncated;
   decision.action = policy.truncated;
-  decision.start = decision.action == OutOfRangeAction::Earliest ? std::clamp(divergence, log_start, std::max(log_start, log_end))
-                                                                 : log_end;
+  decision.start = decision.action == OutOfRangeAction::Earliest
+                       ? std::clamp(divergence, log_start, std::max(log_start, log_end))
+                       : log_end;
   return decision;
 }
 

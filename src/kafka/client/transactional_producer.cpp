@@ -18,12 +18,15 @@ struct TransactionalProducer::Impl {
 
 TransactionalProducer::TransactionalProducer(KafkaProperties properties, std::chrono::milliseconds timeout)
     : impl_(std::make_unique<Impl>()) {
-  internal::require_properties(properties, {"bootstrap.servers", "transactional.id"}, "TransactionalProducer");
-  impl_->handle = internal::create_client(RD_KAFKA_PRODUCER, properties, internal::ClientCallbacks{}, "the producer");
+  internal::require_properties(properties, {"bootstrap.servers", "transactional.id"},
+                               "TransactionalProducer");
+  impl_->handle =
+      internal::create_client(RD_KAFKA_PRODUCER, properties, internal::ClientCallbacks{}, "the producer");
   rd_kafka_t* rk = impl_->rk();
   impl_->timeout = timeout;
-  internal::with_error_object_retries([&] { return rd_kafka_init_transactions(rk, internal::to_timeout_ms(timeout)); },
-               "initialising transactions", timeout);
+  internal::with_error_object_retries(
+      [&] { return rd_kafka_init_transactions(rk, internal::to_timeout_ms(timeout)); },
+      "initialising transactions", timeout);
 }
 
 TransactionalProducer::~TransactionalProducer() {
@@ -31,13 +34,15 @@ TransactionalProducer::~TransactionalProducer() {
     try {
       abort();
     } catch (const std::exception& error) {
-      processor::internal::log(LogLevel::Error, "producer", "aborting the open transaction failed: ", error.what());
+      processor::internal::log(LogLevel::Error, "producer",
+                               "aborting the open transaction failed: ", error.what());
     }
   }
 }
 
 void TransactionalProducer::begin() {
-  internal::throw_if_error(RdPtr<rd_kafka_error_t>(rd_kafka_begin_transaction(impl_->rk())), "beginning a transaction");
+  internal::throw_if_error(RdPtr<rd_kafka_error_t>(rd_kafka_begin_transaction(impl_->rk())),
+                           "beginning a transaction");
   impl_->in_transaction = true;
 }
 
@@ -45,10 +50,11 @@ void TransactionalProducer::produce(std::string_view topic, std::string_view key
                                     std::int32_t partition) {
   const std::string topic_name(topic);
   for (;;) {
-    const rd_kafka_resp_err_t error = rd_kafka_producev(
-        impl_->rk(), RD_KAFKA_V_TOPIC(topic_name.c_str()), RD_KAFKA_V_PARTITION(partition),
-        RD_KAFKA_V_KEY(key.data(), key.size()), RD_KAFKA_V_VALUE(const_cast<char*>(value.data()), value.size()),
-        RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY), RD_KAFKA_V_END);
+    const rd_kafka_resp_err_t error =
+        rd_kafka_producev(impl_->rk(), RD_KAFKA_V_TOPIC(topic_name.c_str()), RD_KAFKA_V_PARTITION(partition),
+                          RD_KAFKA_V_KEY(key.data(), key.size()),
+                          RD_KAFKA_V_VALUE(const_cast<char*>(value.data()), value.size()),
+                          RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY), RD_KAFKA_V_END);
     if (error == RD_KAFKA_RESP_ERR__QUEUE_FULL) {
       rd_kafka_poll(impl_->rk(), 10);  // let deliveries drain the queue
       continue;
@@ -63,12 +69,14 @@ std::size_t TransactionalProducer::commit(const KafkaClient& consumer, OffsetMan
   if (!offsets.empty()) {
     auto list = internal::to_partition_list(std::span<const PartitionOffset>(offsets));
     RdPtr<rd_kafka_consumer_group_metadata_t> group(rd_kafka_consumer_group_metadata(consumer.impl().rk()));
-    internal::throw_if_error(RdPtr<rd_kafka_error_t>(rd_kafka_send_offsets_to_transaction(
-                                 impl_->rk(), list.get(), group.get(), internal::to_timeout_ms(impl_->timeout))),
-                             "sending " + std::to_string(offsets.size()) + " offsets into the transaction");
+    internal::throw_if_error(
+        RdPtr<rd_kafka_error_t>(rd_kafka_send_offsets_to_transaction(
+            impl_->rk(), list.get(), group.get(), internal::to_timeout_ms(impl_->timeout))),
+        "sending " + std::to_string(offsets.size()) + " offsets into the transaction");
   }
-  internal::with_error_object_retries([&] { return rd_kafka_commit_transaction(impl_->rk(), internal::to_timeout_ms(impl_->timeout)); },
-               "committing the transaction", impl_->timeout);
+  internal::with_error_object_retries(
+      [&] { return rd_kafka_commit_transaction(impl_->rk(), internal::to_timeout_ms(impl_->timeout)); },
+      "committing the transaction", impl_->timeout);
   impl_->in_transaction = false;
   manager.mark_committed(offsets);
   return offsets.size();
@@ -78,8 +86,9 @@ void TransactionalProducer::abort() {
   // librdkafka 2.0.2 can fail an abort with INVALID_TXN_STATE while produce requests are still
   // in flight; letting them finish first is harmless, as the abort discards them anyway.
   rd_kafka_flush(impl_->rk(), internal::to_timeout_ms(impl_->timeout));
-  internal::with_error_object_retries([&] { return rd_kafka_abort_transaction(impl_->rk(), internal::to_timeout_ms(impl_->timeout)); },
-               "aborting the transaction", impl_->timeout);
+  internal::with_error_object_retries(
+      [&] { return rd_kafka_abort_transaction(impl_->rk(), internal::to_timeout_ms(impl_->timeout)); },
+      "aborting the transaction", impl_->timeout);
   impl_->in_transaction = false;
 }
 

@@ -37,8 +37,9 @@ void apply_rebalance_noexcept(rd_kafka_t* rk, rd_kafka_resp_err_t event,
   }
 }
 
-void move_partitions(rd_kafka_t* rk, rd_kafka_topic_partition_list_t* positions, int timeout_ms, const char* what,
-                     const std::function<std::int64_t(const char* topic, std::int32_t partition)>& unconsumed_position) {
+void move_partitions(
+    rd_kafka_t* rk, rd_kafka_topic_partition_list_t* positions, int timeout_ms, const char* what,
+    const std::function<std::int64_t(const char* topic, std::int32_t partition)>& unconsumed_position) {
   throw_if_error(RdPtr<rd_kafka_error_t>(rd_kafka_seek_partitions(rk, positions, timeout_ms)), what);
   PartitionListPtr stopped = make_partition_list(static_cast<std::size_t>(positions->cnt));
   for (int i = 0; i < positions->cnt; ++i) {
@@ -46,7 +47,8 @@ void move_partitions(rd_kafka_t* rk, rd_kafka_topic_partition_list_t* positions,
     if (entry.err == RD_KAFKA_RESP_ERR__STATE) {
       rd_kafka_topic_partition_list_add(stopped.get(), entry.topic, entry.partition)->offset = entry.offset;
     } else if (entry.err != RD_KAFKA_RESP_ERR_NO_ERROR) {
-      throw kafka_error(entry.err, std::string(what) + " (" + partition_key(entry.topic, entry.partition) + ")");
+      throw kafka_error(entry.err,
+                        std::string(what) + " (" + partition_key(entry.topic, entry.partition) + ")");
     }
   }
   if (stopped->cnt == 0) return;
@@ -62,11 +64,12 @@ void move_partitions(rd_kafka_t* rk, rd_kafka_topic_partition_list_t* positions,
   rd_kafka_position(rk, assignment.get());
   for (int i = 0; i < assignment->cnt; ++i) {
     rd_kafka_topic_partition_t& entry = assignment->elems[i];
-    if (entry.offset == RD_KAFKA_OFFSET_INVALID) entry.offset = unconsumed_position(entry.topic, entry.partition);
+    if (entry.offset == RD_KAFKA_OFFSET_INVALID)
+      entry.offset = unconsumed_position(entry.topic, entry.partition);
   }
   for (int i = 0; i < stopped->cnt; ++i) {
-    rd_kafka_topic_partition_t* entry =
-        rd_kafka_topic_partition_list_find(assignment.get(), stopped->elems[i].topic, stopped->elems[i].partition);
+    rd_kafka_topic_partition_t* entry = rd_kafka_topic_partition_list_find(
+        assignment.get(), stopped->elems[i].topic, stopped->elems[i].partition);
     if (entry != nullptr) entry->offset = stopped->elems[i].offset;
   }
   error = rd_kafka_assign(rk, assignment.get());

@@ -33,7 +33,8 @@ void apply_rebalance_noexcept(rd_kafka_t* rk, rd_kafka_resp_err_t event,
 // partition at its current position: where its last record left it, or, for a partition none
 // came from since it was assigned or sought, `unconsumed_position(topic, partition)` (librdkafka
 // knows no position then, and would assign it at none). Throws StateError when librdkafka refuses.
-void move_partitions(rd_kafka_t* rk, rd_kafka_topic_partition_list_t* positions, int timeout_ms, const char* what,
-                     const std::function<std::int64_t(const char* topic, std::int32_t partition)>& unconsumed_position);
+void move_partitions(
+    rd_kafka_t* rk, rd_kafka_topic_partition_list_t* positions, int timeout_ms, const char* what,
+    const std::function<std::int64_t(const char* topic, std::int32_t partition)>& unconsumed_position);
 
 }  // namespace processor::kafka::internal

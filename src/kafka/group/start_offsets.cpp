@@ -29,8 +29,8 @@ RetryPolicy start_retry_policy(std::chrono::milliseconds request_timeout) {
   return RetryPolicy{6 * request_timeout, std::chrono::milliseconds(100), std::chrono::milliseconds(1'000)};
 }
 
-void read_committed(rd_kafka_t* rk, rd_kafka_topic_partition_list_t* partitions, std::chrono::milliseconds request_timeout,
-                    const RetryPolicy& policy) {
+void read_committed(rd_kafka_t* rk, rd_kafka_topic_partition_list_t* partitions,
+                    std::chrono::milliseconds request_timeout, const RetryPolicy& policy) {
   retry_start(policy, [&]() -> std::optional<StateError> {
     for (int i = 0; i < partitions->cnt; ++i) {
       partitions->elems[i].offset = RD_KAFKA_OFFSET_INVALID;
@@ -46,8 +46,8 @@ LogRange query_log_range(rd_kafka_t* rk, const TopicPartition& tp, std::chrono::
                          const RetryPolicy& policy) {
   LogRange range;
   retry_start(policy, [&]() -> std::optional<StateError> {
-    const rd_kafka_resp_err_t error = rd_kafka_query_watermark_offsets(rk, tp.topic.c_str(), tp.partition, &range.low,
-                                                                       &range.high, to_timeout_ms(request_timeout));
+    const rd_kafka_resp_err_t error = rd_kafka_query_watermark_offsets(
+        rk, tp.topic.c_str(), tp.partition, &range.low, &range.high, to_timeout_ms(request_timeout));
     return failure_of(error, "reading the log range of " + tp.to_key());
   });
   return range;

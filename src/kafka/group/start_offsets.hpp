@@ -24,8 +24,8 @@ RetryPolicy start_retry_policy(std::chrono::milliseconds request_timeout);
 // Fills each entry of `partitions` with the group's committed offset (RD_KAFKA_OFFSET_INVALID
 // where none), in one OffsetFetch per try. Throws the last failure as StateError once the policy
 // gives up or the error is not retriable.
-void read_committed(rd_kafka_t* rk, rd_kafka_topic_partition_list_t* partitions, std::chrono::milliseconds request_timeout,
-                    const RetryPolicy& policy);
+void read_committed(rd_kafka_t* rk, rd_kafka_topic_partition_list_t* partitions,
+                    std::chrono::milliseconds request_timeout, const RetryPolicy& policy);
 
 // A partition's log start and end (the high watermark), from its leader.
 struct LogRange {

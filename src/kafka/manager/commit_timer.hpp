@@ -23,7 +23,8 @@ class CommitTimer {
   std::uint64_t add(std::atomic<bool>* flag);
   // `from + interval`, or time_point::max() (never) when the sum does not fit the clock: a
   // periodic interval may be as long as nanoseconds::max().
-  static Clock::time_point deadline_after(Clock::time_point from, std::chrono::nanoseconds interval) noexcept {
+  static Clock::time_point deadline_after(Clock::time_point from,
+                                          std::chrono::nanoseconds interval) noexcept {
     if (interval > Clock::time_point::max() - from) return Clock::time_point::max();
     return from + interval;
   }

@@ -8,7 +8,8 @@ namespace processor::kafka::detail {
 void EventTimeGate::add(std::int64_t offset, std::int64_t event_time, std::int64_t plain_offset) {
   while (!runs.empty() && runs.front().offset <= plain_offset) runs.pop_front();
   if (runs.empty()) start = offset - 1;
-  const std::int64_t max_event_time = runs.empty() ? event_time : std::max(runs.back().max_event_time, event_time);
+  const std::int64_t max_event_time =
+      runs.empty() ? event_time : std::max(runs.back().max_event_time, event_time);
   if (!runs.empty() && runs.back().max_event_time == max_event_time) {
     runs.back().offset = offset;  // committable exactly when the run before it is
   } else {

@@ -18,8 +18,8 @@ namespace processor::kafka::internal {
 // The broker is asked at most once, and only when the answer needs it.
 class LogKnowledge {
  public:
-  LogKnowledge(const TopicPartition& tp, BrokerMetadata* broker, std::optional<std::int64_t> given_high_watermark,
-               const detail::PartitionSlot* slot)
+  LogKnowledge(const TopicPartition& tp, BrokerMetadata* broker,
+               std::optional<std::int64_t> given_high_watermark, const detail::PartitionSlot* slot)
       : tp_(tp), broker_(broker), given_high_watermark_(given_high_watermark), slot_(slot) {}
 
   // The log start offset; 0 without a broker.
@@ -39,8 +39,9 @@ class LogKnowledge {
   // `purpose` completes "cannot <purpose> <partition>".
   std::int64_t require_high_watermark(const char* purpose) {
     if (auto known = high_watermark()) return *known;
-    throw StateError(ErrorKind::Unavailable, std::string("cannot ") + purpose + " " + tp_.to_key() +
-                                                 ": no high watermark was given or recorded and no broker is known");
+    throw StateError(ErrorKind::Unavailable,
+                     std::string("cannot ") + purpose + " " + tp_.to_key() +
+                         ": no high watermark was given or recorded and no broker is known");
   }
 
   std::int64_t clamp(std::int64_t offset) {
@@ -54,9 +55,10 @@ class LogKnowledge {
       throw StateError(ErrorKind::Unavailable, "cannot reset " + tp_.to_key() + " to timestamp " +
                                                    std::to_string(epoch_ms) + ": no broker is known");
     }
-    auto found = call_wrapped(ErrorKind::Kafka, "looking up the offset for timestamp " +
-                                                              std::to_string(epoch_ms) + " of " + tp_.to_key(),
-                                        [&] { return broker_->offset_for_timestamp(tp_, epoch_ms); });
+    auto found = call_wrapped(
+        ErrorKind::Kafka,
+        "looking up the offset for timestamp " + std::to_string(epoch_ms) + " of " + tp_.to_key(),
+        [&] { return broker_->offset_for_timestamp(tp_, epoch_ms); });
     // No record that new: the log end, as Kafka does.
     return found ? *found : require_high_watermark("reset to latest");
   }
@@ -65,7 +67,7 @@ class LogKnowledge {
   const std::optional<LogRange>& range() {
     if (!asked_ && broker_ != nullptr) {
       range_ = call_wrapped(ErrorKind::Kafka, "reading the log range of " + tp_.to_key(),
-                                      [&] { return broker_->log_range(tp_); });
+                            [&] { return broker_->log_range(tp_); });
     }
     asked_ = true;
     return range_;

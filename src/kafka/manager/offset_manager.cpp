@@ -56,9 +56,9 @@ OffsetManager::OffsetManager(std::string consumer_group, std::shared_ptr<state::
   validate_group(consumer_group);
   if (!store) throw StateError(ErrorKind::InvalidArgument, "OffsetManager needs an offset store, got null");
   if (options.auto_commit_retry_backoff.count() < 0) {
-    throw StateError(ErrorKind::InvalidArgument, "invalid auto_commit_retry_backoff " +
-                                                     std::to_string(options.auto_commit_retry_backoff.count()) +
-                                                     "ms: it must be >= 0");
+    throw StateError(ErrorKind::InvalidArgument,
+                     "invalid auto_commit_retry_backoff " +
+                         std::to_string(options.auto_commit_retry_backoff.count()) + "ms: it must be >= 0");
   }
   impl_ = std::make_unique<Impl>(std::move(consumer_group), std::move(backend), std::move(store), strategy,
                                  std::move(options), trigger_);
@@ -66,7 +66,8 @@ OffsetManager::OffsetManager(std::string consumer_group, std::shared_ptr<state::
   if (strategy.kind() == OffsetCommitStrategy::Kind::Periodic) {
     auto& timer = internal::CommitTimer::instance();
     impl_->timer_id = timer.add(&trigger_.attention);
-    timer.arm(impl_->timer_id, internal::CommitTimer::deadline_after(impl_->last_success, strategy.interval()));
+    timer.arm(impl_->timer_id,
+              internal::CommitTimer::deadline_after(impl_->last_success, strategy.interval()));
   }
 }
 
@@ -76,7 +77,9 @@ OffsetManager::~OffsetManager() {
 
 const std::string& OffsetManager::consumer_group() const noexcept { return impl_->group; }
 const OffsetCommitStrategy& OffsetManager::strategy() const noexcept { return impl_->strategy; }
-const std::shared_ptr<state::StateBackend>& OffsetManager::state_backend() const noexcept { return impl_->backend; }
+const std::shared_ptr<state::StateBackend>& OffsetManager::state_backend() const noexcept {
+  return impl_->backend;
+}
 const std::shared_ptr<OffsetStore>& OffsetManager::offset_store() const noexcept { return impl_->store; }
 
 std::optional<Watermark> OffsetManager::current_watermark() const noexcept {
@@ -88,7 +91,8 @@ std::optional<Watermark> OffsetManager::current_watermark() const noexcept {
 // ---- Updates: the hot path ----
 
 PartitionSlot& OffsetManager::slot_for(std::string_view topic, std::int32_t partition) {
-  if (PartitionSlot* slot = impl_->partitions.find(topic, partition)) [[likely]] return *slot;
+  if (PartitionSlot* slot = impl_->partitions.find(topic, partition)) [[likely]]
+    return *slot;
   return impl_->partitions.find_or_add(topic, partition);
 }
 
@@ -97,12 +101,15 @@ PartitionHandle OffsetManager::partition(std::string_view topic, std::int32_t pa
 }
 
 void OffsetManager::record_update(PartitionSlot& slot, std::int64_t offset) {
-  if (!slot.try_advance(offset)) [[unlikely]] reject_offset(slot, offset);
-  if (trigger_.on_update(slot)) [[unlikely]] auto_commit();
+  if (!slot.try_advance(offset)) [[unlikely]]
+    reject_offset(slot, offset);
+  if (trigger_.on_update(slot)) [[unlikely]]
+    auto_commit();
 }
 
 void OffsetManager::update_offset(std::string_view topic, std::int32_t partition, std::int64_t offset) {
-  if (offset < 0) [[unlikely]] internal::refuse_before_registering(topic, partition, offset);
+  if (offset < 0) [[unlikely]]
+    internal::refuse_before_registering(topic, partition, offset);
   record_update(slot_for(topic, partition), offset);
 }
 
@@ -124,11 +131,13 @@ void OffsetManager::update_offset_with_watermark(std::string_view topic, std::in
 }
 
 void OffsetManager::record_update(PartitionSlot& slot, std::int64_t offset, std::int64_t high_watermark) {
-  if (offset < slot.min_acceptable()) [[unlikely]] reject_offset(slot, offset);
+  if (offset < slot.min_acceptable()) [[unlikely]]
+    reject_offset(slot, offset);
   internal::require_valid_high_watermark(*slot.topic, slot.partition, high_watermark);
   slot.high_watermark.store(high_watermark, std::memory_order_relaxed);
   slot.latest.store(offset, std::memory_order_release);  // publishes the high watermark with it
-  if (trigger_.on_update(slot)) [[unlikely]] auto_commit();
+  if (trigger_.on_update(slot)) [[unlikely]]
+    auto_commit();
 }
 
 void OffsetManager::update_offset_with_event_time(std::string_view topic, std::int32_t partition,
@@ -151,10 +160,10 @@ void OffsetManager::reject_offset(const PartitionSlot& slot, std::int64_t offset
     throw StateError(ErrorKind::InvalidArgument, "invalid offset " + std::to_string(offset) + " for " +
                                                      key_of(slot) + ": offsets must be >= 0");
   }
-  throw StateError(ErrorKind::InvalidArgument,
-                   "offset " + std::to_string(offset) + " for " + key_of(slot) + " is below the partition's floor " +
-                       std::to_string(slot.min_acceptable()) +
-                       ": an offset moves backwards only through reset_offset()");
+  throw StateError(ErrorKind::InvalidArgument, "offset " + std::to_string(offset) + " for " + key_of(slot) +
+                                                   " is below the partition's floor " +
+                                                   std::to_string(slot.min_acceptable()) +
+                                                   ": an offset moves backwards only through reset_offset()");
 }
 
 // ---- Commits ----
@@ -246,7 +255,8 @@ std::string OffsetManager::Impl::commit_description(std::size_t count) const {
 }
 
 void OffsetManager::Impl::store_and_apply_locked(const std::vector<PartitionOffset>& batch,
-                                                 const std::vector<PartitionSlot*>& slots, std::int64_t events_seen) {
+                                                 const std::vector<PartitionSlot*>& slots,
+                                                 std::int64_t events_seen) {
   const auto started = SteadyClock::now();
   try {
     internal::call_wrapped(ErrorKind::CommitFailed, commit_description(batch.size()),
@@ -258,7 +268,8 @@ void OffsetManager::Impl::store_and_apply_locked(const std::vector<PartitionOffs
   apply_committed_locked(batch, slots, events_seen, started, /*in_transaction=*/false);
 }
 
-void OffsetManager::Impl::send_and_settle_locked(std::vector<PartitionOffset> batch, std::vector<PartitionSlot*> slots,
+void OffsetManager::Impl::send_and_settle_locked(std::vector<PartitionOffset> batch,
+                                                 std::vector<PartitionSlot*> slots,
                                                  std::int64_t events_seen) {
   InFlightCommit commit;
   commit.started = SteadyClock::now();
@@ -292,8 +303,8 @@ bool OffsetManager::Impl::settle_in_flight_locked(std::chrono::milliseconds time
     // member holds its partitions in the next one).
     count_failed_commit_locked(/*automatic=*/true);
     if (++failed_in_flight <= 10 || failed_in_flight % 1000 == 0) {
-      processor::internal::log(LogLevel::Warning, "offset_manager", "automatic commit failed (", failed_in_flight,
-                               " so far), its offsets stay pending: ", error.what());
+      processor::internal::log(LogLevel::Warning, "offset_manager", "automatic commit failed (",
+                               failed_in_flight, " so far), its offsets stay pending: ", error.what());
     }
     return true;
   }
@@ -315,8 +326,9 @@ StoreCommits& OffsetManager::Impl::commits_of_locked(std::string_view store_kind
 }
 
 void OffsetManager::Impl::apply_committed_locked(const std::vector<PartitionOffset>& batch,
-                                                 const std::vector<PartitionSlot*>& slots, std::int64_t events_seen,
-                                                 SteadyClock::time_point started, bool in_transaction) {
+                                                 const std::vector<PartitionSlot*>& slots,
+                                                 std::int64_t events_seen, SteadyClock::time_point started,
+                                                 bool in_transaction) {
   {
     MutexLock gate_lock(gate_mutex);
     MutexLock view_lock(view_mutex);
@@ -371,7 +383,8 @@ void OffsetManager::mark_committed(const std::vector<PartitionOffset>& offsets) 
   {
     MutexLock view_lock(impl_->view_mutex);
     for (std::size_t i = 0; i < offsets.size(); ++i) {
-      if (!impl_->changes_commit(*candidates[i], offsets[i].second.offset, offsets[i].second.metadata)) continue;
+      if (!impl_->changes_commit(*candidates[i], offsets[i].second.offset, offsets[i].second.metadata))
+        continue;
       batch.push_back(offsets[i]);
       slots.push_back(candidates[i]);
     }
@@ -405,10 +418,12 @@ void OffsetManager::Impl::clear_committed_locked(PartitionSlot& slot) {
   cold.committed_high_watermark = kNoOffset;
   cold.committed_leader_epoch = -1;
   cold.committed_at = {};
-  if (detail::SlotExtras* extras = cold.extras.load(std::memory_order_acquire)) extras->committed_metadata.reset();
+  if (detail::SlotExtras* extras = cold.extras.load(std::memory_order_acquire))
+    extras->committed_metadata.reset();
 }
 
-void OffsetManager::Impl::start_at_locked(PartitionSlot& slot, std::int64_t position, const OffsetInfo* stored) {
+void OffsetManager::Impl::start_at_locked(PartitionSlot& slot, std::int64_t position,
+                                          const OffsetInfo* stored) {
   if (stored != nullptr) {
     set_committed_locked(slot, *stored);
   } else {
@@ -433,7 +448,8 @@ void OffsetManager::Impl::reset_slot_locked(PartitionSlot& slot) {
   slot.floor.store(kNoOffset, std::memory_order_relaxed);
   slot.committed.store(kNoOffset, std::memory_order_release);
   slot.unflushed_events.store(0, std::memory_order_relaxed);
-  if (PartitionAcks* acks = slot.cold->acks()) acks->revoke();  // late acks of in-flight records change nothing
+  if (PartitionAcks* acks = slot.cold->acks())
+    acks->revoke();  // late acks of in-flight records change nothing
   slot.cold->reset_locked();
 }
 
@@ -530,7 +546,8 @@ std::optional<OffsetInfo> OffsetManager::get_offset_info(std::string_view topic,
   validate_partition(topic, partition);
   if (const PartitionSlot* slot = impl_->partitions.find(topic, partition)) {
     SharedLock view_lock(impl_->view_mutex);
-    if (slot->committed.load(std::memory_order_acquire) != kNoOffset) return impl_->committed_info_locked(*slot);
+    if (slot->committed.load(std::memory_order_acquire) != kNoOffset)
+      return impl_->committed_info_locked(*slot);
   }
   const TopicPartition tp{std::string(topic), partition};
   return internal::call_backend("reading the stored offset of " + tp.to_key(),
@@ -590,13 +607,14 @@ void OffsetManager::clear() {
   trigger_.events.store(0, std::memory_order_relaxed);
 }
 
-void OffsetManager::adopt_committed_offset(std::string_view topic, std::int32_t partition, std::int64_t offset) {
+void OffsetManager::adopt_committed_offset(std::string_view topic, std::int32_t partition,
+                                           std::int64_t offset) {
   OffsetInfo stored(offset);
   adopt_start_position(topic, partition, offset, stored);
 }
 
-void OffsetManager::adopt_start_position(std::string_view topic, std::int32_t partition, std::int64_t position,
-                                         const std::optional<OffsetInfo>& stored) {
+void OffsetManager::adopt_start_position(std::string_view topic, std::int32_t partition,
+                                         std::int64_t position, const std::optional<OffsetInfo>& stored) {
   if (position < 0) internal::refuse_before_registering(topic, partition, position);
   if (stored) validate_offset_entry(TopicPartition(std::string(topic), partition), *stored);
   PartitionSlot& slot = slot_for(topic, partition);

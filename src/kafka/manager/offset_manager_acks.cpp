@@ -17,12 +17,13 @@ namespace {
 // Refuses, before slot_for() registers the partition, a record offset that no PartitionAcks can
 // hold (PartitionAcks::try_track's range): a refused track() registers nothing.
 void refuse_untrackable(std::string_view topic, std::int32_t partition, std::int64_t record_offset) {
-  if (record_offset < 0) [[unlikely]] internal::refuse_before_registering(topic, partition, record_offset);
+  if (record_offset < 0) [[unlikely]]
+    internal::refuse_before_registering(topic, partition, record_offset);
   if (record_offset > internal::kMaxAckOffset) [[unlikely]] {
     validate_topic(topic);
     validate_partition(topic, partition);
-    throw StateError(ErrorKind::InvalidArgument, "cannot track offset " + std::to_string(record_offset) + " of " +
-                                                     partition_key(topic, partition) +
+    throw StateError(ErrorKind::InvalidArgument, "cannot track offset " + std::to_string(record_offset) +
+                                                     " of " + partition_key(topic, partition) +
                                                      ": it is out of range");
   }
 }
@@ -84,9 +85,12 @@ std::shared_ptr<PartitionAcks> OffsetManager::track_in(PartitionSlot& slot, std:
       const std::int64_t committed = slot.committed.load(std::memory_order_acquire);
       if (record_offset < committed) {
         throw StateError(ErrorKind::InvalidArgument, "record " + std::to_string(record_offset) + " of " +
-                                                         partition_key(*slot.topic, slot.partition) + " is below the committed offset " + std::to_string(committed));
+                                                         partition_key(*slot.topic, slot.partition) +
+                                                         " is below the committed offset " +
+                                                         std::to_string(committed));
       }
-      current = std::make_shared<PartitionAcks>(committed == kNoOffset ? record_offset : committed, impl_->tracking_options);
+      current = std::make_shared<PartitionAcks>(committed == kNoOffset ? record_offset : committed,
+                                                impl_->tracking_options);
       slot.cold->ever_tracked = true;
     }
     acks = current;
@@ -99,7 +103,8 @@ std::shared_ptr<PartitionAcks> OffsetManager::track_in(PartitionSlot& slot, std:
       auto_commit();
     } catch (const StateError& error) {
       processor::internal::log(LogLevel::Warning, "acks", "a commit triggered by tracking ", *slot.topic, ":",
-                               slot.partition, "@", record_offset, " failed, offsets stay pending: ", error.what());
+                               slot.partition, "@", record_offset,
+                               " failed, offsets stay pending: ", error.what());
     }
   }
   return acks;
@@ -112,13 +117,15 @@ bool OffsetManager::ack(std::string_view topic, std::int32_t partition, std::int
   if (slot != nullptr) {
     MutexLock gate_lock(impl_->gate_mutex);
     ever_tracked = slot->cold->ever_tracked;
-    if (const detail::SlotExtras* extras = slot->cold->extras.load(std::memory_order_acquire)) acks = extras->acks;
+    if (const detail::SlotExtras* extras = slot->cold->extras.load(std::memory_order_acquire))
+      acks = extras->acks;
   }
   if (acks) return acks->ack(record_offset);
   validate_topic(topic);
   validate_partition(topic, partition);
   if (!ever_tracked) {
-    throw StateError(ErrorKind::InvalidArgument, "cannot acknowledge record " + std::to_string(record_offset) + " of " +
+    throw StateError(ErrorKind::InvalidArgument, "cannot acknowledge record " +
+                                                     std::to_string(record_offset) + " of " +
                                                      partition_key(topic, partition) +
                                                      ": no record of that partition was ever tracked here");
   }
@@ -139,7 +146,8 @@ void OffsetManager::resume_tracking(std::string_view topic, std::int32_t partiti
   auto& current = slot.cold->extras_or_new().acks;
   if (current) {
     throw StateError(ErrorKind::InvalidArgument, "cannot resume tracking of " + std::string(topic) + ":" +
-                                                     std::to_string(partition) + ": records of it are already tracked");
+                                                     std::to_string(partition) +
+                                                     ": records of it are already tracked");
   }
   current = std::move(resumed);
   slot.cold->ever_tracked = true;

@@ -34,13 +34,15 @@ bool clip_acked_above(AckedSet& acked, std::int64_t position) {
 }
 
 state::StateBackend& require_backend(const std::shared_ptr<state::StateBackend>& backend) {
-  if (!backend) throw StateError(ErrorKind::InvalidArgument, "checkpoints need a state backend, the manager has none");
+  if (!backend)
+    throw StateError(ErrorKind::InvalidArgument, "checkpoints need a state backend, the manager has none");
   return *backend;
 }
 
 }  // namespace
 
-CheckpointInfo OffsetManager::checkpoint(std::uint64_t checkpoint_id, const state::WriteBatch& operator_state) {
+CheckpointInfo OffsetManager::checkpoint(std::uint64_t checkpoint_id,
+                                         const state::WriteBatch& operator_state) {
   state::StateBackend& backend = require_backend(impl_->backend);
   MutexLock lock(impl_->commit_mutex);
   const auto started = Impl::SteadyClock::now();
@@ -82,7 +84,8 @@ CheckpointInfo OffsetManager::checkpoint(std::uint64_t checkpoint_id, const stat
   ids.push_back(checkpoint_id);
   const std::size_t retained = std::max<std::size_t>(impl_->options.checkpoints_retained, 1);
   for (std::size_t i = 0; i + retained < ids.size(); ++i) batch.remove(prefix + checkpoint_id_text(ids[i]));
-  internal::call_backend("writing checkpoint " + std::to_string(checkpoint_id), [&] { backend.write(batch); });
+  internal::call_backend("writing checkpoint " + std::to_string(checkpoint_id),
+                         [&] { backend.write(batch); });
 
   impl_->last_checkpoint_id = checkpoint_id;
   impl_->pending_checkpoints.emplace(checkpoint_id, checkpoint);
@@ -126,10 +129,12 @@ std::size_t OffsetManager::notify_checkpoint_complete(std::uint64_t checkpoint_i
 }
 
 std::vector<std::uint64_t> OffsetManager::list_checkpoints() {
-  return stored_checkpoint_ids(require_backend(impl_->backend), checkpoint_key_prefix(impl_->options, impl_->group));
+  return stored_checkpoint_ids(require_backend(impl_->backend),
+                               checkpoint_key_prefix(impl_->options, impl_->group));
 }
 
-std::optional<CheckpointInfo> OffsetManager::restore_from_checkpoint(std::optional<std::uint64_t> checkpoint_id) {
+std::optional<CheckpointInfo> OffsetManager::restore_from_checkpoint(
+    std::optional<std::uint64_t> checkpoint_id) {
   state::StateBackend& backend = require_backend(impl_->backend);
   MutexLock lock(impl_->commit_mutex);
   const auto started = Impl::SteadyClock::now();
@@ -137,14 +142,16 @@ std::optional<CheckpointInfo> OffsetManager::restore_from_checkpoint(std::option
   const std::vector<internal::StoredCheckpoint> retained = internal::load_checkpoints(backend, prefix);
   if (!checkpoint_id && retained.empty()) return std::nullopt;
   const std::uint64_t id = checkpoint_id ? *checkpoint_id : retained.back().id;
-  const auto stored = std::find_if(retained.begin(), retained.end(),
-                                   [id](const internal::StoredCheckpoint& candidate) { return candidate.id == id; });
+  const auto stored =
+      std::find_if(retained.begin(), retained.end(),
+                   [id](const internal::StoredCheckpoint& candidate) { return candidate.id == id; });
   if (stored == retained.end()) {
-    throw StateError(ErrorKind::NotFound,
-                     "no checkpoint " + std::to_string(id) + " at key '" + prefix + checkpoint_id_text(id) + "'");
+    throw StateError(ErrorKind::NotFound, "no checkpoint " + std::to_string(id) + " at key '" + prefix +
+                                              checkpoint_id_text(id) + "'");
   }
   CheckpointInfo checkpoint = internal::decode_checkpoint(stored->record, stored->key);
-  if (checkpoint.id != id) internal::corrupt_checkpoint(stored->key, "record holds checkpoint " + std::to_string(checkpoint.id));
+  if (checkpoint.id != id)
+    internal::corrupt_checkpoint(stored->key, "record holds checkpoint " + std::to_string(checkpoint.id));
 
   const internal::JournalContext context{*impl_->store, impl_->group, impl_->options.restore_policy,
                                          impl_->strategy.kind() == OffsetCommitStrategy::Kind::OnCheckpoint};
@@ -213,7 +220,8 @@ std::optional<RestoreReport> OffsetManager::last_restore_report() const {
   return impl_->last_restore_report;
 }
 
-std::optional<std::int64_t> OffsetManager::checkpointed_offset(std::string_view topic, std::int32_t partition) const {
+std::optional<std::int64_t> OffsetManager::checkpointed_offset(std::string_view topic,
+                                                               std::int32_t partition) const {
   MutexLock checkpoint_lock(impl_->checkpoint_mutex);
   if (!impl_->last_checkpoint) return std::nullopt;
   const auto it = impl_->last_checkpoint->offsets.find(TopicPartition(std::string(topic), partition));

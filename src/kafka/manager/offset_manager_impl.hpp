@@ -5,8 +5,8 @@
 #include <chrono>
 #include <limits>
 #include <map>
-#include <optional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <unordered_set>
 #include <vector>
@@ -22,7 +22,8 @@ namespace internal {
 // Refuses a negative offset or high watermark (after an invalid topic or partition) before the
 // caller's slot_for() registers the partition: a refused call registers nothing, so that
 // refresh_high_watermarks() and checkpoints never see a partition only bad input named.
-[[noreturn]] void refuse_before_registering(std::string_view topic, std::int32_t partition, std::int64_t offset,
+[[noreturn]] void refuse_before_registering(std::string_view topic, std::int32_t partition,
+                                            std::int64_t offset,
                                             std::optional<std::int64_t> high_watermark = std::nullopt);
 }  // namespace internal
 
@@ -135,7 +136,8 @@ struct OffsetManager::Impl {
   void spill_long_metadata_locked(std::vector<PartitionOffset>& batch) PROCESSOR_REQUIRES(commit_mutex);
   // After `batch` was stored: deletes the spilled records of its partitions that were committed
   // with inline metadata now (best effort: a failure is logged), and remembers the others.
-  void forget_unreferenced_spills_locked(const std::vector<PartitionOffset>& batch) PROCESSOR_REQUIRES(commit_mutex);
+  void forget_unreferenced_spills_locked(const std::vector<PartitionOffset>& batch)
+      PROCESSOR_REQUIRES(commit_mutex);
   // The acknowledged set that `metadata`, committed with offset `committed`, carries — inline or
   // spilled. nullopt, with a warning and stats.ack_metadata_ignored counted, for metadata that is
   // not ours, garbage, a reference whose record is missing or differs, or written for another
@@ -155,7 +157,8 @@ struct OffsetManager::Impl {
   // REQUIRES: `slots` parallel to `batch`.
   void apply_committed_locked(const std::vector<PartitionOffset>& batch,
                               const std::vector<detail::PartitionSlot*>& slots, std::int64_t events_seen,
-                              SteadyClock::time_point started, bool in_transaction) PROCESSOR_REQUIRES(commit_mutex);
+                              SteadyClock::time_point started, bool in_transaction)
+      PROCESSOR_REQUIRES(commit_mutex);
 
   // Stores `batch`, moves it into the committed view and counts the commit in the stats; on
   // failure counts it and rethrows. `events_seen` updates were counted before the snapshot.
@@ -225,7 +228,8 @@ struct OffsetManager::Impl {
   bool changes_commit(const detail::PartitionSlot& slot, std::int64_t offset,
                       const std::optional<std::string>& metadata) const PROCESSOR_REQUIRES(view_mutex) {
     if (changes_committed(slot, offset)) return true;
-    if (!metadata || metadata->empty() || offset != slot.committed.load(std::memory_order_acquire)) return false;
+    if (!metadata || metadata->empty() || offset != slot.committed.load(std::memory_order_acquire))
+      return false;
     const std::string* committed = slot.cold->committed_metadata();
     if (committed == nullptr) return true;
     // Metadata beyond the budget is committed as a reference to its spilled copy: compare what

@@ -26,7 +26,8 @@ std::int64_t OffsetManager::lag(std::string_view topic, std::int32_t partition) 
   validate_topic(topic);
   validate_partition(topic, partition);
   const TopicPartition tp{std::string(topic), partition};
-  internal::LogKnowledge log(tp, impl_->options.broker.get(), std::nullopt, impl_->partitions.find(topic, partition));
+  internal::LogKnowledge log(tp, impl_->options.broker.get(), std::nullopt,
+                             impl_->partitions.find(topic, partition));
   const std::int64_t high_watermark = log.require_high_watermark("compute the lag of");
   const auto offset = get_offset(topic, partition);
   // A recorded high watermark can be older than the committed offset: 0, never negative.

@@ -33,7 +33,8 @@ std::int64_t OffsetManager::reset_offset(std::string_view topic, std::int32_t pa
   validate_topic(topic);
   validate_partition(topic, partition);
   const TopicPartition tp{std::string(topic), partition};
-  if (partition_high_watermark) internal::require_valid_high_watermark(topic, partition, *partition_high_watermark);
+  if (partition_high_watermark)
+    internal::require_valid_high_watermark(topic, partition, *partition_high_watermark);
 
   MutexLock lock(impl_->commit_mutex);
   const PartitionSlot* existing = impl_->partitions.find(topic, partition);
@@ -64,14 +65,15 @@ std::int64_t OffsetManager::reset_offset(std::string_view topic, std::int32_t pa
       std::optional<std::int64_t> current;
       if (existing != nullptr && existing->committed.load(std::memory_order_acquire) != kNoOffset) {
         current = existing->committed.load(std::memory_order_acquire);
-      } else if (auto stored = internal::call_backend("reading the stored offset of " + tp.to_key(),
-                                                      [&] { return impl_->store->get_offset(impl_->group, tp); })) {
+      } else if (auto stored = internal::call_backend("reading the stored offset of " + tp.to_key(), [&] {
+                   return impl_->store->get_offset(impl_->group, tp);
+                 })) {
         current = stored->offset;
       }
       if (!current) {
-        throw StateError(ErrorKind::NotFound,
-                         "cannot shift " + tp.to_key() + " by " + std::to_string(strategy.value()) +
-                             ": group '" + impl_->group + "' has no committed offset for it");
+        throw StateError(ErrorKind::NotFound, "cannot shift " + tp.to_key() + " by " +
+                                                  std::to_string(strategy.value()) + ": group '" +
+                                                  impl_->group + "' has no committed offset for it");
       }
       target = log.clamp(std::max<std::int64_t>(0, saturating_add(*current, strategy.value())));
       break;
@@ -93,7 +95,8 @@ std::int64_t OffsetManager::reset_offset(std::string_view topic, std::int32_t pa
 
 std::size_t OffsetManager::refresh_high_watermarks() {
   BrokerMetadata* broker = impl_->options.broker.get();
-  if (broker == nullptr) throw StateError(ErrorKind::Unavailable, "cannot refresh high watermarks: no broker is known");
+  if (broker == nullptr)
+    throw StateError(ErrorKind::Unavailable, "cannot refresh high watermarks: no broker is known");
   std::vector<PartitionSlot*> slots;
   {
     MutexLock registry_lock(impl_->partitions.mutex());

@@ -23,7 +23,8 @@ void OffsetManager::Impl::spill_long_metadata_locked(std::vector<PartitionOffset
       processor::internal::log(LogLevel::Warning, "acks", "committing ", tp, " at ", info.offset,
                                " without its acknowledgement metadata (", info.metadata->size(),
                                " bytes, more than metadata_budget_bytes ", options.acks.metadata_budget_bytes,
-                               ", and no state backend to spill it to, or spill_ack_metadata off): after a restart the records above it are "
+                               ", and no state backend to spill it to, or spill_ack_metadata off): after a "
+                               "restart the records above it are "
                                "processed again");
       info.metadata.reset();
       continue;
@@ -52,45 +53,52 @@ void OffsetManager::Impl::forget_unreferenced_spills_locked(const std::vector<Pa
     try {
       backend->remove(key);
     } catch (const std::exception& error) {
-      processor::internal::log(LogLevel::Warning, "acks", "could not delete the spilled acknowledgement metadata at key '",
-                               key, "': ", error.what());
+      processor::internal::log(LogLevel::Warning, "acks",
+                               "could not delete the spilled acknowledgement metadata at key '", key,
+                               "': ", error.what());
     }
   }
 }
 
-void OffsetManager::Impl::ignore_ack_metadata(const TopicPartition& tp, std::int64_t committed, const std::string& why) {
-  processor::internal::log(LogLevel::Warning, "acks", "ignoring the acknowledgement metadata of ", tp, ": ", why,
-                           "; every record from ", committed, " is processed again");
+void OffsetManager::Impl::ignore_ack_metadata(const TopicPartition& tp, std::int64_t committed,
+                                              const std::string& why) {
+  processor::internal::log(LogLevel::Warning, "acks", "ignoring the acknowledgement metadata of ", tp, ": ",
+                           why, "; every record from ", committed, " is processed again");
   MutexLock stats_lock(stats_mutex);
   ++stats.ack_metadata_ignored;
 }
 
-std::optional<AckedSet> OffsetManager::Impl::acked_from_metadata(const TopicPartition& tp, std::int64_t committed,
+std::optional<AckedSet> OffsetManager::Impl::acked_from_metadata(const TopicPartition& tp,
+                                                                 std::int64_t committed,
                                                                  const std::string& metadata) {
   std::string spilled_value;
   std::string_view text = metadata;
   if (internal::is_ack_reference(metadata)) {
     const auto reference = internal::parse_ack_reference(metadata);
     if (!reference) {
-      ignore_ack_metadata(tp, committed, "it is neither acknowledgement metadata nor a reference to spilled metadata");
+      ignore_ack_metadata(tp, committed,
+                          "it is neither acknowledgement metadata nor a reference to spilled metadata");
       return std::nullopt;
     }
     if (!backend) {
-      ignore_ack_metadata(tp, committed, "it refers to spilled metadata, and the manager has no state backend");
+      ignore_ack_metadata(tp, committed,
+                          "it refers to spilled metadata, and the manager has no state backend");
       return std::nullopt;
     }
     const std::string key = internal::ack_spill_key(options.ack_spill_prefix, group, tp);
     auto value = internal::call_backend("reading the spilled acknowledgement metadata at key '" + key + "'",
                                         [&] { return backend->get(key); });
     if (!value) {
-      ignore_ack_metadata(tp, committed, "the spilled metadata it refers to is not in the state backend (key '" + key +
-                                             "'; written on another machine, or deleted)");
+      ignore_ack_metadata(tp, committed,
+                          "the spilled metadata it refers to is not in the state backend (key '" + key +
+                              "'; written on another machine, or deleted)");
       return std::nullopt;
     }
     if (!internal::matches_ack_reference(*reference, *value)) {
       ignore_ack_metadata(tp, committed,
                           "the spilled metadata at key '" + key + "' is not the one it refers to (length " +
-                              std::to_string(value->size()) + " instead of " + std::to_string(reference->length) +
+                              std::to_string(value->size()) + " instead of " +
+                              std::to_string(reference->length) +
                               ", or another checksum: a crash between spilling and committing?)");
       return std::nullopt;
     }
@@ -108,8 +116,9 @@ std::optional<AckedSet> OffsetManager::Impl::acked_from_metadata(const TopicPart
   if (acked.committable != committed) {
     // Metadata written for another offset: the offset was moved with the metadata kept, or
     // another tool wrote it. Trusting it would skip records that nobody processed.
-    ignore_ack_metadata(tp, committed, "it was written for committed offset " + std::to_string(acked.committable) +
-                                           ", not for " + std::to_string(committed));
+    ignore_ack_metadata(tp, committed,
+                        "it was written for committed offset " + std::to_string(acked.committable) +
+                            ", not for " + std::to_string(committed));
     return std::nullopt;
   }
   return acked;

@@ -22,7 +22,8 @@ std::unique_ptr<std::atomic<T>[]> zeroed(std::size_t count) {
 }  // namespace
 
 PartitionTable::PartitionTable() {
-  indexes_.push_back(std::make_unique<Index>(Index{kInitialBuckets - 1, zeroed<std::uint32_t>(kInitialBuckets)}));
+  indexes_.push_back(
+      std::make_unique<Index>(Index{kInitialBuckets - 1, zeroed<std::uint32_t>(kInitialBuckets)}));
   index_.store(indexes_.back().get(), std::memory_order_release);
   directories_.push_back(
       std::make_unique<Directory>(Directory{kInitialChunks, zeroed<detail::PartitionSlot*>(kInitialChunks)}));
@@ -102,7 +103,8 @@ detail::PartitionSlot& PartitionTable::find_or_add(std::string_view topic, std::
   processor::detail::MutexLock lock(mutex_);
   if (detail::PartitionSlot* existing = find(topic, partition)) return *existing;
   if (size_ >= std::numeric_limits<std::uint32_t>::max() - 1) {
-    throw StateError(ErrorKind::InvalidArgument, "cannot track more than 2^32 - 2 partitions in one OffsetManager");
+    throw StateError(ErrorKind::InvalidArgument,
+                     "cannot track more than 2^32 - 2 partitions in one OffsetManager");
   }
 
   if (size_ % kChunkSize == 0) add_chunk_locked();

@@ -77,7 +77,8 @@ struct SlotCold {
     SlotExtras* current = extras.load(std::memory_order_acquire);
     if (current != nullptr) return *current;
     auto fresh = std::make_unique<SlotExtras>();
-    if (extras.compare_exchange_strong(current, fresh.get(), std::memory_order_acq_rel, std::memory_order_acquire)) {
+    if (extras.compare_exchange_strong(current, fresh.get(), std::memory_order_acq_rel,
+                                       std::memory_order_acquire)) {
       return *fresh.release();
     }
     return *current;
@@ -162,9 +163,9 @@ class PartitionTable {
   processor::detail::Mutex mutex_;
   std::vector<Chunk> chunks_ PROCESSOR_GUARDED_BY(mutex_);
   std::size_t size_ PROCESSOR_GUARDED_BY(mutex_) = 0;
-  std::set<std::string, std::less<>> topics_ PROCESSOR_GUARDED_BY(mutex_);  // interned names
-  const std::string* last_topic_ PROCESSOR_GUARDED_BY(mutex_) = nullptr;    // the last one used
-  std::vector<std::unique_ptr<Index>> indexes_ PROCESSOR_GUARDED_BY(mutex_);  // live one last
+  std::set<std::string, std::less<>> topics_ PROCESSOR_GUARDED_BY(mutex_);            // interned names
+  const std::string* last_topic_ PROCESSOR_GUARDED_BY(mutex_) = nullptr;              // the last one used
+  std::vector<std::unique_ptr<Index>> indexes_ PROCESSOR_GUARDED_BY(mutex_);          // live one last
   std::vector<std::unique_ptr<Directory>> directories_ PROCESSOR_GUARDED_BY(mutex_);  // live one last
   // Acquire/release: a reader that sees an index (or a slot number in it) sees it fully built,
   // and a directory that holds the slot's chunk.

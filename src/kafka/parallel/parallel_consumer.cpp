@@ -43,17 +43,19 @@ std::int64_t quick_run_limit_nanos() {
 
 void validate(const ParallelConsumerOptions& options, const ParallelConsumer::RecordHandler& handler) {
   if (options.max_concurrency < 1 || options.max_concurrency > kMaxConcurrency) {
-    refuse("max_concurrency " + std::to_string(options.max_concurrency) + " is invalid: it must be between 1 and " +
-           std::to_string(kMaxConcurrency));
+    refuse("max_concurrency " + std::to_string(options.max_concurrency) +
+           " is invalid: it must be between 1 and " + std::to_string(kMaxConcurrency));
   }
   if (options.drain_timeout.count() < 0) {
-    refuse("drain_timeout " + std::to_string(options.drain_timeout.count()) + " ms is invalid: it must not be negative");
+    refuse("drain_timeout " + std::to_string(options.drain_timeout.count()) +
+           " ms is invalid: it must not be negative");
   }
   if (options.retry.max_attempts < 1) {
     refuse("retry.max_attempts " + std::to_string(options.retry.max_attempts) +
            " is invalid: it must be at least 1 (1 means no retry)");
   }
-  if (options.retry.initial_backoff.count() < 0 || options.retry.max_backoff < options.retry.initial_backoff) {
+  if (options.retry.initial_backoff.count() < 0 ||
+      options.retry.max_backoff < options.retry.initial_backoff) {
     refuse("retry backoff " + std::to_string(options.retry.initial_backoff.count()) + " ms to " +
            std::to_string(options.retry.max_backoff.count()) +
            " ms is invalid: initial_backoff must be at least 0 and at most max_backoff");
@@ -105,12 +107,13 @@ ParallelConsumer::ParallelConsumer(std::shared_ptr<KafkaClient> client, OffsetMa
   impl_->start_workers();
 }
 
-std::unique_ptr<ParallelConsumer> ParallelConsumer::connect(ConsumerSetup setup, ParallelConsumerOptions options,
+std::unique_ptr<ParallelConsumer> ParallelConsumer::connect(ConsumerSetup setup,
+                                                            ParallelConsumerOptions options,
                                                             RecordHandler handler) {
   internal::ConsumerParts parts = internal::build_consumer(setup);
   options.consumer.topics = std::move(setup.topics);
-  auto consumer = std::make_unique<ParallelConsumer>(std::move(parts.client), *parts.manager, std::move(options),
-                                                     std::move(handler));
+  auto consumer = std::make_unique<ParallelConsumer>(std::move(parts.client), *parts.manager,
+                                                     std::move(options), std::move(handler));
   consumer->impl_->owned_manager = std::move(parts.manager);
   return consumer;
 }
@@ -121,7 +124,8 @@ ParallelConsumer::~ParallelConsumer() {
   try {
     close();
   } catch (const std::exception& error) {
-    processor::internal::log(LogLevel::Error, "parallel", "closing the parallel consumer failed: ", error.what());
+    processor::internal::log(LogLevel::Error, "parallel",
+                             "closing the parallel consumer failed: ", error.what());
   }
 }
 
@@ -163,7 +167,8 @@ ConsumedRecord RecordWork::record() const {
   return record;
 }
 
-std::uint64_t ParallelConsumer::Impl::lane_of(const PartitionRun& run, const rd_kafka_message_t& message) const {
+std::uint64_t ParallelConsumer::Impl::lane_of(const PartitionRun& run,
+                                              const rd_kafka_message_t& message) const {
   switch (options.ordering) {
     case ProcessingOrder::Unordered:
       return internal::QueuedWork::kNoLane;
@@ -181,7 +186,8 @@ std::uint64_t ParallelConsumer::Impl::lane_of(const PartitionRun& run, const rd_
 }
 
 PartitionRun* ParallelConsumer::Impl::run_for(const rd_kafka_message_t& message) {
-  if (last_run != nullptr && last_topic == message.rkt && last_partition == message.partition) return last_run;
+  if (last_run != nullptr && last_topic == message.rkt && last_partition == message.partition)
+    return last_run;
   const auto it = runs.find(TopicPartition(rd_kafka_topic_name(message.rkt), message.partition));
   if (it == runs.end()) return nullptr;
   last_topic = message.rkt;
@@ -197,7 +203,8 @@ bool ParallelConsumer::Impl::dispatch(PartitionRun& run, internal::RdPtr<rd_kafk
     message.reset();
     return true;
   }
-  std::optional<AckTicket> ticket = manager.track_record(run.partition.topic, run.partition.partition, offset);
+  std::optional<AckTicket> ticket =
+      manager.track_record(run.partition.topic, run.partition.partition, offset);
   if (!ticket) return false;
   std::unique_ptr<RecordWork> work;
   if (spares.empty()) {
@@ -265,7 +272,8 @@ void ParallelConsumer::Impl::set_paused(const std::vector<PartitionRun*>& change
 void ParallelConsumer::Impl::relieve_back_pressure() {
   // Held records first: they are the next of their partition, and their acks may have come.
   for (auto& [partition, run] : runs) {
-    if (run->held.empty() || run->queued.load(std::memory_order_relaxed) > run->queued_when_held / 2) continue;
+    if (run->held.empty() || run->queued.load(std::memory_order_relaxed) > run->queued_when_held / 2)
+      continue;
     while (!run->held.empty() && dispatch(*run, run->held.front())) run->held.pop_front();
     if (!run->held.empty()) run->queued_when_held = run->queued.load(std::memory_order_relaxed);
   }
@@ -321,9 +329,10 @@ void ParallelConsumer::Impl::checkpoint_at_barrier() {
   submit_batch();
   queue.raise_barrier();
   try {
-    while (!queue.wait_idle({}, Clock::now() + std::max(options.drain_timeout, std::chrono::milliseconds(1000)))) {
-      processor::internal::log(LogLevel::Warning, "parallel", "the checkpoint waits for ", queue.gauges().running,
-                               " running records to finish");
+    while (!queue.wait_idle(
+        {}, Clock::now() + std::max(options.drain_timeout, std::chrono::milliseconds(1000)))) {
+      processor::internal::log(LogLevel::Warning, "parallel", "the checkpoint waits for ",
+                               queue.gauges().running, " running records to finish");
     }
     internal::take_checkpoint(*consumer_impl);
   } catch (...) {
@@ -350,7 +359,8 @@ std::size_t ParallelConsumer::poll() {
   const auto timeout = impl.any_paused() ? std::min(impl.options.consumer.poll_timeout, kPausedPollTimeout)
                                          : impl.options.consumer.poll_timeout;
   int timeout_ms = internal::to_timeout_ms(timeout);
-  for (std::size_t polled = 0; polled < kMaxBatch && !impl.stop_requested.load(std::memory_order_relaxed); ++polled) {
+  for (std::size_t polled = 0; polled < kMaxBatch && !impl.stop_requested.load(std::memory_order_relaxed);
+       ++polled) {
     if (!internal::poll_into_sink(*impl.consumer_impl, timeout_ms)) break;
     timeout_ms = 0;  // take what is already fetched, then return
   }
@@ -400,8 +410,9 @@ void ParallelConsumer::close() {
   // joins it.
   impl.queue.close();
   if (const std::size_t running = impl.queue.gauges().running; running > 0) {
-    processor::internal::log(LogLevel::Warning, "parallel", running,
-                             " handlers still run after close(); the ParallelConsumer's destructor waits for them");
+    processor::internal::log(
+        LogLevel::Warning, "parallel", running,
+        " handlers still run after close(); the ParallelConsumer's destructor waits for them");
   }
   if (error) std::rethrow_exception(error);
 }

@@ -56,7 +56,8 @@ struct PartitionRun : std::enable_shared_from_this<PartitionRun> {
 // so keeping messages would make memory depend on librdkafka's buffers instead of
 // max_buffered_bytes.
 struct RecordWork : internal::QueuedWork {
-  RecordWork(const rd_kafka_message_t& message, AckTicket record_ticket, std::shared_ptr<PartitionRun> tenure);
+  RecordWork(const rd_kafka_message_t& message, AckTicket record_ticket,
+             std::shared_ptr<PartitionRun> tenure);
   // Makes a finished record (a spare of the WorkQueue) this one, keeping its buffer.
   void reuse(const rd_kafka_message_t& message, AckTicket record_ticket,
              std::shared_ptr<PartitionRun> tenure);

@@ -34,7 +34,8 @@ void ParallelConsumer::Impl::on_assigned(const std::vector<internal::AssignedSta
     // is what a consumer without it would do.
     const std::uint64_t ignored_before = manager.stats().ack_metadata_ignored;
     std::optional<AckedSet> acked = manager.acked_after_restart(tp.topic, tp.partition);
-    metadata_warnings.fetch_add(manager.stats().ack_metadata_ignored - ignored_before, std::memory_order_relaxed);
+    metadata_warnings.fetch_add(manager.stats().ack_metadata_ignored - ignored_before,
+                                std::memory_order_relaxed);
     if (acked && acked->committable == start.position) {
       try {
         manager.resume_tracking(tp.topic, tp.partition, *acked);
@@ -42,8 +43,8 @@ void ParallelConsumer::Impl::on_assigned(const std::vector<internal::AssignedSta
       } catch (const StateError& error) {
         if (error.kind() != ErrorKind::InvalidArgument) throw;
         metadata_warnings.fetch_add(1, std::memory_order_relaxed);
-        processor::internal::log(LogLevel::Warning, "parallel", "ignoring the acknowledgements of ", tp.to_key(),
-                                 " from its previous owner: ", error.what());
+        processor::internal::log(LogLevel::Warning, "parallel", "ignoring the acknowledgements of ",
+                                 tp.to_key(), " from its previous owner: ", error.what());
       }
     } else if (acked) {
       processor::internal::log(LogLevel::Info, "parallel", tp.to_key(), " starts at ", start.position,
@@ -89,15 +90,16 @@ void ParallelConsumer::Impl::on_revoking(const std::vector<TopicPartition>& part
     for (const void* group : groups) still_running += queue.running_in(group);
   }
   if (still_running > 0) {
-    processor::internal::log(LogLevel::Warning, "parallel", still_running, " records of ", describe(partitions),
-                             lost ? " were running when the partitions were lost"
-                                  : " were still running after drain_timeout",
-                             ": they are not committed, and the next owner processes them again");
+    processor::internal::log(
+        LogLevel::Warning, "parallel", still_running, " records of ", describe(partitions),
+        lost ? " were running when the partitions were lost" : " were still running after drain_timeout",
+        ": they are not committed, and the next owner processes them again");
   }
   for (PartitionRun* run : leaving) run->drained.store(true, std::memory_order_release);
   abandoned_on_revoke.fetch_add(abandoned + still_running, std::memory_order_relaxed);
   if (revoke_barrier) {
-    while (!queue.wait_idle({}, Clock::now() + std::max(options.drain_timeout, std::chrono::milliseconds(1000)))) {
+    while (!queue.wait_idle(
+        {}, Clock::now() + std::max(options.drain_timeout, std::chrono::milliseconds(1000)))) {
       if (queue.gauges().running <= still_running) break;  // only the abandoned ones are left
       processor::internal::log(LogLevel::Warning, "parallel", "the checkpoint before a revoke waits for ",
                                queue.gauges().running, " running records to finish");

@@ -94,9 +94,10 @@ void ParallelConsumer::Impl::pump_executor() {
       const std::string name = name_of(work->record());
       queue.give_back(work);
       executor_rejections.fetch_add(1, std::memory_order_relaxed);
-      fail(std::make_exception_ptr(StateError(
-          ErrorKind::Unavailable, "the executor refused record " + name + " (" + what_of(std::current_exception()) +
-                                      "): it stays queued, not committed, and is submitted again by the next poll")));
+      fail(std::make_exception_ptr(
+          StateError(ErrorKind::Unavailable,
+                     "the executor refused record " + name + " (" + what_of(std::current_exception()) +
+                         "): it stays queued, not committed, and is submitted again by the next poll")));
       break;
     }
   }
@@ -129,8 +130,9 @@ ParallelConsumer::Impl::Outcome ParallelConsumer::Impl::run_record(RecordWork& w
   ++work.attempts;
   if (work.abandoned()) return Outcome::Abandoned;
   if (work.attempts < options.retry.max_attempts) {
-    return queue.retry_later(&work, Clock::now() + backoff(options.retry, work.attempts)) ? Outcome::Retrying
-                                                                                           : Outcome::Abandoned;
+    return queue.retry_later(&work, Clock::now() + backoff(options.retry, work.attempts))
+               ? Outcome::Retrying
+               : Outcome::Abandoned;
   }
   if (options.on_failure) {
     try {
@@ -143,13 +145,15 @@ ParallelConsumer::Impl::Outcome ParallelConsumer::Impl::run_record(RecordWork& w
                                options.retry.max_backoff.count(), " ms");
     }
   } else {
-    processor::internal::log(LogLevel::Error, "parallel", "record ", name_of(record), " failed ", work.attempts,
-                             " tries (", what_of(error), "): it is not committed and is tried again in ",
+    processor::internal::log(LogLevel::Error, "parallel", "record ", name_of(record), " failed ",
+                             work.attempts, " tries (", what_of(error),
+                             "): it is not committed and is tried again in ",
                              options.retry.max_backoff.count(), " ms; set on_failure to dead-letter it");
     fail(error);
   }
   work.attempts = 0;
-  return queue.retry_later(&work, Clock::now() + options.retry.max_backoff) ? Outcome::Retrying : Outcome::Abandoned;
+  return queue.retry_later(&work, Clock::now() + options.retry.max_backoff) ? Outcome::Retrying
+                                                                            : Outcome::Abandoned;
 }
 
 void ParallelConsumer::Impl::settle(RecordWork& work, Outcome outcome) {

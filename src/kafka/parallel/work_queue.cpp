@@ -246,9 +246,11 @@ std::vector<WorkQueue::Item> WorkQueue::drop_group(const void* group) {
 void WorkQueue::drop_group_locked(const void* group, std::vector<Item>& dropped) {
   const auto in_group = [&](QueuedWork* work) { return work->group == group && !work->running_; };
   // Lane heads that are not running are in ready_ or retries_ and go with their lane below.
-  std::erase_if(ready_, [&](QueuedWork* work) { return in_group(work) && work->lane != QueuedWork::kNoLane; });
-  std::erase_if(retries_,
-                [&](const auto& entry) { return in_group(entry.second) && entry.second->lane != QueuedWork::kNoLane; });
+  std::erase_if(ready_,
+                [&](QueuedWork* work) { return in_group(work) && work->lane != QueuedWork::kNoLane; });
+  std::erase_if(retries_, [&](const auto& entry) {
+    return in_group(entry.second) && entry.second->lane != QueuedWork::kNoLane;
+  });
   const auto take_unlaned = [&](QueuedWork* work) PROCESSOR_REQUIRES(mutex_) {
     if (!in_group(work) || work->lane != QueuedWork::kNoLane) return false;
     uncount_locked(work);
@@ -256,7 +258,8 @@ void WorkQueue::drop_group_locked(const void* group, std::vector<Item>& dropped)
     return true;
   };
   std::erase_if(ready_, take_unlaned);
-  std::erase_if(retries_, [&](const auto& entry) PROCESSOR_REQUIRES(mutex_) { return take_unlaned(entry.second); });
+  std::erase_if(retries_,
+                [&](const auto& entry) PROCESSOR_REQUIRES(mutex_) { return take_unlaned(entry.second); });
   for (auto it = lanes_.begin(); it != lanes_.end();) {
     Lane& lane = it->second;
     // Lane ids are hashes, so a lane may mix groups: unlink this group's waiting items only.
@@ -288,8 +291,9 @@ bool WorkQueue::wait_idle(const std::vector<const void*>& groups, Clock::time_po
   MutexLock lock(mutex_);
   const auto idle = [&]() PROCESSOR_REQUIRES(mutex_) {
     if (groups.empty()) return gauges_.running == 0;
-    return std::none_of(groups.begin(), groups.end(),
-                        [&](const void* group) PROCESSOR_REQUIRES(mutex_) { return running_by_group_.contains(group); });
+    return std::none_of(groups.begin(), groups.end(), [&](const void* group) PROCESSOR_REQUIRES(mutex_) {
+      return running_by_group_.contains(group);
+    });
   };
   while (!idle()) {
     if (Clock::now() >= deadline) return false;

@@ -4,31 +4,37 @@
 
 namespace processor::kafka::internal {
 
-rd_kafka_resp_err_t admin_request(rd_kafka_t* rk, rd_kafka_admin_op_t op, std::chrono::milliseconds timeout,
-                                  const std::function<void(rd_kafka_AdminOptions_t*, rd_kafka_queue_t*)>& send,
-                                  RdPtr<rd_kafka_event_t>* result) {
+rd_kafka_resp_err_t admin_request(
+    rd_kafka_t* rk, rd_kafka_admin_op_t op, std::chrono::milliseconds timeout,
+    const std::function<void(rd_kafka_AdminOptions_t*, rd_kafka_queue_t*)>& send,
+    RdPtr<rd_kafka_event_t>* result) {
   RdPtr<rd_kafka_queue_t> queue(rd_kafka_queue_new(rk));
   RdPtr<rd_kafka_AdminOptions_t> options(rd_kafka_AdminOptions_new(rk, op));
   char error_text[256];
-  rd_kafka_AdminOptions_set_request_timeout(options.get(), to_timeout_ms(timeout), error_text, sizeof error_text);
+  rd_kafka_AdminOptions_set_request_timeout(options.get(), to_timeout_ms(timeout), error_text,
+                                            sizeof error_text);
   send(options.get(), queue.get());
-  RdPtr<rd_kafka_event_t> event(rd_kafka_queue_poll(queue.get(), to_timeout_ms(timeout + std::chrono::seconds(1))));
+  RdPtr<rd_kafka_event_t> event(
+      rd_kafka_queue_poll(queue.get(), to_timeout_ms(timeout + std::chrono::seconds(1))));
   if (!event) return RD_KAFKA_RESP_ERR__TIMED_OUT;
-  if (const rd_kafka_resp_err_t error = rd_kafka_event_error(event.get()); error != RD_KAFKA_RESP_ERR_NO_ERROR) {
+  if (const rd_kafka_resp_err_t error = rd_kafka_event_error(event.get());
+      error != RD_KAFKA_RESP_ERR_NO_ERROR) {
     return error;
   }
   *result = std::move(event);
   return RD_KAFKA_RESP_ERR_NO_ERROR;
 }
 
-rd_kafka_resp_err_t list_group_offsets(rd_kafka_t* rk, const std::string& group, std::chrono::milliseconds timeout,
+rd_kafka_resp_err_t list_group_offsets(rd_kafka_t* rk, const std::string& group,
+                                       std::chrono::milliseconds timeout,
                                        const std::function<void(const rd_kafka_topic_partition_t&)>& visit,
                                        std::string* failed_partition) {
   RdPtr<rd_kafka_event_t> event;
   const rd_kafka_resp_err_t error = admin_request(
       rk, RD_KAFKA_ADMIN_OP_LISTCONSUMERGROUPOFFSETS, timeout,
       [&](rd_kafka_AdminOptions_t* options, rd_kafka_queue_t* queue) {
-        RdPtr<rd_kafka_ListConsumerGroupOffsets_t> request(rd_kafka_ListConsumerGroupOffsets_new(group.c_str(), nullptr));
+        RdPtr<rd_kafka_ListConsumerGroupOffsets_t> request(
+            rd_kafka_ListConsumerGroupOffsets_new(group.c_str(), nullptr));
         rd_kafka_ListConsumerGroupOffsets_t* requests[] = {request.get()};
         rd_kafka_ListConsumerGroupOffsets(rk, requests, 1, options, queue);
       },
@@ -37,7 +43,8 @@ rd_kafka_resp_err_t list_group_offsets(rd_kafka_t* rk, const std::string& group,
   const auto* result = rd_kafka_event_ListConsumerGroupOffsets_result(event.get());
   std::size_t count = 0;
   const rd_kafka_group_result_t** groups = rd_kafka_ListConsumerGroupOffsets_result_groups(result, &count);
-  if (const auto failed = first_group_error(groups, count, failed_partition); failed != RD_KAFKA_RESP_ERR_NO_ERROR) {
+  if (const auto failed = first_group_error(groups, count, failed_partition);
+      failed != RD_KAFKA_RESP_ERR_NO_ERROR) {
     return failed;
   }
   for (std::size_t g = 0; g < count; ++g) {
@@ -53,8 +60,8 @@ rd_kafka_resp_err_t first_group_error(const rd_kafka_group_result_t* const* grou
     if (const rd_kafka_error_t* group_error = rd_kafka_group_result_error(groups[g])) {
       return rd_kafka_error_code(group_error);
     }
-    const rd_kafka_resp_err_t error =
-        first_error(RD_KAFKA_RESP_ERR_NO_ERROR, rd_kafka_group_result_partitions(groups[g]), failed_partition);
+    const rd_kafka_resp_err_t error = first_error(
+        RD_KAFKA_RESP_ERR_NO_ERROR, rd_kafka_group_result_partitions(groups[g]), failed_partition);
     if (error != RD_KAFKA_RESP_ERR_NO_ERROR) return error;
   }
   return RD_KAFKA_RESP_ERR_NO_ERROR;

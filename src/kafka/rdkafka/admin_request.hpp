@@ -16,14 +16,16 @@ namespace processor::kafka::internal {
 // and reply queue, then waits for its result event (at most `timeout` plus a second for the
 // reply to arrive). Returns the request's error — RD_KAFKA_RESP_ERR__TIMED_OUT when no reply
 // came — and stores the result event in *result on success.
-rd_kafka_resp_err_t admin_request(rd_kafka_t* rk, rd_kafka_admin_op_t op, std::chrono::milliseconds timeout,
-                                  const std::function<void(rd_kafka_AdminOptions_t*, rd_kafka_queue_t*)>& send,
-                                  RdPtr<rd_kafka_event_t>* result);
+rd_kafka_resp_err_t admin_request(
+    rd_kafka_t* rk, rd_kafka_admin_op_t op, std::chrono::milliseconds timeout,
+    const std::function<void(rd_kafka_AdminOptions_t*, rd_kafka_queue_t*)>& send,
+    RdPtr<rd_kafka_event_t>* result);
 
 // ListConsumerGroupOffsets of every partition of `group`: calls visit(entry) for each partition of
 // the reply (an entry without an offset included). Returns the request's error, or the first
 // error of the reply (naming a failed partition in *failed_partition).
-rd_kafka_resp_err_t list_group_offsets(rd_kafka_t* rk, const std::string& group, std::chrono::milliseconds timeout,
+rd_kafka_resp_err_t list_group_offsets(rd_kafka_t* rk, const std::string& group,
+                                       std::chrono::milliseconds timeout,
                                        const std::function<void(const rd_kafka_topic_partition_t&)>& visit,
                                        std::string* failed_partition);
 

@@ -55,7 +55,8 @@ const std::map<std::string, char, std::less<>>& property_scopes() {
     // "<name padded> |  C  | <range> | ...": the name, then the scope.
     const auto trimmed = [](const std::string& field) {
       const auto first = field.find_first_not_of(' ');
-      return first == std::string::npos ? std::string() : field.substr(first, field.find_last_not_of(' ') - first + 1);
+      return first == std::string::npos ? std::string()
+                                        : field.substr(first, field.find_last_not_of(' ') - first + 1);
     };
     for (std::string line; std::getline(lines, line);) {
       const auto bar = line.find('|');
@@ -73,7 +74,8 @@ const std::map<std::string, char, std::less<>>& property_scopes() {
 
 }  // namespace
 
-KafkaProperties properties_for(rd_kafka_type_t type, const KafkaProperties& shared, const KafkaProperties& own) {
+KafkaProperties properties_for(rd_kafka_type_t type, const KafkaProperties& shared,
+                               const KafkaProperties& own) {
   const char other = type == RD_KAFKA_PRODUCER ? 'C' : 'P';
   KafkaProperties properties;
   for (const auto& [name, value] : shared) {
@@ -101,7 +103,8 @@ RdPtr<rd_kafka_t> create_client(rd_kafka_type_t type, const KafkaProperties& pro
   char error[512];
   for (const auto& [name, value] : properties) {
     if (rd_kafka_conf_set(conf.get(), name.c_str(), value.c_str(), error, sizeof error) != RD_KAFKA_CONF_OK) {
-      throw StateError(ErrorKind::InvalidArgument, "invalid Kafka property '" + name + "' = '" + value + "': " + error);
+      throw StateError(ErrorKind::InvalidArgument,
+                       "invalid Kafka property '" + name + "' = '" + value + "': " + error);
     }
   }
   if (callbacks.opaque != nullptr) rd_kafka_conf_set_opaque(conf.get(), callbacks.opaque);

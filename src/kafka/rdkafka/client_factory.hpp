@@ -20,7 +20,8 @@ void require_properties(const KafkaProperties& properties, std::initializer_list
 // the shared ones that apply to `type` (a consumer property such as session.timeout.ms never
 // reaches a producer, where librdkafka would warn that it ignores it), then `own`, which wins
 // and is taken whole.
-KafkaProperties properties_for(rd_kafka_type_t type, const KafkaProperties& shared, const KafkaProperties& own = {});
+KafkaProperties properties_for(rd_kafka_type_t type, const KafkaProperties& shared,
+                               const KafkaProperties& own = {});
 
 // What a client is created with beyond its properties.
 struct ClientCallbacks {
@@ -31,7 +32,8 @@ struct ClientCallbacks {
 };
 
 // Creates a client of `type` from `properties`. Every client logs through the library's log sink
-// (component "rdkafka": librdkafka's own lines and fatal errors). `what` names the client in errors ("the Kafka client").
+// (component "rdkafka": librdkafka's own lines and fatal errors). `what` names the client in
+// errors ("the Kafka client").
 // Throws StateError(InvalidArgument) naming a property and value librdkafka refuses, and
 // StateError(Kafka) when librdkafka cannot create the client.
 RdPtr<rd_kafka_t> create_client(rd_kafka_type_t type, const KafkaProperties& properties,

@@ -8,7 +8,8 @@ bool timed_out(rd_kafka_resp_err_t code) noexcept {
          code == RD_KAFKA_RESP_ERR__TIMED_OUT_QUEUE;
 }
 
-StateError make_error(rd_kafka_resp_err_t code, const std::string& what, const char* description, bool retriable) {
+StateError make_error(rd_kafka_resp_err_t code, const std::string& what, const char* description,
+                      bool retriable) {
   return StateError(timed_out(code) ? ErrorKind::Timeout : ErrorKind::Kafka,
                     what + ": " + rd_kafka_err2name(code) + " (" + std::to_string(static_cast<int>(code)) +
                         "): " + description,
@@ -61,7 +62,8 @@ StateError kafka_error(const rd_kafka_error_t* error, const std::string& what) {
   } else if (rd_kafka_error_txn_requires_abort(error)) {
     description += " (the transaction must be aborted)";
   }
-  return make_error(rd_kafka_error_code(error), what, description.c_str(), rd_kafka_error_is_retriable(error) != 0);
+  return make_error(rd_kafka_error_code(error), what, description.c_str(),
+                    rd_kafka_error_is_retriable(error) != 0);
 }
 
 std::optional<StateError> failure_of(rd_kafka_resp_err_t code, const std::string& what,

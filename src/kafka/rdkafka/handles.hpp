@@ -18,7 +18,9 @@ namespace processor::kafka::internal {
 struct RdKafkaDeleter {
   void operator()(rd_kafka_t* rk) const noexcept { rd_kafka_destroy(rk); }
   void operator()(rd_kafka_conf_t* conf) const noexcept { rd_kafka_conf_destroy(conf); }
-  void operator()(rd_kafka_topic_partition_list_t* list) const noexcept { rd_kafka_topic_partition_list_destroy(list); }
+  void operator()(rd_kafka_topic_partition_list_t* list) const noexcept {
+    rd_kafka_topic_partition_list_destroy(list);
+  }
   void operator()(rd_kafka_queue_t* queue) const noexcept { rd_kafka_queue_destroy(queue); }
   void operator()(rd_kafka_event_t* event) const noexcept { rd_kafka_event_destroy(event); }
   void operator()(rd_kafka_message_t* message) const noexcept { rd_kafka_message_destroy(message); }

@@ -5,19 +5,22 @@
 namespace processor::kafka::internal {
 
 PartitionListPtr make_partition_list(std::size_t capacity) {
-  return PartitionListPtr(rd_kafka_topic_partition_list_new(static_cast<int>(std::max<std::size_t>(capacity, 1))));
+  return PartitionListPtr(
+      rd_kafka_topic_partition_list_new(static_cast<int>(std::max<std::size_t>(capacity, 1))));
 }
 
 PartitionListPtr to_partition_list(const std::vector<TopicPartition>& partitions) {
   auto list = make_partition_list(partitions.size());
-  for (const auto& tp : partitions) rd_kafka_topic_partition_list_add(list.get(), tp.topic.c_str(), tp.partition);
+  for (const auto& tp : partitions)
+    rd_kafka_topic_partition_list_add(list.get(), tp.topic.c_str(), tp.partition);
   return list;
 }
 
 PartitionListPtr to_partition_list(std::span<const PartitionOffset> offsets) {
   auto list = make_partition_list(offsets.size());
   for (const auto& [tp, info] : offsets) {
-    rd_kafka_topic_partition_t* entry = rd_kafka_topic_partition_list_add(list.get(), tp.topic.c_str(), tp.partition);
+    rd_kafka_topic_partition_t* entry =
+        rd_kafka_topic_partition_list_add(list.get(), tp.topic.c_str(), tp.partition);
     entry->offset = info.offset;
     if (info.metadata) {
       // Freed by rd_kafka_topic_partition_list_destroy().
@@ -53,8 +56,8 @@ std::optional<OffsetInfo> offset_info_of(const rd_kafka_topic_partition_t& entry
   return info;
 }
 
-rd_kafka_resp_err_t first_error(rd_kafka_resp_err_t request_error, const rd_kafka_topic_partition_list_t* list,
-                                std::string* failed_partition) {
+rd_kafka_resp_err_t first_error(rd_kafka_resp_err_t request_error,
+                                const rd_kafka_topic_partition_list_t* list, std::string* failed_partition) {
   if (request_error != RD_KAFKA_RESP_ERR_NO_ERROR) return request_error;
   if (list == nullptr) return RD_KAFKA_RESP_ERR_NO_ERROR;
   for (int i = 0; i < list->cnt; ++i) {

@@ -24,7 +24,7 @@ std::optional<OffsetInfo> offset_info_of(const rd_kafka_topic_partition_t& entry
 
 // The first error of a result: the request's own, else the first partition's, whose
 // "topic:partition" goes to *failed_partition when that is not null.
-rd_kafka_resp_err_t first_error(rd_kafka_resp_err_t request_error, const rd_kafka_topic_partition_list_t* list,
-                                std::string* failed_partition);
+rd_kafka_resp_err_t first_error(rd_kafka_resp_err_t request_error,
+                                const rd_kafka_topic_partition_list_t* list, std::string* failed_partition);
 
 }  // namespace processor::kafka::internal

@@ -16,9 +16,9 @@ namespace processor::kafka::internal {
 
 // How long to keep trying, and how long to wait between tries.
 struct RetryPolicy {
-  std::chrono::milliseconds deadline{30'000};     // no new try starts after this, from the first
-  std::chrono::milliseconds backoff{100};         // the first wait; doubles after each try
-  std::chrono::milliseconds backoff_max{1'000};   // the longest wait
+  std::chrono::milliseconds deadline{30'000};    // no new try starts after this, from the first
+  std::chrono::milliseconds backoff{100};        // the first wait; doubles after each try
+  std::chrono::milliseconds backoff_max{1'000};  // the longest wait
 };
 
 // Runs attempt() — which returns nullopt on success, else its failure as StateError (see

@@ -8,16 +8,18 @@
 namespace processor::kafka {
 
 void validate_group(std::string_view group) {
-  if (group.empty()) throw StateError(ErrorKind::InvalidArgument, "invalid consumer group '': it must not be empty");
+  if (group.empty())
+    throw StateError(ErrorKind::InvalidArgument, "invalid consumer group '': it must not be empty");
 }
 
 void validate_offset_entry(const TopicPartition& tp, const OffsetInfo& info) {
   validate_topic_partition(tp);
   if (info.offset < 0) {
-    throw StateError(ErrorKind::InvalidArgument,
-                     "invalid offset " + std::to_string(info.offset) + " for " + tp.to_key() + ": it must be >= 0");
+    throw StateError(ErrorKind::InvalidArgument, "invalid offset " + std::to_string(info.offset) + " for " +
+                                                     tp.to_key() + ": it must be >= 0");
   }
-  if (info.high_watermark) internal::require_valid_high_watermark(tp.topic, tp.partition, *info.high_watermark);
+  if (info.high_watermark)
+    internal::require_valid_high_watermark(tp.topic, tp.partition, *info.high_watermark);
 }
 
 void OffsetStore::store_offsets(std::string_view group, std::span<const PartitionOffset> offsets) {
@@ -45,7 +47,8 @@ void OffsetStore::for_each_offset(std::string_view group, const OffsetVisitor& v
   for (const auto& [tp, info] : get_all_offsets(group)) visit(tp.topic, tp.partition, info);
 }
 
-void InMemoryOffsetStore::store_offset(std::string_view group, const TopicPartition& tp, const OffsetInfo& info) {
+void InMemoryOffsetStore::store_offset(std::string_view group, const TopicPartition& tp,
+                                       const OffsetInfo& info) {
   const PartitionOffset entry{tp, info};
   store_offsets(group, std::span<const PartitionOffset>(&entry, 1));
 }

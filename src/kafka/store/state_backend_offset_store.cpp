@@ -30,12 +30,14 @@ std::optional<PartitionKey> parse_partition_key(std::string_view rest, std::stri
   std::int32_t partition = -1;
   const auto [end, error] = std::from_chars(number.data(), number.data() + number.size(), partition);
   if (error != std::errc() || end != number.data() + number.size() || partition < 0 || topic.empty()) {
-    throw StateError(ErrorKind::Corruption, "corrupt offset key '" + std::string(key) + "': expected <topic>:<partition>");
+    throw StateError(ErrorKind::Corruption,
+                     "corrupt offset key '" + std::string(key) + "': expected <topic>:<partition>");
   }
   try {
     validate_topic(topic);
   } catch (const StateError& invalid) {
-    throw StateError(ErrorKind::Corruption, "corrupt offset key '" + std::string(key) + "': " + invalid.what());
+    throw StateError(ErrorKind::Corruption,
+                     "corrupt offset key '" + std::string(key) + "': " + invalid.what());
   }
   return PartitionKey{topic, partition};
 }
@@ -99,9 +101,11 @@ void sort_by_key_order(std::vector<KeyOrder>& items, int bits) {
 
 }  // namespace
 
-StateBackendOffsetStore::StateBackendOffsetStore(std::shared_ptr<state::StateBackend> backend, std::string prefix)
+StateBackendOffsetStore::StateBackendOffsetStore(std::shared_ptr<state::StateBackend> backend,
+                                                 std::string prefix)
     : backend_(std::move(backend)), prefix_(std::move(prefix)) {
-  if (!backend_) throw StateError(ErrorKind::InvalidArgument, "StateBackendOffsetStore needs a state backend, got null");
+  if (!backend_)
+    throw StateError(ErrorKind::InvalidArgument, "StateBackendOffsetStore needs a state backend, got null");
 }
 
 std::string StateBackendOffsetStore::group_prefix(std::string_view group) const {
@@ -115,7 +119,8 @@ std::string StateBackendOffsetStore::key_for(std::string_view group, const Topic
   return group_prefix(group) + tp.to_key();
 }
 
-void StateBackendOffsetStore::store_offset(std::string_view group, const TopicPartition& tp, const OffsetInfo& info) {
+void StateBackendOffsetStore::store_offset(std::string_view group, const TopicPartition& tp,
+                                           const OffsetInfo& info) {
   const PartitionOffset entry{tp, info};
   store_offsets(group, std::span<const PartitionOffset>(&entry, 1));
 }
@@ -123,7 +128,8 @@ void StateBackendOffsetStore::store_offset(std::string_view group, const TopicPa
 // Keys and values go into one buffer (no allocation per key), and reach the backend sorted by
 // key: RocksDB inserts a sorted batch into its memtable several times faster than one in
 // registration order ("t:1", "t:10", "t:2" is the byte order of partitions 1, 2 and 10).
-void StateBackendOffsetStore::store_offsets(std::string_view group, std::span<const PartitionOffset> offsets) {
+void StateBackendOffsetStore::store_offsets(std::string_view group,
+                                            std::span<const PartitionOffset> offsets) {
   validate_group(group);
   if (offsets.empty()) return;
   const std::string prefix = group_prefix(group);
@@ -195,7 +201,8 @@ void StateBackendOffsetStore::store_offsets(std::string_view group, std::span<co
                          [&] { backend_->write_puts(puts); });
 }
 
-std::optional<OffsetInfo> StateBackendOffsetStore::get_offset(std::string_view group, const TopicPartition& tp) {
+std::optional<OffsetInfo> StateBackendOffsetStore::get_offset(std::string_view group,
+                                                              const TopicPartition& tp) {
   validate_group(group);
   validate_topic_partition(tp);
   const std::string key = key_for(group, tp);
@@ -204,7 +211,8 @@ std::optional<OffsetInfo> StateBackendOffsetStore::get_offset(std::string_view g
   return internal::decode_offset(*value, key);
 }
 
-std::unordered_map<TopicPartition, OffsetInfo> StateBackendOffsetStore::get_all_offsets(std::string_view group) {
+std::unordered_map<TopicPartition, OffsetInfo> StateBackendOffsetStore::get_all_offsets(
+    std::string_view group) {
   std::unordered_map<TopicPartition, OffsetInfo> out;
   for_each_offset(group, [&](std::string_view topic, std::int32_t partition, const OffsetInfo& info) {
     out.insert_or_assign(TopicPartition(std::string(topic), partition), info);

@@ -91,7 +91,8 @@ OffsetInfo decode_offset(std::string_view bytes, std::string_view key) {
     const auto length = reader.get<std::uint32_t>();
     info.metadata = std::string(reader.take(length));
   }
-  if (reader.remaining() != 0) corrupt(key, std::to_string(reader.remaining()) + " unexpected trailing bytes");
+  if (reader.remaining() != 0)
+    corrupt(key, std::to_string(reader.remaining()) + " unexpected trailing bytes");
   if (info.offset < 0) corrupt(key, "negative offset " + std::to_string(info.offset));
   // What the stores refuse to write (validate_offset_entry) is never read back as valid.
   if (info.high_watermark && *info.high_watermark < 0) {

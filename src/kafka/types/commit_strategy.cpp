@@ -8,8 +8,9 @@ namespace processor::kafka {
 
 OffsetCommitStrategy OffsetCommitStrategy::periodic_ns(std::chrono::nanoseconds interval) {
   if (interval <= std::chrono::nanoseconds::zero()) {
-    throw StateError(ErrorKind::InvalidArgument, "invalid periodic commit interval " +
-                                                     std::to_string(interval.count()) + "ns: it must be positive");
+    throw StateError(
+        ErrorKind::InvalidArgument,
+        "invalid periodic commit interval " + std::to_string(interval.count()) + "ns: it must be positive");
   }
   return OffsetCommitStrategy(Kind::Periodic, interval, 0);
 }
@@ -28,20 +29,29 @@ OffsetCommitStrategy OffsetCommitStrategy::every_n_events(std::int64_t n) {
   return OffsetCommitStrategy(Kind::EveryNEvents, {}, n);
 }
 
-OffsetCommitStrategy OffsetCommitStrategy::on_watermark() { return OffsetCommitStrategy(Kind::OnWatermark, {}, 0); }
-OffsetCommitStrategy OffsetCommitStrategy::on_checkpoint() { return OffsetCommitStrategy(Kind::OnCheckpoint, {}, 0); }
+OffsetCommitStrategy OffsetCommitStrategy::on_watermark() {
+  return OffsetCommitStrategy(Kind::OnWatermark, {}, 0);
+}
+OffsetCommitStrategy OffsetCommitStrategy::on_checkpoint() {
+  return OffsetCommitStrategy(Kind::OnCheckpoint, {}, 0);
+}
 OffsetCommitStrategy OffsetCommitStrategy::manual() { return OffsetCommitStrategy(Kind::Manual, {}, 0); }
 
 std::string to_string(const OffsetCommitStrategy& strategy) {
   switch (strategy.kind()) {
     case OffsetCommitStrategy::Kind::Periodic:
       return "periodic(" +
-             std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(strategy.interval()).count()) + "ms)";
+             std::to_string(
+                 std::chrono::duration_cast<std::chrono::milliseconds>(strategy.interval()).count()) +
+             "ms)";
     case OffsetCommitStrategy::Kind::EveryNEvents:
       return "every_n_events(" + std::to_string(strategy.events()) + ")";
-    case OffsetCommitStrategy::Kind::OnWatermark: return "on_watermark";
-    case OffsetCommitStrategy::Kind::OnCheckpoint: return "on_checkpoint";
-    case OffsetCommitStrategy::Kind::Manual: return "manual";
+    case OffsetCommitStrategy::Kind::OnWatermark:
+      return "on_watermark";
+    case OffsetCommitStrategy::Kind::OnCheckpoint:
+      return "on_checkpoint";
+    case OffsetCommitStrategy::Kind::Manual:
+      return "manual";
   }
   return "unknown";
 }

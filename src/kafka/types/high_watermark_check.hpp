@@ -13,13 +13,15 @@ namespace processor::kafka::internal {
 // must be >= 0".
 [[noreturn]] inline void reject_high_watermark(std::string_view topic, std::int32_t partition,
                                                std::int64_t high_watermark) {
-  throw StateError(ErrorKind::InvalidArgument, "invalid high watermark " + std::to_string(high_watermark) + " for " +
-                                                   partition_key(topic, partition) +
+  throw StateError(ErrorKind::InvalidArgument, "invalid high watermark " + std::to_string(high_watermark) +
+                                                   " for " + partition_key(topic, partition) +
                                                    ": it must be >= 0");
 }
 
-inline void require_valid_high_watermark(std::string_view topic, std::int32_t partition, std::int64_t high_watermark) {
-  if (high_watermark < 0) [[unlikely]] reject_high_watermark(topic, partition, high_watermark);
+inline void require_valid_high_watermark(std::string_view topic, std::int32_t partition,
+                                         std::int64_t high_watermark) {
+  if (high_watermark < 0) [[unlikely]]
+    reject_high_watermark(topic, partition, high_watermark);
 }
 
 }  // namespace processor::kafka::internal

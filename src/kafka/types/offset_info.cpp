@@ -5,7 +5,8 @@ namespace processor::kafka {
 OffsetInfo::OffsetInfo(std::int64_t committed_offset)
     : offset(committed_offset), last_updated(std::chrono::system_clock::now()) {}
 
-OffsetInfo OffsetInfo::with_high_watermark(std::int64_t committed_offset, std::int64_t high_watermark_offset) {
+OffsetInfo OffsetInfo::with_high_watermark(std::int64_t committed_offset,
+                                           std::int64_t high_watermark_offset) {
   OffsetInfo info(committed_offset);
   info.high_watermark = high_watermark_offset;
   return info;

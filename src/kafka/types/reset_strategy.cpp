@@ -9,8 +9,8 @@ namespace processor::kafka {
 namespace {
 void require_non_negative(std::int64_t value, const char* what) {
   if (value < 0) {
-    throw StateError(ErrorKind::InvalidArgument,
-                     std::string("invalid reset ") + what + " " + std::to_string(value) + ": it must be >= 0");
+    throw StateError(ErrorKind::InvalidArgument, std::string("invalid reset ") + what + " " +
+                                                     std::to_string(value) + ": it must be >= 0");
   }
 }
 }  // namespace
@@ -28,7 +28,9 @@ OffsetResetStrategy OffsetResetStrategy::timestamp(std::int64_t epoch_ms) {
   return OffsetResetStrategy(Kind::Timestamp, epoch_ms);
 }
 
-OffsetResetStrategy OffsetResetStrategy::shift_by(std::int64_t delta) { return OffsetResetStrategy(Kind::ShiftBy, delta); }
+OffsetResetStrategy OffsetResetStrategy::shift_by(std::int64_t delta) {
+  return OffsetResetStrategy(Kind::ShiftBy, delta);
+}
 
 OffsetResetStrategy OffsetResetStrategy::by_duration_ms(std::int64_t age_ms) {
   require_non_negative(age_ms, "duration (ms)");
@@ -36,19 +38,25 @@ OffsetResetStrategy OffsetResetStrategy::by_duration_ms(std::int64_t age_ms) {
 }
 
 void OffsetResetStrategy::reject_duration(const std::string& age) {
-  throw StateError(ErrorKind::InvalidArgument,
-                   "invalid reset duration " + age + ": it is longer than the longest supported, INT64_MAX ms");
+  throw StateError(ErrorKind::InvalidArgument, "invalid reset duration " + age +
+                                                   ": it is longer than the longest supported, INT64_MAX ms");
 }
 
 std::string to_string(const OffsetResetStrategy& strategy) {
   const std::string value = std::to_string(strategy.value());
   switch (strategy.kind()) {
-    case OffsetResetStrategy::Kind::Earliest: return "earliest";
-    case OffsetResetStrategy::Kind::Latest: return "latest";
-    case OffsetResetStrategy::Kind::Specific: return "specific(" + value + ")";
-    case OffsetResetStrategy::Kind::Timestamp: return "timestamp(" + value + ")";
-    case OffsetResetStrategy::Kind::ShiftBy: return "shift_by(" + value + ")";
-    case OffsetResetStrategy::Kind::ByDuration: return "by_duration(" + value + "ms)";
+    case OffsetResetStrategy::Kind::Earliest:
+      return "earliest";
+    case OffsetResetStrategy::Kind::Latest:
+      return "latest";
+    case OffsetResetStrategy::Kind::Specific:
+      return "specific(" + value + ")";
+    case OffsetResetStrategy::Kind::Timestamp:
+      return "timestamp(" + value + ")";
+    case OffsetResetStrategy::Kind::ShiftBy:
+      return "shift_by(" + value + ")";
+    case OffsetResetStrategy::Kind::ByDuration:
+      return "by_duration(" + value + "ms)";
   }
   return "unknown";
 }

@@ -18,7 +18,9 @@ std::string TopicPartition::to_key() const { return partition_key(topic, partiti
 
 std::string to_string(const TopicPartition& tp) { return tp.to_key(); }
 
-std::ostream& operator<<(std::ostream& out, const TopicPartition& tp) { return out << tp.topic << ':' << tp.partition; }
+std::ostream& operator<<(std::ostream& out, const TopicPartition& tp) {
+  return out << tp.topic << ':' << tp.partition;
+}
 
 namespace {
 
@@ -32,7 +34,8 @@ std::string quoted(std::string_view name) {
   constexpr std::size_t kShown = 64;
   std::string out = "'";
   for (char c : name.substr(0, kShown)) {
-    if (static_cast<unsigned char>(c) < 0x20 || c == '\'' || c == '\\' || static_cast<unsigned char>(c) >= 0x7f) {
+    if (static_cast<unsigned char>(c) < 0x20 || c == '\'' || c == '\\' ||
+        static_cast<unsigned char>(c) >= 0x7f) {
       static constexpr char kHex[] = "0123456789abcdef";
       out += "\\x";
       out += kHex[(static_cast<unsigned char>(c) >> 4) & 0xf];
@@ -48,13 +51,16 @@ std::string quoted(std::string_view name) {
 }  // namespace
 
 void validate_topic(std::string_view topic) {
-  if (topic.empty()) throw StateError(ErrorKind::InvalidArgument, "invalid topic '': a topic name must not be empty");
+  if (topic.empty())
+    throw StateError(ErrorKind::InvalidArgument, "invalid topic '': a topic name must not be empty");
   if (topic.size() > kMaxTopicLength) {
-    throw StateError(ErrorKind::InvalidArgument, "invalid topic " + quoted(topic) + ": " + std::to_string(topic.size()) +
+    throw StateError(ErrorKind::InvalidArgument, "invalid topic " + quoted(topic) + ": " +
+                                                     std::to_string(topic.size()) +
                                                      " characters, Kafka allows at most 249");
   }
   if (topic == "." || topic == "..") {
-    throw StateError(ErrorKind::InvalidArgument, "invalid topic " + quoted(topic) + ": '.' and '..' are not allowed");
+    throw StateError(ErrorKind::InvalidArgument,
+                     "invalid topic " + quoted(topic) + ": '.' and '..' are not allowed");
   }
   for (std::size_t i = 0; i < topic.size(); ++i) {
     if (!legal_topic_char(topic[i])) {
@@ -67,8 +73,9 @@ void validate_topic(std::string_view topic) {
 
 void validate_partition(std::string_view topic, std::int32_t partition) {
   if (partition < 0) {
-    throw StateError(ErrorKind::InvalidArgument, "invalid partition " + std::to_string(partition) + " of topic " +
-                                                     quoted(topic) + ": partitions are numbered from 0");
+    throw StateError(ErrorKind::InvalidArgument, "invalid partition " + std::to_string(partition) +
+                                                     " of topic " + quoted(topic) +
+                                                     ": partitions are numbered from 0");
   }
 }
 

@@ -23,11 +23,21 @@ std::string xml_escaped(std::string_view text) {
   out.reserve(text.size());
   for (const char c : text) {
     switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&apos;"; break;
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&apos;";
+        break;
       default:
         // Control characters other than tab and line feed are not allowed in XML 1.0.
         if (static_cast<unsigned char>(c) < 0x20 && c != '\t' && c != '\n') {
@@ -105,8 +115,8 @@ struct Frame {
 };
 
 void draw_time_axis(std::string& svg, const Frame& frame, bool labels) {
-  constexpr std::array<double, 16> kSteps = {1,   2,    5,    10,   15,   30,    60,    120,
-                                             300, 600,  900,  1800, 3600, 7200,  21600, 86400};
+  constexpr std::array<double, 16> kSteps = {1,   2,   5,   10,   15,   30,   60,    120,
+                                             300, 600, 900, 1800, 3600, 7200, 21600, 86400};
   const double span = frame.t1 - frame.t0;
   double step = kSteps.back();
   for (const double candidate : kSteps) {
@@ -126,7 +136,8 @@ void draw_time_axis(std::string& svg, const Frame& frame, bool labels) {
   }
 }
 
-void draw_value_axis(std::string& svg, Frame& frame, double data_max, bool seconds, const std::string& title) {
+void draw_value_axis(std::string& svg, Frame& frame, double data_max, bool seconds,
+                     const std::string& title) {
   // 10% headroom, so that a flat line at the maximum does not hide under the frame.
   const double top = data_max > 0 ? data_max * 1.1 : 1;
   // Seconds ticks are round in the axis' unit (every 2 m, not every 100 s).
@@ -137,11 +148,11 @@ void draw_value_axis(std::string& svg, Frame& frame, double data_max, bool secon
     const std::string y = fixed(frame.y(v));
     svg += "<line x1=\"" + fixed(frame.x0) + "\" y1=\"" + y + "\" x2=\"" + fixed(frame.x1) + "\" y2=\"" + y +
            "\" class=\"grid\"/>\n";
-    svg += "<text x=\"" + fixed(frame.x0 - 6) + "\" y=\"" + fixed(frame.y(v) + 4) + "\" text-anchor=\"end\">" +
-           tick_label(v, seconds ? &unit : nullptr) + "</text>\n";
+    svg += "<text x=\"" + fixed(frame.x0 - 6) + "\" y=\"" + fixed(frame.y(v) + 4) +
+           "\" text-anchor=\"end\">" + tick_label(v, seconds ? &unit : nullptr) + "</text>\n";
   }
-  svg += "<rect x=\"" + fixed(frame.x0) + "\" y=\"" + fixed(frame.y0) + "\" width=\"" + fixed(frame.x1 - frame.x0) +
-         "\" height=\"" + fixed(frame.y1 - frame.y0) + "\" class=\"frame\"/>\n";
+  svg += "<rect x=\"" + fixed(frame.x0) + "\" y=\"" + fixed(frame.y0) + "\" width=\"" +
+         fixed(frame.x1 - frame.x0) + "\" height=\"" + fixed(frame.y1 - frame.y0) + "\" class=\"frame\"/>\n";
   svg += "<text x=\"" + fixed(frame.x0 + 6) + "\" y=\"" + fixed(frame.y0 - 6) + "\" class=\"panel\">" +
          xml_escaped(title) + "</text>\n";
 }
@@ -185,7 +196,8 @@ double max_of(const std::vector<chart::Series>& series, bool seconds) {
 std::string render_lag_svg(const LagHistory& history, const LagChartOptions& options) {
   if (options.width < 200 || options.height < 200) {
     throw StateError(ErrorKind::InvalidArgument, "lag chart size " + std::to_string(options.width) + "x" +
-                                                     std::to_string(options.height) + ": both must be at least 200");
+                                                     std::to_string(options.height) +
+                                                     ": both must be at least 200");
   }
   const chart::ChartData data = chart::chart_data(history, options);
   const auto width = static_cast<double>(options.width);
@@ -193,14 +205,17 @@ std::string render_lag_svg(const LagHistory& history, const LagChartOptions& opt
 
   std::string svg;
   svg.reserve(16384);
-  svg += "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" + std::to_string(options.width) + "\" height=\"" +
-         std::to_string(options.height) + "\" viewBox=\"0 0 " + std::to_string(options.width) + " " +
-         std::to_string(options.height) + "\" font-family=\"sans-serif\" font-size=\"12\">\n";
-  svg += "<style>.grid{stroke:#e4e4e4;stroke-width:1}.frame{fill:none;stroke:#888}"
-         ".group{fill:none;stroke-width:2.5}.partition{fill:none;stroke-width:1.3;stroke-dasharray:5 3}"
-         ".panel{font-weight:bold}.title{font-size:16px;font-weight:bold}</style>\n";
+  svg += "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" + std::to_string(options.width) +
+         "\" height=\"" + std::to_string(options.height) + "\" viewBox=\"0 0 " +
+         std::to_string(options.width) + " " + std::to_string(options.height) +
+         "\" font-family=\"sans-serif\" font-size=\"12\">\n";
+  svg +=
+      "<style>.grid{stroke:#e4e4e4;stroke-width:1}.frame{fill:none;stroke:#888}"
+      ".group{fill:none;stroke-width:2.5}.partition{fill:none;stroke-width:1.3;stroke-dasharray:5 3}"
+      ".panel{font-weight:bold}.title{font-size:16px;font-weight:bold}</style>\n";
   svg += "<rect width=\"100%\" height=\"100%\" fill=\"#ffffff\"/>\n";
-  svg += "<text x=\"" + fixed(kLeft) + "\" y=\"22\" class=\"title\">" + xml_escaped(options.title) + "</text>\n";
+  svg +=
+      "<text x=\"" + fixed(kLeft) + "\" y=\"22\" class=\"title\">" + xml_escaped(options.title) + "</text>\n";
   if (data.times.empty()) {
     svg += "<text x=\"" + fixed(width / 2) + "\" y=\"" + fixed(height / 2) +
            "\" text-anchor=\"middle\" font-size=\"16\">no lag samples yet</text>\n</svg>\n";
@@ -220,7 +235,8 @@ std::string render_lag_svg(const LagHistory& history, const LagChartOptions& opt
   const char* aggregate = options.group_aggregate == LagChartOptions::GroupAggregate::Sum ? "sum" : "max";
   draw_value_axis(svg, offsets, max_of(data.series, false), false,
                   std::string("lag (offsets); groups: ") + aggregate + " over partitions");
-  draw_value_axis(svg, seconds, max_of(data.series, true), true, "lag (seconds); groups: max over partitions");
+  draw_value_axis(svg, seconds, max_of(data.series, true), true,
+                  "lag (seconds); groups: max over partitions");
   draw_time_axis(svg, offsets, false);
   draw_time_axis(svg, seconds, true);
   svg += "<text x=\"" + fixed((kLeft + plot_right) / 2) + "\" y=\"" + fixed(height - 8) +
@@ -234,18 +250,19 @@ std::string render_lag_svg(const LagHistory& history, const LagChartOptions& opt
     draw_line(svg, offsets, data.times, series.offsets, colour, series.group);
     draw_line(svg, seconds, data.times, series.seconds, colour, series.group);
     const std::string y = fixed(legend_y);
-    svg += "<line x1=\"" + fixed(legend_x) + "\" y1=\"" + y + "\" x2=\"" + fixed(legend_x + 24) + "\" y2=\"" + y +
-           "\" stroke=\"" + colour + "\" class=\"" + (series.group ? "group" : "partition") + "\"/>\n";
+    svg += "<line x1=\"" + fixed(legend_x) + "\" y1=\"" + y + "\" x2=\"" + fixed(legend_x + 24) + "\" y2=\"" +
+           y + "\" stroke=\"" + colour + "\" class=\"" + (series.group ? "group" : "partition") + "\"/>\n";
     std::string text = series.label;
     if (!series.status.empty()) text += " (" + series.status + ")";
     // Long names are cut in the middle to fit the legend (group names tend to share a prefix, and
     // a partition's line ends with its topic and number); the whole name shows as the tooltip.
     constexpr std::size_t kHead = (kLegendChars - 3) / 2;
-    const std::string shown = text.size() > kLegendChars ? text.substr(0, kHead) + "..." +
-                                                               text.substr(text.size() - (kLegendChars - 3 - kHead))
-                                                         : text;
-    svg += "<text x=\"" + fixed(legend_x + 30) + "\" y=\"" + fixed(legend_y + 4) + "\"><title>" + xml_escaped(text) +
-           "</title>" + xml_escaped(shown) + "</text>\n";
+    const std::string shown =
+        text.size() > kLegendChars
+            ? text.substr(0, kHead) + "..." + text.substr(text.size() - (kLegendChars - 3 - kHead))
+            : text;
+    svg += "<text x=\"" + fixed(legend_x + 30) + "\" y=\"" + fixed(legend_y + 4) + "\"><title>" +
+           xml_escaped(text) + "</title>" + xml_escaped(shown) + "</text>\n";
     legend_y += 18;
   }
   if (data.groups_left_out > 0) {

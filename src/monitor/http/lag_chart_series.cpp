@@ -18,10 +18,11 @@ const GroupLag* find_group(const LagSnapshot& snapshot, const std::string& group
 
 const PartitionLag* find_partition(const GroupLag& group, const std::string& topic, std::int32_t partition) {
   // Partitions are ordered by topic, then partition.
-  const auto it = std::lower_bound(group.partitions.begin(), group.partitions.end(), std::tie(topic, partition),
-                                   [](const PartitionLag& p, const std::tuple<const std::string&, const std::int32_t&>& key) {
-                                     return std::tie(p.topic, p.partition) < key;
-                                   });
+  const auto it = std::lower_bound(
+      group.partitions.begin(), group.partitions.end(), std::tie(topic, partition),
+      [](const PartitionLag& p, const std::tuple<const std::string&, const std::int32_t&>& key) {
+        return std::tie(p.topic, p.partition) < key;
+      });
   return it != group.partitions.end() && it->topic == topic && it->partition == partition ? &*it : nullptr;
 }
 
@@ -62,7 +63,8 @@ ChartData chart_data(const LagHistory& history, const LagChartOptions& options) 
     const GroupLag* now = find_group(latest, name);
     ranked.emplace_back(now ? group_offsets(*now, options.group_aggregate).value_or(-1) : -2, name);
   }
-  std::stable_sort(ranked.begin(), ranked.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+  std::stable_sort(ranked.begin(), ranked.end(),
+                   [](const auto& a, const auto& b) { return a.first > b.first; });
   if (ranked.size() > kMaxGroups) {
     data.groups_left_out = ranked.size() - kMaxGroups;
     ranked.resize(kMaxGroups);

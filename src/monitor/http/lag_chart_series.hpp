@@ -13,16 +13,16 @@
 namespace processor::monitor::chart {
 
 struct Series {
-  std::string label;    // "group" or "group topic-partition"
-  bool group = false;   // a group's aggregate (thick line) or one partition (thin, dashed)
-  std::string status;   // the latest status name ("OK", ...), "" when the latest snapshot lacks it
+  std::string label;   // "group" or "group topic-partition"
+  bool group = false;  // a group's aggregate (thick line) or one partition (thin, dashed)
+  std::string status;  // the latest status name ("OK", ...), "" when the latest snapshot lacks it
   std::vector<std::optional<double>> offsets;  // lag in offsets, one per snapshot
   std::vector<std::optional<double>> seconds;  // lag in seconds, one per snapshot
 };
 
 struct ChartData {
-  std::vector<double> times;  // seconds since the epoch, one per snapshot, oldest first
-  std::vector<Series> series; // groups first (by latest lag, highest first), then partitions
+  std::vector<double> times;        // seconds since the epoch, one per snapshot, oldest first
+  std::vector<Series> series;       // groups first (by latest lag, highest first), then partitions
   std::size_t groups_left_out = 0;  // groups beyond kMaxGroups, not drawn
 };
 

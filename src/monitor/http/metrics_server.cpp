@@ -25,15 +25,17 @@ struct MetricsServer::Impl {
       : registry_(registry), options_(std::move(options)), lag_history_(std::move(lag_history)) {}
 
   void start() {
-    if (thread_.joinable()) throw StateError(ErrorKind::InvalidArgument, "metrics server on " + address() + " already started");
+    if (thread_.joinable())
+      throw StateError(ErrorKind::InvalidArgument, "metrics server on " + address() + " already started");
     if (options_.port < 0 || options_.port > 65535) {
       throw StateError(ErrorKind::InvalidArgument, "metrics server port " + std::to_string(options_.port) +
                                                        ": must be 0 (ephemeral) to 65535");
     }
     if (options_.page_refresh_seconds < 1 || options_.worker_threads < 1) {
       throw StateError(ErrorKind::InvalidArgument,
-                       "metrics server page_refresh_seconds " + std::to_string(options_.page_refresh_seconds) +
-                           " and worker_threads " + std::to_string(options_.worker_threads) + ": both must be 1 or more");
+                       "metrics server page_refresh_seconds " +
+                           std::to_string(options_.page_refresh_seconds) + " and worker_threads " +
+                           std::to_string(options_.worker_threads) + ": both must be 1 or more");
     }
     server_ = std::make_unique<httplib::Server>();
     const auto workers = static_cast<std::size_t>(options_.worker_threads);
@@ -61,7 +63,8 @@ struct MetricsServer::Impl {
       listen_returned_ = true;
     });
     // stop() before the listening loop runs would be lost: wait for it (it starts at once).
-    while (!server_->is_running() && !listen_returned_) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    while (!server_->is_running() && !listen_returned_)
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
     if (listen_returned_) {
       thread_.join();
       server_.reset();
@@ -81,7 +84,8 @@ struct MetricsServer::Impl {
   }
 
   int port() const {
-    if (port_ < 0) throw StateError(ErrorKind::Unavailable, "metrics server on " + address() + " is not running");
+    if (port_ < 0)
+      throw StateError(ErrorKind::Unavailable, "metrics server on " + address() + " is not running");
     return port_;
   }
 
@@ -103,14 +107,16 @@ struct MetricsServer::Impl {
       } catch (const std::exception& error) {
         internal::log(LogLevel::Error, kComponent, "scrape failed: ", error.what());
         response.status = 500;
-        response.set_content(std::string("scrape failed: ") + error.what() + "\n", "text/plain; charset=utf-8");
+        response.set_content(std::string("scrape failed: ") + error.what() + "\n",
+                             "text/plain; charset=utf-8");
       }
     });
     server_->Get("/healthz", [](const httplib::Request&, httplib::Response& response) {
       response.set_content("ok\n", "text/plain; charset=utf-8");
     });
     server_->Get("/lag.svg", [this](const httplib::Request&, httplib::Response& response) {
-      respond(response, [this] { return render_lag_svg(history(), options_.chart); }, "image/svg+xml");
+      respond(
+          response, [this] { return render_lag_svg(history(), options_.chart); }, "image/svg+xml");
     });
     server_->Get("/", [this](const httplib::Request&, httplib::Response& response) {
       respond(
@@ -133,7 +139,8 @@ struct MetricsServer::Impl {
     } catch (const std::exception& error) {
       internal::log(LogLevel::Error, kComponent, "rendering the lag chart failed: ", error.what());
       response.status = 500;
-      response.set_content(std::string("rendering failed: ") + error.what() + "\n", "text/plain; charset=utf-8");
+      response.set_content(std::string("rendering failed: ") + error.what() + "\n",
+                           "text/plain; charset=utf-8");
     }
   }
 
@@ -146,7 +153,8 @@ struct MetricsServer::Impl {
   int port_ = -1;
 };
 
-MetricsServer::MetricsServer(MetricsRegistry& registry, MetricsServerOptions options, LagHistoryProvider lag_history)
+MetricsServer::MetricsServer(MetricsRegistry& registry, MetricsServerOptions options,
+                             LagHistoryProvider lag_history)
     : impl_(std::make_unique<Impl>(registry, std::move(options), std::move(lag_history))) {}
 
 MetricsServer::~MetricsServer() { impl_->stop(); }
@@ -160,7 +168,8 @@ int MetricsServer::port() const { return impl_->port(); }
 std::string MetricsServer::url() const {
   const int bound = impl_->port();
   const std::string& host = impl_->options().host;
-  return "http://" + (host.find(':') != std::string::npos ? "[" + host + "]" : host) + ":" + std::to_string(bound);
+  return "http://" + (host.find(':') != std::string::npos ? "[" + host + "]" : host) + ":" +
+         std::to_string(bound);
 }
 
 }  // namespace processor::monitor

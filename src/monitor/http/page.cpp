@@ -20,23 +20,24 @@ std::string render_page(const std::string& svg, const std::string& note, int ref
   }
   html += "</div>\n";
   if (!svg.empty()) {
-    html += "<script>\n(function () {\n  const chart = document.getElementById('chart');\n"
-            "  const updated = document.getElementById('updated');\n"
-            "  async function refresh() {\n"
-            "    try {\n"
-            "      const response = await fetch('/lag.svg', {cache: 'no-store'});\n"
-            "      if (response.ok) {\n"
-            "        chart.innerHTML = await response.text();\n"
-            "        updated.textContent = 'updated ' + new Date().toISOString().substring(11, 19) + ' UTC';\n"
-            "      } else {\n"
-            "        updated.textContent = 'refresh failed: HTTP ' + response.status;\n"
-            "      }\n"
-            "    } catch (error) {\n"
-            "      updated.textContent = 'refresh failed: ' + error;\n"
-            "    }\n"
-            "  }\n"
-            "  setInterval(refresh, " +
-            std::to_string(refresh_seconds * 1000) + ");\n})();\n</script>\n";
+    html +=
+        "<script>\n(function () {\n  const chart = document.getElementById('chart');\n"
+        "  const updated = document.getElementById('updated');\n"
+        "  async function refresh() {\n"
+        "    try {\n"
+        "      const response = await fetch('/lag.svg', {cache: 'no-store'});\n"
+        "      if (response.ok) {\n"
+        "        chart.innerHTML = await response.text();\n"
+        "        updated.textContent = 'updated ' + new Date().toISOString().substring(11, 19) + ' UTC';\n"
+        "      } else {\n"
+        "        updated.textContent = 'refresh failed: HTTP ' + response.status;\n"
+        "      }\n"
+        "    } catch (error) {\n"
+        "      updated.textContent = 'refresh failed: ' + error;\n"
+        "    }\n"
+        "  }\n"
+        "  setInterval(refresh, " +
+        std::to_string(refresh_seconds * 1000) + ");\n})();\n</script>\n";
   }
   html += "</body>\n</html>\n";
   return html;

@@ -6,7 +6,8 @@
 
 namespace processor::monitor {
 
-GroupAdminLagSource::GroupAdminLagSource(std::shared_ptr<kafka::GroupAdmin> admin) : admin_(std::move(admin)) {
+GroupAdminLagSource::GroupAdminLagSource(std::shared_ptr<kafka::GroupAdmin> admin)
+    : admin_(std::move(admin)) {
   if (!admin_) throw StateError(ErrorKind::InvalidArgument, "GroupAdminLagSource: admin is null");
 }
 
@@ -16,7 +17,8 @@ std::vector<std::string> GroupAdminLagSource::list_groups() {
   return names;
 }
 
-std::vector<kafka::GroupDescription> GroupAdminLagSource::describe_groups(const std::vector<std::string>& groups) {
+std::vector<kafka::GroupDescription> GroupAdminLagSource::describe_groups(
+    const std::vector<std::string>& groups) {
   return admin_->describe_groups(groups);
 }
 
@@ -24,9 +26,12 @@ std::vector<kafka::CommittedOffset> GroupAdminLagSource::committed_offsets(std::
   return admin_->committed_offsets(group);
 }
 
-std::vector<LogOffsets> GroupAdminLagSource::log_offsets(const std::vector<kafka::TopicPartition>& partitions) {
-  const std::vector<kafka::ListedOffset> earliest = admin_->list_offsets(partitions, kafka::OffsetSpec::earliest());
-  const std::vector<kafka::ListedOffset> latest = admin_->list_offsets(partitions, kafka::OffsetSpec::latest());
+std::vector<LogOffsets> GroupAdminLagSource::log_offsets(
+    const std::vector<kafka::TopicPartition>& partitions) {
+  const std::vector<kafka::ListedOffset> earliest =
+      admin_->list_offsets(partitions, kafka::OffsetSpec::earliest());
+  const std::vector<kafka::ListedOffset> latest =
+      admin_->list_offsets(partitions, kafka::OffsetSpec::latest());
   std::vector<LogOffsets> logs(partitions.size());
   for (std::size_t i = 0; i < partitions.size(); ++i) {
     if (i < earliest.size()) logs[i].log_start_offset = earliest[i].offset;

@@ -26,7 +26,8 @@ double seconds_since(SteadyClock::time_point start) {
 }
 
 void require(bool ok, const char* option, const std::string& value) {
-  if (!ok) throw StateError(ErrorKind::InvalidArgument, std::string("LagMonitorOptions.") + option + " = " + value);
+  if (!ok)
+    throw StateError(ErrorKind::InvalidArgument, std::string("LagMonitorOptions.") + option + " = " + value);
 }
 
 }  // namespace
@@ -136,8 +137,8 @@ void LagMonitor::Impl::run() {
 
 // ---- one poll ----
 
-void LagMonitor::Impl::describe(const std::vector<std::string>& names, std::vector<kafka::GroupDescription>& out,
-                                std::vector<bool>& failed) {
+void LagMonitor::Impl::describe(const std::vector<std::string>& names,
+                                std::vector<kafka::GroupDescription>& out, std::vector<bool>& failed) {
   out.assign(names.size(), {});
   failed.assign(names.size(), false);
   try {
@@ -147,7 +148,8 @@ void LagMonitor::Impl::describe(const std::vector<std::string>& names, std::vect
       return;
     }
   } catch (const std::exception& e) {
-    processor::internal::log(LogLevel::Warning, "lag_monitor", "describing ", names.size(), " groups failed: ", e.what());
+    processor::internal::log(LogLevel::Warning, "lag_monitor", "describing ", names.size(),
+                             " groups failed: ", e.what());
   }
   // One group's failure must not fail the others: ask again one by one.
   for (std::size_t i = 0; i < names.size(); ++i) {
@@ -158,7 +160,8 @@ void LagMonitor::Impl::describe(const std::vector<std::string>& names, std::vect
         continue;
       }
     } catch (const std::exception& e) {
-      processor::internal::log(LogLevel::Warning, "lag_monitor", "describing group ", names[i], " failed: ", e.what());
+      processor::internal::log(LogLevel::Warning, "lag_monitor", "describing group ", names[i],
+                               " failed: ", e.what());
     }
     failed[i] = true;
   }
@@ -169,7 +172,8 @@ bool LagMonitor::Impl::read_group(const std::string& name, GroupBook& book) {
   try {
     committed = source->committed_offsets(name);
   } catch (const std::exception& e) {
-    processor::internal::log(LogLevel::Warning, "lag_monitor", "reading the offsets of group ", name, " failed: ", e.what());
+    processor::internal::log(LogLevel::Warning, "lag_monitor", "reading the offsets of group ", name,
+                             " failed: ", e.what());
     return false;
   }
   for (const kafka::CommittedOffset& offset : committed) {
@@ -248,7 +252,7 @@ LagSnapshot LagMonitor::Impl::poll(std::chrono::system_clock::time_point now) {
       answer = source->log_offsets(request);
     } catch (const std::exception& e) {
       processor::internal::log(LogLevel::Warning, "lag_monitor", "listing the offsets of ", request.size(),
-                    " partitions failed: ", e.what());
+                               " partitions failed: ", e.what());
       ++errors;
     }
   }
@@ -301,10 +305,12 @@ LagSnapshot LagMonitor::Impl::snapshot(std::chrono::system_clock::time_point now
       partition.topic = topics.name(slot.topic_id);
       partition.partition = slot.partition;
       if (slot.committed_offset >= 0) partition.committed_offset = slot.committed_offset;
-      if (const std::int64_t start = logs.log_start(slot.log_slot); start >= 0) partition.log_start_offset = start;
+      if (const std::int64_t start = logs.log_start(slot.log_slot); start >= 0)
+        partition.log_start_offset = start;
       if (const std::int64_t end = logs.log_end(slot.log_slot); end >= 0) partition.log_end_offset = end;
       if (slot.lag >= 0) partition.lag = slot.lag;
-      if (slot.lag >= 0 && slot.lag_seconds_source != TimeLagSource::None) partition.lag_seconds = slot.lag_seconds;
+      if (slot.lag >= 0 && slot.lag_seconds_source != TimeLagSource::None)
+        partition.lag_seconds = slot.lag_seconds;
       partition.lag_seconds_source = partition.lag_seconds ? slot.lag_seconds_source : TimeLagSource::None;
       partition.status = slot.status;
       if (slot.owner >= 0) {

@@ -12,23 +12,34 @@ const std::shared_ptr<const std::vector<kafka::GroupMember>>& no_members() {
 
 std::string_view status_name(Status status) {
   switch (status) {
-    case Status::Ok: return "OK";
-    case Status::Warn: return "WARN";
-    case Status::Stall: return "STALL";
-    case Status::Stop: return "STOP";
-    case Status::Rewind: return "REWIND";
-    case Status::Error: return "ERR";
+    case Status::Ok:
+      return "OK";
+    case Status::Warn:
+      return "WARN";
+    case Status::Stall:
+      return "STALL";
+    case Status::Stop:
+      return "STOP";
+    case Status::Rewind:
+      return "REWIND";
+    case Status::Error:
+      return "ERR";
   }
   return "ERR";
 }
 
 std::string_view time_lag_source_name(TimeLagSource source) {
   switch (source) {
-    case TimeLagSource::None: return "none";
-    case TimeLagSource::Interpolated: return "interpolated";
-    case TimeLagSource::Extrapolated: return "extrapolated";
-    case TimeLagSource::LowerBound: return "lower_bound";
-    case TimeLagSource::RecordTimestamp: return "record_timestamp";
+    case TimeLagSource::None:
+      return "none";
+    case TimeLagSource::Interpolated:
+      return "interpolated";
+    case TimeLagSource::Extrapolated:
+      return "extrapolated";
+    case TimeLagSource::LowerBound:
+      return "lower_bound";
+    case TimeLagSource::RecordTimestamp:
+      return "record_timestamp";
   }
   return "none";
 }
@@ -53,15 +64,18 @@ constexpr auto kSum = [](auto a, auto b) { return a + b; };
 }  // namespace
 
 std::optional<std::int64_t> GroupLag::max_lag() const {
-  return fold_known<std::int64_t>(partitions, [](const PartitionLag& p) { return p.lag; }, kMax);
+  return fold_known<std::int64_t>(
+      partitions, [](const PartitionLag& p) { return p.lag; }, kMax);
 }
 
 std::optional<double> GroupLag::max_lag_seconds() const {
-  return fold_known<double>(partitions, [](const PartitionLag& p) { return p.lag_seconds; }, kMax);
+  return fold_known<double>(
+      partitions, [](const PartitionLag& p) { return p.lag_seconds; }, kMax);
 }
 
 std::optional<std::int64_t> GroupLag::sum_lag() const {
-  return fold_known<std::int64_t>(partitions, [](const PartitionLag& p) { return p.lag; }, kSum);
+  return fold_known<std::int64_t>(
+      partitions, [](const PartitionLag& p) { return p.lag; }, kSum);
 }
 
 void LagHistory::add(LagSnapshot snapshot) {

@@ -73,9 +73,11 @@ TimeLagEstimate LogEndTable::lag_at(std::int64_t committed, Micros now, Micros m
   }
   const double offsets_per_micro =
       static_cast<double>(newest.log_end_offset - oldest.log_end_offset) / static_cast<double>(span);
-  const double before_oldest = std::min(static_cast<double>(oldest.log_end_offset - committed) / offsets_per_micro,
-                                        static_cast<double>(std::max<Micros>(0, max_extrapolation)));
-  return {seconds_between(static_cast<double>(oldest.first_seen) - before_oldest, now), TimeLagSource::Extrapolated};
+  const double before_oldest =
+      std::min(static_cast<double>(oldest.log_end_offset - committed) / offsets_per_micro,
+               static_cast<double>(std::max<Micros>(0, max_extrapolation)));
+  return {seconds_between(static_cast<double>(oldest.first_seen) - before_oldest, now),
+          TimeLagSource::Extrapolated};
 }
 
 }  // namespace processor::monitor::internal

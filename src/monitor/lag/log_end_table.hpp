@@ -57,7 +57,10 @@ class LogEndTable {
   std::size_t size() const noexcept { return size_; }
   bool empty() const noexcept { return size_ == 0; }
   std::optional<std::int64_t> newest_log_end() const;
-  void clear() noexcept { size_ = 0; head_ = 0; }
+  void clear() noexcept {
+    size_ = 0;
+    head_ = 0;
+  }
 
  private:
   struct Sample {

@@ -115,7 +115,8 @@ void GroupBook::drop_unseen(std::uint64_t poll, std::size_t window_capacity) {
   slots.resize(kept);
   windows.resize(kept * window_capacity);
   index.clear();
-  for (std::uint32_t i = 0; i < slots.size(); ++i) index.emplace(partition_key(slots[i].topic_id, slots[i].partition), i);
+  for (std::uint32_t i = 0; i < slots.size(); ++i)
+    index.emplace(partition_key(slots[i].topic_id, slots[i].partition), i);
   order_dirty = true;
 }
 
@@ -129,7 +130,8 @@ void GroupBook::assign_owners(TopicTable& topics) {
   }
 }
 
-void GroupBook::evaluate(const LogBook& logs, Micros now, std::size_t window_capacity, Micros max_extrapolation) {
+void GroupBook::evaluate(const LogBook& logs, Micros now, std::size_t window_capacity,
+                         Micros max_extrapolation) {
   for (std::size_t i = 0; i < slots.size(); ++i) {
     Slot& slot = slots[i];
     const std::int64_t log_end = logs.log_end(slot.log_slot);
@@ -144,7 +146,8 @@ void GroupBook::evaluate(const LogBook& logs, Micros now, std::size_t window_cap
     push_window(window, slot.window_count, window_capacity, {slot.committed_offset, slot.lag, now});
     slot.status = evaluate_status(std::span<const WindowEntry>(window, slot.window_count), window_capacity,
                                   slot.owner >= 0);
-    const TimeLagEstimate estimate = logs.table(slot.log_slot).lag_at(slot.committed_offset, now, max_extrapolation);
+    const TimeLagEstimate estimate =
+        logs.table(slot.log_slot).lag_at(slot.committed_offset, now, max_extrapolation);
     slot.lag_seconds = estimate.seconds.value_or(0.0);
     slot.lag_seconds_source = estimate.source;
   }

@@ -102,7 +102,8 @@ struct GroupBook {
   bool order_dirty = true;
 
   // The slot of the partition, added (with an empty window) when new.
-  std::uint32_t slot(std::uint32_t topic_id, std::int32_t partition, LogBook& logs, std::size_t window_capacity);
+  std::uint32_t slot(std::uint32_t topic_id, std::int32_t partition, LogBook& logs,
+                     std::size_t window_capacity);
   // Removes the slots not seen in `poll` (offsets deleted or expired).
   void drop_unseen(std::uint64_t poll, std::size_t window_capacity);
   // Sets each slot's owner from `members`' assignments.

@@ -93,8 +93,9 @@ class SampleWriter {
 
 // Writes family `name` when some reading has `part`, then `write(SampleWriter&, stats)` for each.
 template <class Part, class Write>
-void write_family(MetricWriter& writer, const std::vector<Reading>& readings, std::optional<Part> Reading::*part,
-                  std::string_view name, std::string_view help, MetricType type, Write&& write) {
+void write_family(MetricWriter& writer, const std::vector<Reading>& readings,
+                  std::optional<Part> Reading::*part, std::string_view name, std::string_view help,
+                  MetricType type, Write&& write) {
   const bool any = std::any_of(readings.begin(), readings.end(),
                                [&](const Reading& reading) { return (reading.*part).has_value(); });
   if (!any) return;
@@ -121,30 +122,33 @@ void write_manager_families(MetricWriter& writer, const std::vector<Reading>& re
                    out.count({{"store", commits.store}, {"result", "failure"}}, commits.failed);
                  }
                });
-  write_family(writer, readings, &Reading::manager, "processor_offsets_committed_total",
-               "Partition offsets written by successful commits.", MetricType::Counter,
-               [](SampleWriter& out, const OffsetStats& stats) { out.count({}, stats.total_offsets_committed); });
+  write_family(
+      writer, readings, &Reading::manager, "processor_offsets_committed_total",
+      "Partition offsets written by successful commits.", MetricType::Counter,
+      [](SampleWriter& out, const OffsetStats& stats) { out.count({}, stats.total_offsets_committed); });
   write_family(writer, readings, &Reading::manager, "processor_last_commit_timestamp_seconds",
-               "When the last successful commit finished, in seconds since the Unix epoch.", MetricType::Gauge,
-               [](SampleWriter& out, const OffsetStats& stats) {
+               "When the last successful commit finished, in seconds since the Unix epoch.",
+               MetricType::Gauge, [](SampleWriter& out, const OffsetStats& stats) {
                  if (!stats.last_commit_time) return;  // unknown: no sample
                  const auto since_epoch = stats.last_commit_time->time_since_epoch();
                  out.value({}, std::chrono::duration<double>(since_epoch).count());
                });
   write_family(writer, readings, &Reading::manager, "processor_checkpoint_duration_seconds",
                "Duration of checkpoints written (positions and operator state in one atomic write).",
-               MetricType::Histogram,
-               [](SampleWriter& out, const OffsetStats& stats) { out.histogram({}, stats.checkpoint_duration); });
+               MetricType::Histogram, [](SampleWriter& out, const OffsetStats& stats) {
+                 out.histogram({}, stats.checkpoint_duration);
+               });
 }
 
 void write_restore_family(MetricWriter& writer, const std::vector<Reading>& readings) {
   const bool any = std::any_of(readings.begin(), readings.end(),
                                [](const Reading& reading) { return reading.manager || reading.processor; });
   if (!any) return;
-  writer.family("processor_restore_duration_seconds",
-                "Duration of restores: of a checkpoint (OffsetManager), of a store partition from its changelog "
-                "(StreamProcessor).",
-                MetricType::Histogram);
+  writer.family(
+      "processor_restore_duration_seconds",
+      "Duration of restores: of a checkpoint (OffsetManager), of a store partition from its changelog "
+      "(StreamProcessor).",
+      MetricType::Histogram);
   for (const Reading& reading : readings) {
     SampleWriter out(writer, *reading.source);
     if (reading.manager) out.histogram({{"source", "checkpoint"}}, reading.manager->restore_duration);
@@ -182,8 +186,8 @@ void write_record_families(MetricWriter& writer, const std::vector<Reading>& rea
                "Records jumped over by out-of-range resets.", MetricType::Counter,
                [](SampleWriter& out, const ConsumerStats& stats) { out.count({}, stats.records_skipped); });
   write_family(writer, readings, &Reading::processor, "processor_transactions_total",
-               "Transactions (or at-least-once commits) of a StreamProcessor, by result.", MetricType::Counter,
-               [](SampleWriter& out, const streams::StreamProcessorStats& stats) {
+               "Transactions (or at-least-once commits) of a StreamProcessor, by result.",
+               MetricType::Counter, [](SampleWriter& out, const streams::StreamProcessorStats& stats) {
                  out.count({{"result", "committed"}}, stats.commits);
                  out.count({{"result", "aborted"}}, stats.aborts);
                });
@@ -198,7 +202,8 @@ void write_parallel_families(MetricWriter& writer, const std::vector<Reading>& r
     Field field;
   };
   static constexpr Gauge kGauges[] = {
-      {"processor_parallel_in_flight_records", "Records whose handler runs now.", &ParallelConsumerStats::in_flight},
+      {"processor_parallel_in_flight_records", "Records whose handler runs now.",
+       &ParallelConsumerStats::in_flight},
       {"processor_parallel_buffered_records", "Records fetched and not finished, those in flight included.",
        &ParallelConsumerStats::buffered_records},
       {"processor_parallel_buffered_bytes", "Bytes of the keys and values of the buffered records.",
@@ -220,14 +225,16 @@ void write_parallel_families(MetricWriter& writer, const std::vector<Reading>& r
   static constexpr Counter kCounters[] = {
       {"processor_parallel_handler_failures_total", "Handler calls that threw (each try counts).",
        &ParallelConsumerStats::failed_attempts},
-      {"processor_parallel_dead_lettered_total", "Records handed to on_failure after their last try, and accepted.",
+      {"processor_parallel_dead_lettered_total",
+       "Records handed to on_failure after their last try, and accepted.",
        &ParallelConsumerStats::dead_lettered},
       {"processor_parallel_skipped_after_restart_total",
        "Records skipped because a previous owner of their partition acknowledged them.",
        &ParallelConsumerStats::skipped_after_restart},
       {"processor_parallel_abandoned_total", "Records dropped by a revoke or a loss, not committed.",
        &ParallelConsumerStats::abandoned_on_revoke},
-      {"processor_parallel_late_acks_ignored_total", "Completions after their partition was revoked, not committed.",
+      {"processor_parallel_late_acks_ignored_total",
+       "Completions after their partition was revoked, not committed.",
        &ParallelConsumerStats::late_acks_ignored},
       {"processor_parallel_partition_pauses_total", "Partitions paused for back-pressure.",
        &ParallelConsumerStats::partition_pauses},
@@ -238,8 +245,9 @@ void write_parallel_families(MetricWriter& writer, const std::vector<Reading>& r
        &ParallelConsumerStats::metadata_warnings},
   };
   for (const Counter& counter : kCounters) {
-    write_family(writer, readings, &Reading::parallel, counter.name, counter.help, MetricType::Counter,
-                 [&](SampleWriter& out, const ParallelConsumerStats& stats) { out.count({}, stats.*counter.field); });
+    write_family(
+        writer, readings, &Reading::parallel, counter.name, counter.help, MetricType::Counter,
+        [&](SampleWriter& out, const ParallelConsumerStats& stats) { out.count({}, stats.*counter.field); });
   }
 }
 
@@ -269,12 +277,15 @@ void collect(Sources& sources, MetricWriter& writer) {
 void check_labels(const MetricLabels& labels) {
   for (std::size_t i = 0; i < labels.size(); ++i) {
     const std::string& name = labels[i].first;
-    if (!is_valid_label_name(name)) throw StateError(ErrorKind::InvalidArgument, "invalid label name \"" + name + "\"");
+    if (!is_valid_label_name(name))
+      throw StateError(ErrorKind::InvalidArgument, "invalid label name \"" + name + "\"");
     if (std::find(kReservedLabels.begin(), kReservedLabels.end(), name) != kReservedLabels.end()) {
-      throw StateError(ErrorKind::InvalidArgument, "label name \"" + name + "\" is used by the processor's metrics");
+      throw StateError(ErrorKind::InvalidArgument,
+                       "label name \"" + name + "\" is used by the processor's metrics");
     }
     for (std::size_t j = 0; j < i; ++j) {
-      if (labels[j].first == name) throw StateError(ErrorKind::InvalidArgument, "label name \"" + name + "\" repeats");
+      if (labels[j].first == name)
+        throw StateError(ErrorKind::InvalidArgument, "label name \"" + name + "\" repeats");
     }
   }
 }
@@ -307,7 +318,8 @@ AppMetricsId add_source(MetricsRegistry& registry, Source source) {
 template <class T>
 AppMetricsId add_object(MetricsRegistry& registry, std::shared_ptr<const T> Source::*slot,
                         std::shared_ptr<const T> object, MetricLabels labels, const char* what) {
-  if (!object) throw StateError(ErrorKind::InvalidArgument, std::string("cannot add metrics of a null ") + what);
+  if (!object)
+    throw StateError(ErrorKind::InvalidArgument, std::string("cannot add metrics of a null ") + what);
   Source source;
   source.labels = std::move(labels);
   source.*slot = std::move(object);
@@ -316,12 +328,14 @@ AppMetricsId add_object(MetricsRegistry& registry, std::shared_ptr<const T> Sour
 
 }  // namespace
 
-AppMetricsId add_offset_manager_metrics(MetricsRegistry& registry, std::shared_ptr<const kafka::OffsetManager> manager,
+AppMetricsId add_offset_manager_metrics(MetricsRegistry& registry,
+                                        std::shared_ptr<const kafka::OffsetManager> manager,
                                         MetricLabels labels) {
   return add_object(registry, &Source::manager, std::move(manager), std::move(labels), "OffsetManager");
 }
 
-AppMetricsId add_kafka_consumer_metrics(MetricsRegistry& registry, std::shared_ptr<const kafka::KafkaConsumer> consumer,
+AppMetricsId add_kafka_consumer_metrics(MetricsRegistry& registry,
+                                        std::shared_ptr<const kafka::KafkaConsumer> consumer,
                                         MetricLabels labels) {
   return add_object(registry, &Source::consumer, std::move(consumer), std::move(labels), "KafkaConsumer");
 }
@@ -348,7 +362,8 @@ void remove_app_metrics(MetricsRegistry& registry, AppMetricsId id) {
   }
   if (!sources) return;
   MutexLock lock(sources->mutex);
-  std::erase_if(sources->list, [id](const std::shared_ptr<const Source>& source) { return source->id == id; });
+  std::erase_if(sources->list,
+                [id](const std::shared_ptr<const Source>& source) { return source->id == id; });
 }
 
 }  // namespace processor::monitor

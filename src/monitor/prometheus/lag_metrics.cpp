@@ -28,7 +28,8 @@ std::string_view type_label(const GroupLag& group) {
 class PartitionText {
  public:
   explicit PartitionText(std::int32_t partition) {
-    size_ = static_cast<std::size_t>(std::to_chars(buffer_, buffer_ + sizeof buffer_, partition).ptr - buffer_);
+    size_ =
+        static_cast<std::size_t>(std::to_chars(buffer_, buffer_ + sizeof buffer_, partition).ptr - buffer_);
   }
   std::string_view view() const noexcept { return {buffer_, size_}; }
 
@@ -90,8 +91,8 @@ void write_partition_offsets(const LagSnapshot& snapshot, MetricWriter& writer, 
       writer.family("kafka_partition_latest_offset", "The log-end offset (high watermark) of the partition.",
                     MetricType::Gauge);
     } else {
-      writer.family("kafka_partition_earliest_offset", "The log-start offset (earliest available) of the partition.",
-                    MetricType::Gauge);
+      writer.family("kafka_partition_earliest_offset",
+                    "The log-start offset (earliest available) of the partition.", MetricType::Gauge);
     }
     for (const PartitionLag* p : partitions) {
       const PartitionText partition(p->partition);
@@ -122,8 +123,8 @@ void write_group_families(const LagSnapshot& snapshot, MetricWriter& writer, std
                   g.max_lag_seconds());
   }
 
-  writer.family("kafka_consumergroup_group_sum_lag", "The sum of the lags in offsets of the group's partitions.",
-                MetricType::Gauge);
+  writer.family("kafka_consumergroup_group_sum_lag",
+                "The sum of the lags in offsets of the group's partitions.", MetricType::Gauge);
   for (const GroupLag& g : snapshot.groups) {
     writer.sample({{"cluster_name", cluster}, {"group", g.group}, {"group_type", type_label(g)}},
                   g.sum_lag());
@@ -146,8 +147,8 @@ void write_group_families(const LagSnapshot& snapshot, MetricWriter& writer, std
   }
 
   writer.family("kafka_consumergroup_group_status",
-                std::string("The group's status, its worst partition's (Burrow's evaluation): ") + kStatusCodes +
-                    "; the status label names it.",
+                std::string("The group's status, its worst partition's (Burrow's evaluation): ") +
+                    kStatusCodes + "; the status label names it.",
                 MetricType::Gauge);
   for (const GroupLag& g : snapshot.groups) {
     writer.sample({{"cluster_name", cluster},
@@ -189,7 +190,8 @@ void write_group_families(const LagSnapshot& snapshot, MetricWriter& writer, std
 
 void write_monitor_families(const LagSnapshot& snapshot, MetricWriter& writer) {
   const MonitorStats& stats = snapshot.stats;
-  writer.family("processor_lag_monitor_polls_total", "Polls of the cluster by the lag monitor.", MetricType::Counter);
+  writer.family("processor_lag_monitor_polls_total", "Polls of the cluster by the lag monitor.",
+                MetricType::Counter);
   writer.sample({}, static_cast<double>(stats.polls));
   writer.family("processor_lag_monitor_poll_errors_total",
                 "Polls (or a group's part of one) of the lag monitor that failed.", MetricType::Counter);
@@ -219,15 +221,17 @@ int status_code(Status status) noexcept { return static_cast<int>(status); }
 
 void write_lag_metrics(const LagSnapshot& snapshot, MetricWriter& writer, const LagMetricsOptions& options) {
   const std::string_view cluster = options.cluster_name;
-  writer.family("kafka_consumergroup_group_offset", "The last committed offset of the partition for the group.",
-                MetricType::Gauge);
+  writer.family("kafka_consumergroup_group_offset",
+                "The last committed offset of the partition for the group.", MetricType::Gauge);
   write_partition_family(snapshot, writer, cluster, [](const PartitionLag& p) { return p.committed_offset; });
   writer.family("kafka_consumergroup_group_lag",
-                "The log-end offset minus the committed offset of the partition for the group.", MetricType::Gauge);
-  write_partition_family(snapshot, writer, cluster, [](const PartitionLag& p) { return p.lag; });
-  writer.family("kafka_consumergroup_group_lag_seconds",
-                "The estimated lag in seconds of the partition for the group; source says how it was estimated.",
+                "The log-end offset minus the committed offset of the partition for the group.",
                 MetricType::Gauge);
+  write_partition_family(snapshot, writer, cluster, [](const PartitionLag& p) { return p.lag; });
+  writer.family(
+      "kafka_consumergroup_group_lag_seconds",
+      "The estimated lag in seconds of the partition for the group; source says how it was estimated.",
+      MetricType::Gauge);
   write_partition_family(
       snapshot, writer, cluster, [](const PartitionLag& p) { return p.lag_seconds; }, true);
   write_group_families(snapshot, writer, cluster);
@@ -238,7 +242,8 @@ void write_lag_metrics(const LagSnapshot& snapshot, MetricWriter& writer, const 
 Collector lag_metrics_collector(std::function<std::shared_ptr<const LagSnapshot>()> latest,
                                 LagMetricsOptions options) {
   return [latest = std::move(latest), options = std::move(options)](MetricWriter& writer) {
-    if (const std::shared_ptr<const LagSnapshot> snapshot = latest()) write_lag_metrics(*snapshot, writer, options);
+    if (const std::shared_ptr<const LagSnapshot> snapshot = latest())
+      write_lag_metrics(*snapshot, writer, options);
   };
 }
 

@@ -24,13 +24,16 @@ void check_names(MetricType type, const std::string& name, const std::vector<std
   std::set<std::string> seen;
   for (const auto& label : label_names) {
     if (!is_valid_label_name(label)) {
-      throw StateError(ErrorKind::InvalidArgument, "invalid label name \"" + label + "\" of metric \"" + name + "\"");
+      throw StateError(ErrorKind::InvalidArgument,
+                       "invalid label name \"" + label + "\" of metric \"" + name + "\"");
     }
     if (type == MetricType::Histogram && label == "le") {
-      throw StateError(ErrorKind::InvalidArgument, "histogram \"" + name + "\" cannot have a label named \"le\"");
+      throw StateError(ErrorKind::InvalidArgument,
+                       "histogram \"" + name + "\" cannot have a label named \"le\"");
     }
     if (!seen.insert(label).second) {
-      throw StateError(ErrorKind::InvalidArgument, "label \"" + label + "\" repeats in metric \"" + name + "\"");
+      throw StateError(ErrorKind::InvalidArgument,
+                       "label \"" + label + "\" repeats in metric \"" + name + "\"");
     }
   }
 }
@@ -54,7 +57,8 @@ void atomic_add(std::atomic<double>& target, double amount) noexcept {
   }
 }
 
-std::vector<LabelPair> label_pairs(const std::vector<std::string>& names, const std::vector<std::string>& values) {
+std::vector<LabelPair> label_pairs(const std::vector<std::string>& names,
+                                   const std::vector<std::string>& values) {
   std::vector<LabelPair> pairs;
   pairs.reserve(names.size() + 1);
   for (std::size_t i = 0; i < names.size(); ++i) pairs.push_back({names[i], values[i]});
@@ -107,8 +111,8 @@ Histogram::Histogram(std::vector<double> upper_bounds)
 void Histogram::observe(double value) {
   if (std::isnan(value)) return;
   // The first bucket whose bound is >= value; +Inf (the last) when none is.
-  const auto bucket =
-      static_cast<std::size_t>(std::lower_bound(upper_bounds_.begin(), upper_bounds_.end(), value) - upper_bounds_.begin());
+  const auto bucket = static_cast<std::size_t>(
+      std::lower_bound(upper_bounds_.begin(), upper_bounds_.end(), value) - upper_bounds_.begin());
   detail::MutexLock lock(mutex_);
   ++counts_[bucket];
   sum_ += value;
@@ -142,9 +146,9 @@ MetricFamily<Metric>::MetricFamily(std::string name, std::string help, std::vect
 template <class Metric>
 Metric& MetricFamily<Metric>::with(const std::vector<std::string>& label_values) {
   if (label_values.size() != label_names_.size()) {
-    throw StateError(ErrorKind::InvalidArgument, "metric \"" + name_ + "\" takes " +
-                                                     std::to_string(label_names_.size()) + " label values " +
-                                                     joined(label_names_) + ", given " + joined(label_values));
+    throw StateError(ErrorKind::InvalidArgument,
+                     "metric \"" + name_ + "\" takes " + std::to_string(label_names_.size()) +
+                         " label values " + joined(label_names_) + ", given " + joined(label_values));
   }
   detail::MutexLock lock(mutex_);
   auto& child = children_[label_values];
@@ -161,7 +165,8 @@ Metric& MetricFamily<Metric>::with(const std::vector<std::string>& label_values)
 template <class Metric>
 void MetricFamily<Metric>::write(MetricWriter& writer) const {
   detail::MutexLock lock(mutex_);
-  for (const auto& [values, child] : children_) write_child(writer, label_pairs(label_names_, values), *child);
+  for (const auto& [values, child] : children_)
+    write_child(writer, label_pairs(label_names_, values), *child);
 }
 
 template class MetricFamily<Counter>;
@@ -197,8 +202,8 @@ MetricsRegistry::Entry& MetricsRegistry::register_entry(MetricType type, const s
     if (entry->name != name) continue;
     if (entry->type != type || entry->label_names != label_names || entry->upper_bounds != upper_bounds) {
       throw StateError(ErrorKind::InvalidArgument, "metric \"" + name + "\" is already registered as a " +
-                                                       std::string(metric_type_name(entry->type)) + " with labels " +
-                                                       joined(entry->label_names));
+                                                       std::string(metric_type_name(entry->type)) +
+                                                       " with labels " + joined(entry->label_names));
     }
     return *entry;
   }
@@ -209,8 +214,12 @@ MetricsRegistry::Entry& MetricsRegistry::register_entry(MetricType type, const s
   entry->label_names = label_names;
   entry->upper_bounds = upper_bounds;
   switch (type) {
-    case MetricType::Counter: entry->counter.reset(new CounterFamily(name, help, label_names)); break;
-    case MetricType::Gauge: entry->gauge.reset(new GaugeFamily(name, help, label_names)); break;
+    case MetricType::Counter:
+      entry->counter.reset(new CounterFamily(name, help, label_names));
+      break;
+    case MetricType::Gauge:
+      entry->gauge.reset(new GaugeFamily(name, help, label_names));
+      break;
     case MetricType::Histogram:
       entry->histogram.reset(new HistogramFamily(name, help, label_names, upper_bounds));
       break;

@@ -2,8 +2,8 @@
 
 #include <array>
 #include <charconv>
-#include <cstring>
 #include <cmath>
+#include <cstring>
 
 #include "processor/error.hpp"
 
@@ -11,7 +11,9 @@ namespace processor::monitor {
 
 namespace {
 
-constexpr bool is_name_start(char c) noexcept { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; }
+constexpr bool is_name_start(char c) noexcept {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
+}
 constexpr bool is_name_char(char c) noexcept { return is_name_start(c) || (c >= '0' && c <= '9'); }
 
 // Per byte: 1 a name character, 2 a character a label value escapes. Tables, because every
@@ -67,16 +69,22 @@ void append_label_value(std::string& out, std::string_view value) {
 void append_help(std::string& out, std::string_view help) {
   for (const char c : help) {
     switch (c) {
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      default: out += c;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      default:
+        out += c;
     }
   }
 }
 
 // Inlined into every sample: [a-zA-Z_][a-zA-Z0-9_]*, not starting with "__".
 inline bool label_name_ok(std::string_view name) noexcept {
-  if (name.empty() || (name[0] >= '0' && name[0] <= '9') || (name.size() > 1 && name[0] == '_' && name[1] == '_')) {
+  if (name.empty() || (name[0] >= '0' && name[0] <= '9') ||
+      (name.size() > 1 && name[0] == '_' && name[1] == '_')) {
     return false;
   }
   unsigned char all = 1;
@@ -88,9 +96,12 @@ inline bool label_name_ok(std::string_view name) noexcept {
 
 std::string_view metric_type_name(MetricType type) {
   switch (type) {
-    case MetricType::Counter: return "counter";
-    case MetricType::Gauge: return "gauge";
-    case MetricType::Histogram: return "histogram";
+    case MetricType::Counter:
+      return "counter";
+    case MetricType::Gauge:
+      return "gauge";
+    case MetricType::Histogram:
+      return "histogram";
   }
   return "untyped";
 }
@@ -131,7 +142,8 @@ void MetricWriter::family(std::string_view name, std::string_view help, MetricTy
     throw StateError(ErrorKind::InvalidArgument, "invalid metric name \"" + std::string(name) + "\"");
   }
   if (!written_.emplace(name).second) {
-    throw StateError(ErrorKind::InvalidArgument, "metric family \"" + std::string(name) + "\" written twice in one scrape");
+    throw StateError(ErrorKind::InvalidArgument,
+                     "metric family \"" + std::string(name) + "\" written twice in one scrape");
   }
   family_.assign(name);
   out_ += "# HELP ";
@@ -148,8 +160,8 @@ void MetricWriter::family(std::string_view name, std::string_view help, MetricTy
 void MetricWriter::begin_sample(LabelPairs labels, std::string_view suffix) {
   for (const LabelPair& label : labels) {
     if (!label_name_ok(label.name)) {
-      throw StateError(ErrorKind::InvalidArgument,
-                       "invalid label name \"" + std::string(label.name) + "\" in metric \"" + family_ + "\"");
+      throw StateError(ErrorKind::InvalidArgument, "invalid label name \"" + std::string(label.name) +
+                                                       "\" in metric \"" + family_ + "\"");
     }
   }
   // The common case, no label value to escape: the line's size is known, one resize and copies.

@@ -63,7 +63,8 @@ std::string assignment_string(const std::vector<kafka::TopicPartition>& assignme
   for (auto& [topic, partitions] : by_topic) {
     std::sort(partitions.begin(), partitions.end());
     std::string entry = topic + ":";
-    for (std::size_t i = 0; i < partitions.size(); ++i) entry += (i ? "," : "") + std::to_string(partitions[i]);
+    for (std::size_t i = 0; i < partitions.size(); ++i)
+      entry += (i ? "," : "") + std::to_string(partitions[i]);
     entries.push_back(std::move(entry));
   }
   std::sort(entries.begin(), entries.end());
@@ -89,18 +90,31 @@ void print_offsets(const std::vector<GroupOffsets>& groups, bool verbose, Printe
       consumer_width = std::max(consumer_width, or_missing(row.consumer_id).size());
       host_width = std::max(host_width, or_missing(row.host).size());
     }
-    auto print_line = [&](const std::string& group_name, const std::string& topic, const std::string& partition,
-                          const std::string& epoch, const std::string& current, const std::string& log_end,
-                          const std::string& lag, const std::string& consumer, const std::string& host,
-                          const std::string& client) {
+    auto print_line = [&](const std::string& group_name, const std::string& topic,
+                          const std::string& partition, const std::string& epoch, const std::string& current,
+                          const std::string& log_end, const std::string& lag, const std::string& consumer,
+                          const std::string& host, const std::string& client) {
       printed->out += "\n";
       if (verbose) {
-        printed->out += line({{group_name, group_width}, {topic, topic_width}, {partition, 10}, {epoch, 15},
-                              {current, 15}, {log_end, 15}, {lag, 15}, {consumer, consumer_width},
-                              {host, host_width}, {client, 0}});
+        printed->out += line({{group_name, group_width},
+                              {topic, topic_width},
+                              {partition, 10},
+                              {epoch, 15},
+                              {current, 15},
+                              {log_end, 15},
+                              {lag, 15},
+                              {consumer, consumer_width},
+                              {host, host_width},
+                              {client, 0}});
       } else {
-        printed->out += line({{group_name, group_width}, {topic, topic_width}, {partition, 10}, {current, 15},
-                              {log_end, 15}, {lag, 15}, {consumer, consumer_width}, {host, host_width},
+        printed->out += line({{group_name, group_width},
+                              {topic, topic_width},
+                              {partition, 10},
+                              {current, 15},
+                              {log_end, 15},
+                              {lag, 15},
+                              {consumer, consumer_width},
+                              {host, host_width},
                               {client, 0}});
       }
     };
@@ -117,7 +131,8 @@ void print_offsets(const std::vector<GroupOffsets>& groups, bool verbose, Printe
 
 void print_members(const std::vector<GroupMembers>& groups, bool verbose, Printed* printed) {
   for (const GroupMembers& group : groups) {
-    std::size_t group_width = 15, consumer_width = 15, instance_width = 17, host_width = 15, client_width = 15;
+    std::size_t group_width = 15, consumer_width = 15, instance_width = 17, host_width = 15,
+                client_width = 15;
     std::size_t assignment_width = 20, target_width = 20;
     bool with_instance_id = false;
     if (note_state(group.group, group.state, group.members.size(), printed)) {
@@ -133,25 +148,38 @@ void print_members(const std::vector<GroupMembers>& groups, bool verbose, Printe
       }
     }
     // Kafka's member formats end with a space after #PARTITIONS.
-    auto member_cells = [&](const std::string& group_name, const std::string& consumer, const std::string& instance,
-                            const std::string& host, const std::string& client, const std::string& partitions) {
+    auto member_cells = [&](const std::string& group_name, const std::string& consumer,
+                            const std::string& instance, const std::string& host, const std::string& client,
+                            const std::string& partitions) {
       if (with_instance_id) {
-        return line({{group_name, group_width}, {consumer, consumer_width}, {instance, instance_width},
-                     {host, host_width}, {client, client_width}, {partitions, 15}}) + " ";
+        return line({{group_name, group_width},
+                     {consumer, consumer_width},
+                     {instance, instance_width},
+                     {host, host_width},
+                     {client, client_width},
+                     {partitions, 15}}) +
+               " ";
       }
-      return line({{group_name, group_width}, {consumer, consumer_width}, {host, host_width},
-                   {client, client_width}, {partitions, 15}}) + " ";
+      return line({{group_name, group_width},
+                   {consumer, consumer_width},
+                   {host, host_width},
+                   {client, client_width},
+                   {partitions, 15}}) +
+             " ";
     };
-    auto verbose_cells = [&](const std::string& epoch, const std::string& assignment, const std::string& target_epoch,
-                             const std::string& target) {
+    auto verbose_cells = [&](const std::string& epoch, const std::string& assignment,
+                             const std::string& target_epoch, const std::string& target) {
       return line({{epoch, 15}, {assignment, assignment_width}, {target_epoch, 15}, {target, target_width}});
     };
-    printed->out += "\n" + member_cells("GROUP", "CONSUMER-ID", "GROUP-INSTANCE-ID", "HOST", "CLIENT-ID", "#PARTITIONS");
-    if (verbose) printed->out += verbose_cells("CURRENT-EPOCH", "CURRENT-ASSIGNMENT", "TARGET-EPOCH", "TARGET-ASSIGNMENT");
+    printed->out +=
+        "\n" + member_cells("GROUP", "CONSUMER-ID", "GROUP-INSTANCE-ID", "HOST", "CLIENT-ID", "#PARTITIONS");
+    if (verbose)
+      printed->out +=
+          verbose_cells("CURRENT-EPOCH", "CURRENT-ASSIGNMENT", "TARGET-EPOCH", "TARGET-ASSIGNMENT");
     printed->out += "\n";
     for (const auto& member : group.members) {
-      printed->out += member_cells(group.group, member.member_id, member.group_instance_id.value_or(""), member.host,
-                                   member.client_id, std::to_string(member.assignment.size()));
+      printed->out += member_cells(group.group, member.member_id, member.group_instance_id.value_or(""),
+                                   member.host, member.client_id, std::to_string(member.assignment.size()));
       // The member epochs are not known (group_admin.hpp); classic members have no target assignment.
       if (verbose) {
         printed->out +=
@@ -172,24 +200,33 @@ void print_states(const std::vector<GroupState>& groups, bool verbose, Printed* 
     }
     const std::size_t group_width = std::max<std::size_t>(15, state.group.size());
     const std::size_t coordinator_width = std::max<std::size_t>(25, coordinator.size());
-    auto print_line = [&](const std::string& group, const std::string& coordinator_cell, const std::string& strategy,
-                          const std::string& group_state, const std::string& group_epoch,
-                          const std::string& target_epoch, const std::string& members) {
+    auto print_line = [&](const std::string& group, const std::string& coordinator_cell,
+                          const std::string& strategy, const std::string& group_state,
+                          const std::string& group_epoch, const std::string& target_epoch,
+                          const std::string& members) {
       printed->out += "\n";
       if (verbose) {
-        printed->out += line({{group, group_width}, {coordinator_cell, coordinator_width}, {strategy, 20},
-                              {group_state, 20}, {group_epoch, 15}, {target_epoch, 25}, {members, 0}});
+        printed->out += line({{group, group_width},
+                              {coordinator_cell, coordinator_width},
+                              {strategy, 20},
+                              {group_state, 20},
+                              {group_epoch, 15},
+                              {target_epoch, 25},
+                              {members, 0}});
       } else {
-        printed->out += line({{group, group_width}, {coordinator_cell, coordinator_width}, {strategy, 20},
-                              {group_state, 20}, {members, 0}});
+        printed->out += line({{group, group_width},
+                              {coordinator_cell, coordinator_width},
+                              {strategy, 20},
+                              {group_state, 20},
+                              {members, 0}});
       }
     };
-    print_line("GROUP", "COORDINATOR (ID)", "ASSIGNMENT-STRATEGY", "STATE", "GROUP-EPOCH", "TARGET-ASSIGNMENT-EPOCH",
-               "#MEMBERS");
+    print_line("GROUP", "COORDINATOR (ID)", "ASSIGNMENT-STRATEGY", "STATE", "GROUP-EPOCH",
+               "TARGET-ASSIGNMENT-EPOCH", "#MEMBERS");
     // Classic groups have no group epoch; a consumer group's is not known (group_admin.hpp): "-".
-    print_line(state.group, coordinator, state.assignment_strategy.empty() ? kMissing : state.assignment_strategy,
-               state.state, kMissing, kMissing,
-               std::to_string(state.members));
+    print_line(state.group, coordinator,
+               state.assignment_strategy.empty() ? kMissing : state.assignment_strategy, state.state,
+               kMissing, kMissing, std::to_string(state.members));
     printed->out += "\n";
   }
 }

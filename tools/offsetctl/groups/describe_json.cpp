@@ -70,7 +70,9 @@ std::string states_json(const std::vector<GroupState>& groups) {
   for (const auto& group : groups) {
     json coordinator = nullptr;
     if (group.coordinator) {
-      coordinator = {{"id", group.coordinator->id}, {"host", group.coordinator->host}, {"port", group.coordinator->port}};
+      coordinator = {{"id", group.coordinator->id},
+                     {"host", group.coordinator->host},
+                     {"port", group.coordinator->port}};
     }
     out.push_back({{"group", group.group},
                    {"state", group.state},

@@ -16,7 +16,8 @@ bool by_topic_then_partition(const TopicPartition& a, const TopicPartition& b) {
 }
 
 // Describes the groups, sorted and deduplicated; a failure when one does not exist.
-std::optional<DescribeFailure> describe_sorted(kafka::GroupAdmin& admin, const std::vector<std::string>& groups,
+std::optional<DescribeFailure> describe_sorted(kafka::GroupAdmin& admin,
+                                               const std::vector<std::string>& groups,
                                                std::vector<GroupDescription>* out) {
   const std::set<std::string> unique(groups.begin(), groups.end());
   std::vector<GroupDescription> described = admin.describe_groups({unique.begin(), unique.end()});
@@ -24,7 +25,8 @@ std::optional<DescribeFailure> describe_sorted(kafka::GroupAdmin& admin, const s
     const auto it = std::find_if(described.begin(), described.end(),
                                  [&](const GroupDescription& d) { return d.group == group; });
     if (it != described.end() && it->state == "Dead") {
-      return DescribeFailure{"org.apache.kafka.common.errors.GroupIdNotFoundException: Group " + group + " not found."};
+      return DescribeFailure{"org.apache.kafka.common.errors.GroupIdNotFoundException: Group " + group +
+                             " not found."};
     }
   }
   *out = std::move(described);  // describe_groups() keeps the (sorted) order asked
@@ -34,8 +36,8 @@ std::optional<DescribeFailure> describe_sorted(kafka::GroupAdmin& admin, const s
 // Rows for `partitions` of one member (or of none), by topic then partition.
 void add_rows(const std::string& group, std::vector<TopicPartition> partitions,
               const std::unordered_map<TopicPartition, const kafka::CommittedOffset*>& committed,
-              const std::unordered_map<TopicPartition, std::int64_t>& log_end, const kafka::GroupMember* member,
-              std::vector<OffsetRow>* rows) {
+              const std::unordered_map<TopicPartition, std::int64_t>& log_end,
+              const kafka::GroupMember* member, std::vector<OffsetRow>* rows) {
   std::sort(partitions.begin(), partitions.end(), by_topic_then_partition);
   for (const TopicPartition& tp : partitions) {
     OffsetRow row;
@@ -57,7 +59,8 @@ void add_rows(const std::string& group, std::vector<TopicPartition> partitions,
   }
 }
 
-GroupOffsets offsets_of(kafka::GroupAdmin& admin, const GroupDescription& group, const std::set<std::string>& topics) {
+GroupOffsets offsets_of(kafka::GroupAdmin& admin, const GroupDescription& group,
+                        const std::set<std::string>& topics) {
   GroupOffsets out{group.group, group.state, group.type, {}};
   const std::vector<kafka::CommittedOffset> committed = admin.committed_offsets(group.group);
   std::unordered_map<TopicPartition, const kafka::CommittedOffset*> committed_by_tp;
@@ -67,9 +70,10 @@ GroupOffsets offsets_of(kafka::GroupAdmin& admin, const GroupDescription& group,
   for (const auto& member : group.members) {
     if (!member.assignment.empty()) members.push_back(&member);
   }
-  std::stable_sort(members.begin(), members.end(), [](const kafka::GroupMember* a, const kafka::GroupMember* b) {
-    return a->assignment.size() > b->assignment.size();
-  });
+  std::stable_sort(members.begin(), members.end(),
+                   [](const kafka::GroupMember* a, const kafka::GroupMember* b) {
+                     return a->assignment.size() > b->assignment.size();
+                   });
   std::set<TopicPartition, decltype(&by_topic_then_partition)> assigned(&by_topic_then_partition);
   for (const auto* member : members) assigned.insert(member->assignment.begin(), member->assignment.end());
   std::vector<TopicPartition> unassigned;
@@ -91,14 +95,16 @@ GroupOffsets offsets_of(kafka::GroupAdmin& admin, const GroupDescription& group,
     if (offset.offset) log_end.emplace(offset.tp, *offset.offset);
   }
 
-  for (const auto* member : members) add_rows(group.group, member->assignment, committed_by_tp, log_end, member, &out.rows);
+  for (const auto* member : members)
+    add_rows(group.group, member->assignment, committed_by_tp, log_end, member, &out.rows);
   add_rows(group.group, unassigned, committed_by_tp, log_end, nullptr, &out.rows);
   return out;
 }
 
 }  // namespace
 
-std::optional<DescribeFailure> collect_offsets(kafka::GroupAdmin& admin, const std::vector<std::string>& groups,
+std::optional<DescribeFailure> collect_offsets(kafka::GroupAdmin& admin,
+                                               const std::vector<std::string>& groups,
                                                std::vector<GroupOffsets>* out) {
   std::vector<GroupDescription> described;
   if (auto failure = describe_sorted(admin, groups, &described)) return failure;
@@ -109,7 +115,8 @@ std::optional<DescribeFailure> collect_offsets(kafka::GroupAdmin& admin, const s
   return std::nullopt;
 }
 
-std::optional<DescribeFailure> collect_members(kafka::GroupAdmin& admin, const std::vector<std::string>& groups,
+std::optional<DescribeFailure> collect_members(kafka::GroupAdmin& admin,
+                                               const std::vector<std::string>& groups,
                                                std::vector<GroupMembers>* out) {
   std::vector<GroupDescription> described;
   if (auto failure = describe_sorted(admin, groups, &described)) return failure;
@@ -119,7 +126,8 @@ std::optional<DescribeFailure> collect_members(kafka::GroupAdmin& admin, const s
   return std::nullopt;
 }
 
-std::optional<DescribeFailure> collect_states(kafka::GroupAdmin& admin, const std::vector<std::string>& groups,
+std::optional<DescribeFailure> collect_states(kafka::GroupAdmin& admin,
+                                              const std::vector<std::string>& groups,
                                               std::vector<GroupState>* out) {
   std::vector<GroupDescription> described;
   if (auto failure = describe_sorted(admin, groups, &described)) return failure;

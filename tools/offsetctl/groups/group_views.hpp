@@ -65,11 +65,14 @@ struct DescribeFailure {
 // does not exist makes the whole command fail, as Kafka 4.x's Admin client fails it
 // (GroupIdNotFoundException); the first such group in `groups` is named.
 // Throws StateError from GroupAdmin when the cluster does not answer.
-std::optional<DescribeFailure> collect_offsets(kafka::GroupAdmin& admin, const std::vector<std::string>& groups,
+std::optional<DescribeFailure> collect_offsets(kafka::GroupAdmin& admin,
+                                               const std::vector<std::string>& groups,
                                                std::vector<GroupOffsets>* out);
-std::optional<DescribeFailure> collect_members(kafka::GroupAdmin& admin, const std::vector<std::string>& groups,
+std::optional<DescribeFailure> collect_members(kafka::GroupAdmin& admin,
+                                               const std::vector<std::string>& groups,
                                                std::vector<GroupMembers>* out);
-std::optional<DescribeFailure> collect_states(kafka::GroupAdmin& admin, const std::vector<std::string>& groups,
+std::optional<DescribeFailure> collect_states(kafka::GroupAdmin& admin,
+                                              const std::vector<std::string>& groups,
                                               std::vector<GroupState>* out);
 
 }  // namespace processor::offsetctl

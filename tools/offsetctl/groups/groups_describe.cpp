@@ -73,7 +73,8 @@ int run_describe(const DescribeArgs& args) {
   if (int(args.members) + int(args.offsets) + int(args.state) > 1) {
     return usage_error("Option [describe] takes at most one of these options: [members], [offsets], [state]");
   }
-  if (args.state && !args.state_value.empty()) return usage_error("Option [describe] does not take a value for [state]");
+  if (args.state && !args.state_value.empty())
+    return usage_error("Option [describe] does not take a value for [state]");
   if (!args.groups.empty() && args.all_groups) {
     return usage_error("Option \"[group]\" can't be used with option \"[all-groups]\"");
   }
@@ -137,7 +138,8 @@ const std::vector<std::string>& known_types() {
 }
 
 std::string lowercase(std::string text) {
-  std::transform(text.begin(), text.end(), text.begin(), [](unsigned char c) { return char(std::tolower(c)); });
+  std::transform(text.begin(), text.end(), text.begin(),
+                 [](unsigned char c) { return char(std::tolower(c)); });
   return text;
 }
 
@@ -198,19 +200,24 @@ int run_list(const ListArgs& args) {
 void add_groups_describe_commands(CLI::App& groups, Invocation& invocation) {
   auto describe_args = std::make_shared<DescribeArgs>();
   auto* describe = groups.add_subcommand(
-      "describe", "describe consumer groups as kafka-consumer-groups --describe: offsets and lag, members, or state");
+      "describe",
+      "describe consumer groups as kafka-consumer-groups --describe: offsets and lag, members, or state");
   describe->allow_extras();
-  describe->add_option("--bootstrap-server", describe_args->bootstrap, "the broker(s) to connect to (host:port,...)");
+  describe->add_option("--bootstrap-server", describe_args->bootstrap,
+                       "the broker(s) to connect to (host:port,...)");
   describe->add_option("--group", describe_args->groups, "a consumer group (repeatable)")
       ->expected(1)
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   describe->add_flag("--all-groups", describe_args->all_groups, "every consumer group");
   describe->add_flag("--offsets", describe_args->offsets, "partitions, offsets and lag (the default)");
   describe->add_flag("--members", describe_args->members, "the members of the group");
-  auto* state = describe->add_option("--state", describe_args->state_value, "the group's state")->expected(0, 1);
-  describe->add_flag("--verbose", describe_args->verbose, "more columns (leader epoch; member epochs, assignment)");
+  auto* state =
+      describe->add_option("--state", describe_args->state_value, "the group's state")->expected(0, 1);
+  describe->add_flag("--verbose", describe_args->verbose,
+                     "more columns (leader epoch; member epochs, assignment)");
   describe->add_option("--output", describe_args->output, "text (as Kafka's tool, the default) or json");
-  describe->add_option("--timeout", describe_args->timeout_ms, "milliseconds to wait for the cluster (default 5000)");
+  describe->add_option("--timeout", describe_args->timeout_ms,
+                       "milliseconds to wait for the cluster (default 5000)");
   describe->callback([describe, describe_args, state, &invocation] {
     describe_args->state = state->count() > 0;
     describe_args->extras = describe->remaining();
@@ -222,9 +229,9 @@ void add_groups_describe_commands(CLI::App& groups, Invocation& invocation) {
       "list", "list consumer groups as kafka-consumer-groups --list [--type] [--state]");
   list->allow_extras();
   list->add_option("--bootstrap-server", list_args->bootstrap, "the broker(s) to connect to (host:port,...)");
-  auto* list_state =
-      list->add_option("--state", list_args->state_value, "show states; with a value (stable,empty) only those")
-          ->expected(0, 1);
+  auto* list_state = list->add_option("--state", list_args->state_value,
+                                      "show states; with a value (stable,empty) only those")
+                         ->expected(0, 1);
   auto* list_type = list->add_option("--type", list_args->type_value,
                                      "show types; with a value (classic,consumer) only those")
                         ->expected(0, 1);

@@ -12,11 +12,13 @@ namespace {
 
 void add_reset(CLI::App& groups, Invocation& invocation) {
   auto options = std::make_shared<ResetOptions>();
-  auto* reset = groups.add_subcommand(
-      "reset",
-      "reset the committed offsets of inactive groups, as kafka-consumer-groups --reset-offsets: --dry-run (the "
-      "default) prints the plan, --execute commits it, --export prints it as CSV");
-  reset->add_option("--bootstrap-server", options->bootstrap_server, "the server(s) to connect to")->required();
+  auto* reset =
+      groups.add_subcommand("reset",
+                            "reset the committed offsets of inactive groups, as kafka-consumer-groups "
+                            "--reset-offsets: --dry-run (the "
+                            "default) prints the plan, --execute commits it, --export prints it as CSV");
+  reset->add_option("--bootstrap-server", options->bootstrap_server, "the server(s) to connect to")
+      ->required();
   reset->add_option("--group", options->groups, "the consumer group id (repeatable)");
   reset->add_flag("--all-groups", options->all_groups, "apply to all consumer groups");
   reset->add_option("--topic", options->topics, "a topic, or topic:0,1,2 for some partitions (repeatable)");
@@ -26,9 +28,11 @@ void add_reset(CLI::App& groups, Invocation& invocation) {
   reset->add_flag("--to-current", options->to_current, "reset to the current offset");
   reset->add_option("--to-offset", options->to_offset, "reset to this offset");
   reset->add_option("--shift-by", options->shift_by, "shift the current offset by n (n may be negative)");
-  reset->add_option("--to-datetime", options->to_datetime, "reset to the offset of 'YYYY-MM-DDThh:mm:ss.sss[zone]'");
+  reset->add_option("--to-datetime", options->to_datetime,
+                    "reset to the offset of 'YYYY-MM-DDThh:mm:ss.sss[zone]'");
   reset->add_option("--by-duration", options->by_duration, "reset to the offset this long ago: 'PnDTnHnMnS'");
-  reset->add_option("--from-file", options->from_file, "reset to the offsets of a CSV file (--export writes one)");
+  reset->add_option("--from-file", options->from_file,
+                    "reset to the offsets of a CSV file (--export writes one)");
   reset->add_flag("--dry-run", options->dry_run, "print the plan without committing it (the default)");
   reset->add_flag("--execute", options->execute, "commit the plan");
   reset->add_flag("--export", options->export_csv, "print the plan as CSV");
@@ -43,8 +47,10 @@ void add_reset(CLI::App& groups, Invocation& invocation) {
 void add_delete_offsets(CLI::App& groups, Invocation& invocation) {
   auto options = std::make_shared<DeleteOffsetsOptions>();
   auto* command = groups.add_subcommand(
-      "delete-offsets", "delete a group's committed offsets of topics, as kafka-consumer-groups --delete-offsets");
-  command->add_option("--bootstrap-server", options->bootstrap_server, "the server(s) to connect to")->required();
+      "delete-offsets",
+      "delete a group's committed offsets of topics, as kafka-consumer-groups --delete-offsets");
+  command->add_option("--bootstrap-server", options->bootstrap_server, "the server(s) to connect to")
+      ->required();
   command->add_option("--group", options->group, "the consumer group id")->required();
   command->add_option("--topic", options->topics, "a topic, or topic:0,1,2 for some partitions (repeatable)")
       ->required();

@@ -10,7 +10,11 @@ namespace {
 std::uint32_t next_code_point(std::string_view text, std::size_t* i) {
   const auto byte = [&](std::size_t at) { return static_cast<unsigned char>(text[at]); };
   const unsigned char lead = byte(*i);
-  std::size_t length = lead < 0x80 ? 1 : (lead >> 5) == 0x6 ? 2 : (lead >> 4) == 0xE ? 3 : (lead >> 3) == 0x1E ? 4 : 0;
+  std::size_t length = lead < 0x80           ? 1
+                       : (lead >> 5) == 0x6  ? 2
+                       : (lead >> 4) == 0xE  ? 3
+                       : (lead >> 3) == 0x1E ? 4
+                                             : 0;
   if (length == 0 || *i + length > text.size()) {
     ++*i;
     return 0xFFFD;
@@ -55,7 +59,8 @@ std::vector<std::size_t> java_hash_map_order(const std::vector<std::string>& key
   }
   std::vector<std::size_t> order(keys.size());
   std::iota(order.begin(), order.end(), 0);
-  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return bucket_of[a] < bucket_of[b]; });
+  std::stable_sort(order.begin(), order.end(),
+                   [&](std::size_t a, std::size_t b) { return bucket_of[a] < bucket_of[b]; });
   return order;
 }
 

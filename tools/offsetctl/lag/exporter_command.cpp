@@ -34,15 +34,18 @@ struct ListenAddress {
 // "HOST:PORT" or "[IPv6]:PORT"; PORT 0 asks for an ephemeral port.
 ListenAddress parse_listen(const std::string& listen) {
   const auto bad = [&listen](const std::string& why) {
-    return CLI::ValidationError("--listen", "'" + listen + "': " + why + " (expected HOST:PORT, e.g. 127.0.0.1:8000)");
+    return CLI::ValidationError("--listen",
+                                "'" + listen + "': " + why + " (expected HOST:PORT, e.g. 127.0.0.1:8000)");
   };
   const std::size_t colon = listen.rfind(':');
   if (colon == std::string::npos || colon == 0 || colon + 1 == listen.size()) throw bad("no host or no port");
   ListenAddress address;
   address.host = listen.substr(0, colon);
-  if (address.host.front() == '[' && address.host.back() == ']') address.host = address.host.substr(1, address.host.size() - 2);
+  if (address.host.front() == '[' && address.host.back() == ']')
+    address.host = address.host.substr(1, address.host.size() - 2);
   const std::string port = listen.substr(colon + 1);
-  if (port.size() > 5 || port.find_first_not_of("0123456789") != std::string::npos) throw bad("the port is not a number");
+  if (port.size() > 5 || port.find_first_not_of("0123456789") != std::string::npos)
+    throw bad("the port is not a number");
   address.port = std::stoi(port);
   if (address.port > 65535) throw bad("the port is above 65535");
   return address;
@@ -85,16 +88,19 @@ int run_exporter(const ExporterArgs& args, const ListenAddress& address) {
 
 void add_exporter_commands(CLI::App& app, Invocation& invocation) {
   auto args = std::make_shared<ExporterArgs>();
-  auto* exporter = app.add_subcommand(
-      "exporter",
-      "serve the lag of consumer groups as Prometheus metrics (kafka-lag-exporter's names) at /metrics, and a "
-      "page with the lag chart at /, until SIGINT or SIGTERM");
+  auto* exporter = app.add_subcommand("exporter",
+                                      "serve the lag of consumer groups as Prometheus metrics "
+                                      "(kafka-lag-exporter's names) at /metrics, and a "
+                                      "page with the lag chart at /, until SIGINT or SIGTERM");
   add_watch_options(*exporter, args->watch, "seconds between polls of the cluster (default 5)");
-  exporter->add_option("--listen", args->listen, "HOST:PORT to serve on, e.g. 127.0.0.1:8000 (port 0: any free one)")
+  exporter
+      ->add_option("--listen", args->listen,
+                   "HOST:PORT to serve on, e.g. 127.0.0.1:8000 (port 0: any free one)")
       ->required();
-  exporter->add_option("--history", args->history,
-                       "polls the chart at / keeps (default 60); each holds every partition watched, so lower it "
-                       "for clusters of 10^5 partitions")
+  exporter
+      ->add_option("--history", args->history,
+                   "polls the chart at / keeps (default 60); each holds every partition watched, so lower it "
+                   "for clusters of 10^5 partitions")
       ->check(CLI::Range(1, 100000));
   exporter->add_option("--cluster-name", args->cluster_name,
                        "the cluster_name label of every lag metric (default \"default\")");

@@ -62,7 +62,9 @@ int run_lag(const LagArgs& args) {
   std::ofstream plot;
   if (!args.plot_file.empty()) {
     plot.open(args.plot_file, std::ios::trunc);
-    if (!plot) throw StateError(ErrorKind::InvalidArgument, "--plot " + args.plot_file + ": cannot open it for writing");
+    if (!plot)
+      throw StateError(ErrorKind::InvalidArgument,
+                       "--plot " + args.plot_file + ": cannot open it for writing");
   }
   const std::unique_ptr<monitor::LagMonitor> lag_monitor =
       make_lag_monitor(args.cluster, plot.is_open() ? static_cast<std::size_t>(args.samples) : 0);
@@ -107,10 +109,12 @@ void add_lag_commands(CLI::App& app, Invocation& invocation) {
       "REWIND, ERR over the last polls); LAG-SECONDS needs the log end's progress, so it shows with --watch "
       "or --plot, from the second poll on");
   add_watch_options(*lag, args->cluster, "seconds between polls (default 5)");
-  auto* watch = lag->add_flag("--watch", args->watch, "poll every --interval until Ctrl-C, redrawing the table");
+  auto* watch =
+      lag->add_flag("--watch", args->watch, "poll every --interval until Ctrl-C, redrawing the table");
   lag->add_option("--output", args->output, "table (default) or json (one document per poll)")
       ->check(CLI::IsMember({"table", "json"}));
-  auto* plot = lag->add_option("--plot", args->plot_file, "poll --samples times, then write the lag chart (SVG)");
+  auto* plot =
+      lag->add_option("--plot", args->plot_file, "poll --samples times, then write the lag chart (SVG)");
   auto* samples = lag->add_option("--samples", args->samples, "polls for --plot (2 to 100000)")
                       ->check(CLI::Range(2, 100000));
   plot->needs(samples);

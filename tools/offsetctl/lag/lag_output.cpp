@@ -33,8 +33,8 @@ nlohmann::json or_null(const std::optional<T>& value) {
 
 std::string format_lag_table(const LagSnapshot& snapshot) {
   if (snapshot.groups.empty()) return "No consumer groups.\n";
-  std::vector<std::vector<std::string>> rows = {
-      {"GROUP", "TOPIC", "PARTITION", "CURRENT-OFFSET", "LOG-END-OFFSET", "LAG", "LAG-SECONDS", "SOURCE", "STATUS"}};
+  std::vector<std::vector<std::string>> rows = {{"GROUP", "TOPIC", "PARTITION", "CURRENT-OFFSET",
+                                                 "LOG-END-OFFSET", "LAG", "LAG-SECONDS", "SOURCE", "STATUS"}};
   for (const GroupLag& group : snapshot.groups) {
     for (const PartitionLag& p : group.partitions) {
       rows.push_back({group.group, p.topic, std::to_string(p.partition), cell(p.committed_offset),

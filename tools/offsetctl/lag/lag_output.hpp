@@ -3,7 +3,6 @@
 // the lag in seconds, its source and the status) and the JSON document of --output json.
 
 #include <nlohmann/json.hpp>
-
 #include <string>
 
 #include "processor/monitor/lag_snapshot.hpp"

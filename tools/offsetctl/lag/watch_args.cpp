@@ -12,7 +12,8 @@ std::chrono::milliseconds WatchArgs::interval() const {
 }
 
 void add_watch_options(CLI::App& command, WatchArgs& args, const std::string& interval_help) {
-  command.add_option("--bootstrap-server", args.bootstrap_server, "the cluster, host:port[,host:port...]")->required();
+  command.add_option("--bootstrap-server", args.bootstrap_server, "the cluster, host:port[,host:port...]")
+      ->required();
   auto* group = command.add_option("--group", args.groups, "a group to watch (repeatable)");
   auto* all = command.add_flag("--all-groups", args.all_groups, "watch every group of the cluster");
   group->excludes(all);
@@ -26,13 +27,14 @@ void check_watch_args(const WatchArgs& args, const std::string& command) {
 }
 
 std::unique_ptr<monitor::LagMonitor> make_lag_monitor(const WatchArgs& args, std::size_t history_capacity) {
-  std::shared_ptr<kafka::GroupAdmin> admin = kafka::GroupAdmin::create({{"bootstrap.servers", args.bootstrap_server}});
+  std::shared_ptr<kafka::GroupAdmin> admin =
+      kafka::GroupAdmin::create({{"bootstrap.servers", args.bootstrap_server}});
   monitor::LagMonitorOptions options;
   options.groups = args.groups;
   options.interval = args.interval();
   options.history_capacity = history_capacity;
-  return std::make_unique<monitor::LagMonitor>(std::make_shared<monitor::GroupAdminLagSource>(std::move(admin)),
-                                               options);
+  return std::make_unique<monitor::LagMonitor>(
+      std::make_shared<monitor::GroupAdminLagSource>(std::move(admin)), options);
 }
 
 }  // namespace processor::offsetctl

@@ -3,7 +3,6 @@
 // often they poll it, as options, and the LagMonitor that watches them.
 
 #include <CLI/CLI.hpp>
-
 #include <chrono>
 #include <cstddef>
 #include <memory>

@@ -31,9 +31,14 @@ std::string top_line(int code, const std::string& group) {
   if (code == kNoError) return "Request succeeded for deleting offsets from group " + group + ".\n";
   const JavaError error = java_error(code);
   switch (code) {
-    case 24: case 69: case 30: case 68:  // the group's own errors
+    case 24:
+    case 69:
+    case 30:
+    case 68:  // the group's own errors
       return "\nError: " + error.message + "\n";
-    case 86: case 29: case 3:  // errors of partitions
+    case 86:
+    case 29:
+    case 3:  // errors of partitions
       return "\nError: Encountered some partition-level error, see the follow-up details.\n";
     default:
       return "\nError: Encountered some unknown error: " + error.name + "\n";
@@ -54,7 +59,8 @@ std::string table(std::vector<Row> rows) {
   std::string out = "\n" + pad("TOPIC", topic_width) + " " + pad("PARTITION", 10) + " " + pad("STATUS", 15);
   for (const auto& row : rows) {
     out += "\n" + pad(row.tp.topic, topic_width) + " " +
-           pad(row.tp.partition >= 0 ? std::to_string(row.tp.partition) : "-", 10) + " " + pad(row.status, 15);
+           pad(row.tp.partition >= 0 ? std::to_string(row.tp.partition) : "-", 10) + " " +
+           pad(row.status, 15);
   }
   return out + "\n";
 }
@@ -73,7 +79,8 @@ int run_delete_offsets(const DeleteOffsetsOptions& options, std::ostream& out, s
         }
         continue;
       }
-      for (const std::int32_t partition : *parsed.partitions) partitions.emplace_back(parsed.topic, partition);
+      for (const std::int32_t partition : *parsed.partitions)
+        partitions.emplace_back(parsed.topic, partition);
     }
     kafka::KafkaProperties properties{{"bootstrap.servers", options.bootstrap_server}};
     const std::unique_ptr<kafka::GroupAdmin> admin = kafka::GroupAdmin::create(properties, options.timeout);
@@ -111,8 +118,9 @@ int run_delete_offsets(const DeleteOffsetsOptions& options, std::ostream& out, s
       top_level = *e.kafka_error_code();
       for (const auto& tp : unique) rows.push_back({tp, "Error: " + java_error(top_level).to_string()});
     }
-    const bool any_failed = top_level != kNoError ||
-                            std::any_of(rows.begin(), rows.end(), [](const Row& r) { return r.status != "Successful"; });
+    const bool any_failed = top_level != kNoError || std::any_of(rows.begin(), rows.end(), [](const Row& r) {
+                              return r.status != "Successful";
+                            });
     out << top_line(top_level, options.group) << table(std::move(rows));
     return any_failed ? kExitError : kExitOk;
   });

@@ -27,7 +27,8 @@ std::vector<std::string> in_java_sized_hash_map_order(const std::vector<std::str
   }
   std::vector<std::size_t> order(unique.size());
   std::iota(order.begin(), order.end(), std::size_t{0});
-  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return buckets[a] < buckets[b]; });
+  std::stable_sort(order.begin(), order.end(),
+                   [&](std::size_t a, std::size_t b) { return buckets[a] < buckets[b]; });
   std::vector<std::string> ordered;
   for (const std::size_t i : order) ordered.push_back(unique[i]);
   return ordered;
@@ -51,11 +52,13 @@ std::vector<std::size_t> java_hash_map_order_of_hashes(const std::vector<std::in
   std::iota(order.begin(), order.end(), std::size_t{0});
   std::vector<std::uint32_t> buckets(hashes.size());
   for (std::size_t i = 0; i < hashes.size(); ++i) buckets[i] = java_hash_map_bucket(hashes[i], hashes.size());
-  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return buckets[a] < buckets[b]; });
+  std::stable_sort(order.begin(), order.end(),
+                   [&](std::size_t a, std::size_t b) { return buckets[a] < buckets[b]; });
   return order;
 }
 
-std::vector<kafka::TopicPartition> in_java_hash_map_order(const std::vector<kafka::TopicPartition>& partitions) {
+std::vector<kafka::TopicPartition> in_java_hash_map_order(
+    const std::vector<kafka::TopicPartition>& partitions) {
   std::vector<std::int32_t> hashes;
   hashes.reserve(partitions.size());
   for (const auto& tp : partitions) hashes.push_back(java_topic_partition_hash(tp));

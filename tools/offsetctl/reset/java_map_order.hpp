@@ -30,7 +30,8 @@ std::uint32_t java_hash_map_bucket(std::int32_t hash, std::size_t entries);
 std::vector<std::size_t> java_hash_map_order_of_hashes(const std::vector<std::int32_t>& hashes);
 
 // `partitions` reordered as a HashMap<TopicPartition, ...> built from them iterates.
-std::vector<kafka::TopicPartition> in_java_hash_map_order(const std::vector<kafka::TopicPartition>& partitions);
+std::vector<kafka::TopicPartition> in_java_hash_map_order(
+    const std::vector<kafka::TopicPartition>& partitions);
 
 // `groups` reordered as a HashMap<String, ...> built from them iterates.
 std::vector<std::string> in_java_hash_map_order(const std::vector<std::string>& groups);

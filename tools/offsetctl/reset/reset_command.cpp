@@ -16,8 +16,8 @@
 #include "offsets_csv.hpp"
 #include "processor/error.hpp"
 #include "processor/kafka/group_admin.hpp"
-#include "reset/java_map_order.hpp"
 #include "reset/command_failure.hpp"
+#include "reset/java_map_order.hpp"
 #include "reset/progress_line.hpp"
 #include "reset/reset_plan.hpp"
 #include "reset/reset_time_args.hpp"
@@ -32,7 +32,9 @@ using kafka::TopicPartition;
 constexpr std::size_t kProgressThreshold = 1000;
 constexpr std::size_t kCommitBatch = 1000;
 
-[[noreturn]] void usage_error(const std::string& message) { throw StateError(ErrorKind::InvalidArgument, message); }
+[[noreturn]] void usage_error(const std::string& message) {
+  throw StateError(ErrorKind::InvalidArgument, message);
+}
 
 // The reset specification the options name; parses the time arguments and the CSV file.
 // A time argument Kafka cannot parse is a failure of the command (Kafka's "Error: Executing ...").
@@ -121,7 +123,8 @@ std::vector<TopicPartition> topic_partitions(GroupAdmin& admin, const std::vecto
 }
 
 // Kafka's checkAllTopicPartitionsValid: every partition exists.
-void require_partitions_exist(GroupAdmin& admin, const std::vector<TopicPartition>& partitions, std::ostream& err) {
+void require_partitions_exist(GroupAdmin& admin, const std::vector<TopicPartition>& partitions,
+                              std::ostream& err) {
   std::vector<std::string> topics;
   std::unordered_set<std::string> seen;
   for (const auto& tp : partitions) {
@@ -136,7 +139,8 @@ void require_partitions_exist(GroupAdmin& admin, const std::vector<TopicPartitio
   if (!missing.empty()) throw command_failure("The partitions \"" + missing + "\" do not exist");
 }
 
-OffsetsByPartition listed(GroupAdmin& admin, const std::vector<TopicPartition>& partitions, kafka::OffsetSpec spec) {
+OffsetsByPartition listed(GroupAdmin& admin, const std::vector<TopicPartition>& partitions,
+                          kafka::OffsetSpec spec) {
   OffsetsByPartition out;
   for (const auto& entry : admin.list_offsets(partitions, spec)) out[entry.tp] = entry.offset.value_or(-1);
   return out;
@@ -148,7 +152,8 @@ PartitionFacts fetch_facts(GroupAdmin& admin, const std::string& group, const Re
   PartitionFacts facts;
   if (partitions.empty()) return facts;
   if (needed.committed) {
-    for (const auto& committed : admin.committed_offsets(group)) facts.committed[committed.tp] = committed.offset;
+    for (const auto& committed : admin.committed_offsets(group))
+      facts.committed[committed.tp] = committed.offset;
   }
   if (needed.earliest) facts.earliest = listed(admin, partitions, kafka::OffsetSpec::earliest());
   if (needed.latest) facts.latest = listed(admin, partitions, kafka::OffsetSpec::latest());
@@ -156,10 +161,12 @@ PartitionFacts fetch_facts(GroupAdmin& admin, const std::string& group, const Re
   return facts;
 }
 
-void commit(GroupAdmin& admin, const std::string& group, const std::vector<PlannedOffset>& offsets, std::ostream& err) {
+void commit(GroupAdmin& admin, const std::string& group, const std::vector<PlannedOffset>& offsets,
+            std::ostream& err) {
   std::vector<std::pair<TopicPartition, std::int64_t>> batch;
   std::unique_ptr<ProgressLine> progress;
-  if (offsets.size() > kProgressThreshold) progress = std::make_unique<ProgressLine>(err, "reset " + group, offsets.size());
+  if (offsets.size() > kProgressThreshold)
+    progress = std::make_unique<ProgressLine>(err, "reset " + group, offsets.size());
   const std::size_t batch_size = progress ? kCommitBatch : offsets.size();
   for (std::size_t start = 0; start < offsets.size(); start += batch_size) {
     batch.clear();
@@ -168,7 +175,8 @@ void commit(GroupAdmin& admin, const std::string& group, const std::vector<Plann
     }
     for (const auto& result : admin.alter_offsets(group, batch)) {
       if (!result.error.empty()) {
-        throw command_failure("committing the offset of " + kafka_partition_name(result.tp) + " failed: " + result.error);
+        throw command_failure("committing the offset of " + kafka_partition_name(result.tp) +
+                              " failed: " + result.error);
       }
     }
     if (progress) progress->update(start + batch.size());
@@ -195,11 +203,13 @@ int run_reset(const ResetOptions& options, std::ostream& out, std::ostream& err)
       for (const auto& group : options.groups) add_group(group);
     }
     std::unordered_map<std::string, std::string> state_of;
-    for (const auto& description : admin->describe_groups(groups)) state_of[description.group] = description.state;
+    for (const auto& description : admin->describe_groups(groups))
+      state_of[description.group] = description.state;
 
     // The scope, the same for every group unless --all-topics.
     std::optional<std::vector<TopicPartition>> scoped;
-    if (!options.all_topics && !options.topics.empty()) scoped = topic_partitions(*admin, options.topics, err);
+    if (!options.all_topics && !options.topics.empty())
+      scoped = topic_partitions(*admin, options.topics, err);
 
     std::vector<GroupPlan> plans;
     bool refused = false;

@@ -10,7 +10,9 @@
 namespace processor::offsetctl {
 namespace {
 
-[[noreturn]] void usage_error(const std::string& message) { throw StateError(ErrorKind::InvalidArgument, message); }
+[[noreturn]] void usage_error(const std::string& message) {
+  throw StateError(ErrorKind::InvalidArgument, message);
+}
 
 }  // namespace
 
@@ -19,9 +21,11 @@ void validate_reset_options(const ResetOptions& options, std::ostream& err) {
     usage_error("Option [reset-offsets] only accepts one of [execute] and [dry-run]");
   }
   if (!options.dry_run && !options.execute) {
-    err << "WARN: No action will be performed as the --execute option is missing. In version 5.0, this command "
+    err << "WARN: No action will be performed as the --execute option is missing. In version 5.0, this "
+           "command "
            "will require either --dry-run or --execute to be specified. You should add the --dry-run option "
-           "explicitly if you are scripting this command and want to keep the current default behavior without "
+           "explicitly if you are scripting this command and want to keep the current default behavior "
+           "without "
            "prompting.\n";
   }
   if (options.groups.empty() && !options.all_groups) {
@@ -66,7 +70,8 @@ void validate_reset_options(const ResetOptions& options, std::ostream& err) {
   }
   if (scenarios == 0) {
     usage_error(
-        "Option '[reset-offsets]' requires one of the following scenarios: [[to-datetime], [from-file], [shift-by], "
+        "Option '[reset-offsets]' requires one of the following scenarios: [[to-datetime], [from-file], "
+        "[shift-by], "
         "[to-offset], [to-earliest], [to-current], [to-latest], [by-duration]]");
   }
 }

@@ -16,8 +16,8 @@ using kafka::TopicPartition;
 std::int64_t fact_of(const OffsetsByPartition& facts, const TopicPartition& tp, std::string_view what) {
   const auto found = facts.find(tp);
   if (found == facts.end()) {
-    throw StateError(ErrorKind::Unavailable, "Error getting " + std::string(what) + " of topic partition: " +
-                                                 kafka_partition_name(tp));
+    throw StateError(ErrorKind::Unavailable, "Error getting " + std::string(what) +
+                                                 " of topic partition: " + kafka_partition_name(tp));
   }
   return found->second;
 }
@@ -28,14 +28,16 @@ std::int64_t clamp(const TopicPartition& tp, std::int64_t requested, const Parti
                    std::vector<std::string>& warnings) {
   const std::int64_t latest = fact_of(facts.latest, tp, "ending offset");
   if (requested > latest) {
-    warnings.push_back("New offset (" + std::to_string(requested) + ") is higher than latest offset for topic partition " +
-                       kafka_partition_name(tp) + ". Value will be set to " + std::to_string(latest) + ".");
+    warnings.push_back("New offset (" + std::to_string(requested) +
+                       ") is higher than latest offset for topic partition " + kafka_partition_name(tp) +
+                       ". Value will be set to " + std::to_string(latest) + ".");
     return latest;
   }
   const std::int64_t earliest = fact_of(facts.earliest, tp, "starting offset");
   if (requested < earliest) {
-    warnings.push_back("New offset (" + std::to_string(requested) + ") is lower than earliest offset for topic partition " +
-                       kafka_partition_name(tp) + ". Value will be set to " + std::to_string(earliest) + ".");
+    warnings.push_back("New offset (" + std::to_string(requested) +
+                       ") is lower than earliest offset for topic partition " + kafka_partition_name(tp) +
+                       ". Value will be set to " + std::to_string(earliest) + ".");
     return earliest;
   }
   return requested;
@@ -72,19 +74,26 @@ std::optional<std::int32_t> java_parse_int(std::string_view text) {
 
 FactsNeeded facts_needed(ResetScenario scenario) {
   switch (scenario) {
-    case ResetScenario::ToEarliest: return {false, true, false, false};
-    case ResetScenario::ToLatest: return {false, false, true, false};
-    case ResetScenario::ToCurrent: return {true, false, true, false};
+    case ResetScenario::ToEarliest:
+      return {false, true, false, false};
+    case ResetScenario::ToLatest:
+      return {false, false, true, false};
+    case ResetScenario::ToCurrent:
+      return {true, false, true, false};
     case ResetScenario::ToOffset:
-    case ResetScenario::FromFile: return {false, true, true, false};
-    case ResetScenario::ShiftBy: return {true, true, true, false};
+    case ResetScenario::FromFile:
+      return {false, true, true, false};
+    case ResetScenario::ShiftBy:
+      return {true, true, true, false};
     case ResetScenario::ToDatetime:
-    case ResetScenario::ByDuration: return {false, false, true, true};
+    case ResetScenario::ByDuration:
+      return {false, false, true, true};
   }
   return {};
 }
 
-std::vector<TopicPartition> partitions_to_plan(const ResetSpec& spec, const std::vector<TopicPartition>& partitions) {
+std::vector<TopicPartition> partitions_to_plan(const ResetSpec& spec,
+                                               const std::vector<TopicPartition>& partitions) {
   std::vector<TopicPartition> unique;
   std::unordered_set<TopicPartition> seen;
   const auto add = [&](const TopicPartition& tp) {
@@ -98,7 +107,8 @@ std::vector<TopicPartition> partitions_to_plan(const ResetSpec& spec, const std:
   return unique;
 }
 
-ResetPlan plan_reset(const ResetSpec& spec, const std::vector<TopicPartition>& partitions, const PartitionFacts& facts) {
+ResetPlan plan_reset(const ResetSpec& spec, const std::vector<TopicPartition>& partitions,
+                     const PartitionFacts& facts) {
   const std::vector<TopicPartition> covered = partitions_to_plan(spec, partitions);
   ResetPlan plan;
   // Kafka fills a HashMap from the partitions and iterates it: for the warnings, the notices of
@@ -119,11 +129,13 @@ ResetPlan plan_reset(const ResetSpec& spec, const std::vector<TopicPartition>& p
     case ResetScenario::ShiftBy:
       for (const auto& tp : ordered) {
         if (facts.committed.find(tp) == facts.committed.end()) {
-          throw StateError(ErrorKind::InvalidArgument, "Cannot shift offset for partition " + kafka_partition_name(tp) +
+          throw StateError(ErrorKind::InvalidArgument, "Cannot shift offset for partition " +
+                                                           kafka_partition_name(tp) +
                                                            " since there is no current committed offset");
         }
       }
-      for (const auto& tp : ordered) chosen[tp] = clamp(tp, facts.committed.at(tp) + spec.value, facts, plan.warnings);
+      for (const auto& tp : ordered)
+        chosen[tp] = clamp(tp, facts.committed.at(tp) + spec.value, facts, plan.warnings);
       break;
     case ResetScenario::FromFile: {
       OffsetsByPartition requested;
@@ -182,7 +194,8 @@ TopicArgument parse_topic_argument(std::string_view argument) {
   const std::string quoted = "'" + std::string(argument) + "'";
   const auto pieces = java_split(argument, ':');
   if (pieces.size() != 2) {
-    throw StateError(ErrorKind::InvalidArgument, "Invalid topic arg " + quoted + ", expected topic name and partitions");
+    throw StateError(ErrorKind::InvalidArgument,
+                     "Invalid topic arg " + quoted + ", expected topic name and partitions");
   }
   parsed.topic = std::string(pieces[0]);
   parsed.partitions.emplace();
@@ -198,7 +211,9 @@ TopicArgument parse_topic_argument(std::string_view argument) {
   return parsed;
 }
 
-std::string kafka_partition_name(const TopicPartition& tp) { return tp.topic + "-" + std::to_string(tp.partition); }
+std::string kafka_partition_name(const TopicPartition& tp) {
+  return tp.topic + "-" + std::to_string(tp.partition);
+}
 
 std::string format_reset_table(const std::vector<GroupPlan>& groups) {
   std::size_t group_width = 15;
@@ -213,7 +228,8 @@ std::string format_reset_table(const std::vector<GroupPlan>& groups) {
   };
   const auto line = [&](const std::string& group, const std::string& topic, const std::string& partition,
                         const std::string& offset) {
-    return "\n" + pad(group, group_width) + " " + pad(topic, topic_width) + " " + pad(partition, 10) + " " + offset;
+    return "\n" + pad(group, group_width) + " " + pad(topic, topic_width) + " " + pad(partition, 10) + " " +
+           offset;
   };
   std::string out;
   if (!groups.empty()) out += line("GROUP", "TOPIC", "PARTITION", "NEW-OFFSET");
@@ -228,7 +244,8 @@ std::string format_reset_table(const std::vector<GroupPlan>& groups) {
 std::string format_reset_export(const std::vector<GroupPlan>& groups, bool with_group) {
   std::vector<CsvOffset> rows;
   for (const auto& group : groups) {
-    for (const auto& row : group.offsets) rows.push_back({group.group, row.tp.topic, row.tp.partition, row.offset});
+    for (const auto& row : group.offsets)
+      rows.push_back({group.group, row.tp.topic, row.tp.partition, row.offset});
   }
   return format_offsets_csv(rows, with_group) + "\n";
 }

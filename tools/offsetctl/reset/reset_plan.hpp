@@ -16,7 +16,16 @@
 namespace processor::offsetctl {
 
 // Which new offset a reset asks for (one of Kafka's eight reset specifications).
-enum class ResetScenario { ToEarliest, ToLatest, ToCurrent, ToOffset, ShiftBy, ToDatetime, ByDuration, FromFile };
+enum class ResetScenario {
+  ToEarliest,
+  ToLatest,
+  ToCurrent,
+  ToOffset,
+  ShiftBy,
+  ToDatetime,
+  ByDuration,
+  FromFile
+};
 
 struct ResetSpec {
   ResetScenario scenario = ResetScenario::ToEarliest;

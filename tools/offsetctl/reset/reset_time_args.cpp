@@ -29,7 +29,8 @@ class DateCursor {
     const std::size_t start = at_;
     std::int64_t value = 0;
     while (at_ < text_.size() && std::isdigit(static_cast<unsigned char>(text_[at_])) != 0) {
-      if (value < 1'000'000'000'000LL) value = value * 10 + (text_[at_] - '0');  // larger fails range checks anyway
+      if (value < 1'000'000'000'000LL)
+        value = value * 10 + (text_[at_] - '0');  // larger fails range checks anyway
       ++at_;
     }
     if (at_ == start) return std::nullopt;
@@ -70,7 +71,8 @@ class DateCursor {
   std::optional<std::int64_t> two_digits() {
     if (at_ + 2 > text_.size()) return std::nullopt;
     const char a = text_[at_], b = text_[at_ + 1];
-    if (std::isdigit(static_cast<unsigned char>(a)) == 0 || std::isdigit(static_cast<unsigned char>(b)) == 0) {
+    if (std::isdigit(static_cast<unsigned char>(a)) == 0 ||
+        std::isdigit(static_cast<unsigned char>(b)) == 0) {
       return std::nullopt;
     }
     at_ += 2;
@@ -124,8 +126,10 @@ std::optional<std::int64_t> parse_with_pattern(std::string_view text, bool colon
   static constexpr std::array<int, 12> kDays{31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
   // Java's calendar is Julian before 1582-10-15 (leap every 4th year), and 1582-10-05..14 never
   // happened.
-  const bool julian = std::make_tuple(year, month, day) < std::make_tuple(std::int64_t{1582}, std::int64_t{10}, std::int64_t{15});
-  if (julian && std::make_tuple(year, month, day) >= std::make_tuple(std::int64_t{1582}, std::int64_t{10}, std::int64_t{5})) {
+  const bool julian = std::make_tuple(year, month, day) <
+                      std::make_tuple(std::int64_t{1582}, std::int64_t{10}, std::int64_t{15});
+  if (julian && std::make_tuple(year, month, day) >=
+                    std::make_tuple(std::int64_t{1582}, std::int64_t{10}, std::int64_t{5})) {
     return std::nullopt;
   }
   const bool leap = julian ? year % 4 == 0 : is_leap(year);
@@ -195,7 +199,8 @@ std::int64_t parse_reset_duration_ms(std::string_view text) {
   // Days.
   {
     std::size_t probe = at;
-    if (auto days = signed_number(text, probe); days && probe < text.size() && std::toupper(text[probe]) == 'D') {
+    if (auto days = signed_number(text, probe);
+        days && probe < text.size() && std::toupper(text[probe]) == 'D') {
       at = probe + 1;
       nanos += *days * 86400 * kNanosPerSecond;
       any = true;
@@ -206,7 +211,8 @@ std::int64_t parse_reset_duration_ms(std::string_view text) {
     constexpr std::array<std::pair<char, std::int64_t>, 2> kUnits{{{'H', 3600}, {'M', 60}}};
     for (const auto& [unit, seconds] : kUnits) {
       std::size_t probe = at;
-      if (auto n = signed_number(text, probe); n && probe < text.size() && std::toupper(text[probe]) == unit) {
+      if (auto n = signed_number(text, probe);
+          n && probe < text.size() && std::toupper(text[probe]) == unit) {
         at = probe + 1;
         nanos += *n * seconds * kNanosPerSecond;
         any = true;
@@ -218,7 +224,8 @@ std::int64_t parse_reset_duration_ms(std::string_view text) {
       if (probe < text.size() && (text[probe] == '.' || text[probe] == ',')) {
         ++probe;
         int digits = 0;
-        while (probe < text.size() && std::isdigit(static_cast<unsigned char>(text[probe])) != 0 && digits < 9) {
+        while (probe < text.size() && std::isdigit(static_cast<unsigned char>(text[probe])) != 0 &&
+               digits < 9) {
           fraction = fraction * 10 + (text[probe++] - '0');
           ++digits;
         }

@@ -30,8 +30,9 @@ std::optional<kafka::LogRange> StateBroker::log_range(const kafka::TopicPartitio
     return metadata_.log_range(tp);
   } catch (const StateError& error) {
     const auto code = error.kafka_error_code();
-    if (code && (*code == RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART || *code == RD_KAFKA_RESP_ERR__UNKNOWN_PARTITION ||
-                 *code == RD_KAFKA_RESP_ERR__UNKNOWN_TOPIC)) {
+    if (code &&
+        (*code == RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART || *code == RD_KAFKA_RESP_ERR__UNKNOWN_PARTITION ||
+         *code == RD_KAFKA_RESP_ERR__UNKNOWN_TOPIC)) {
       return std::nullopt;
     }
     throw;

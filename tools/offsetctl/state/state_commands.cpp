@@ -23,7 +23,9 @@ struct StateArguments {
   bool execute = false;
   ResetRequest reset;
 
-  WriteMode mode() const { return execute ? WriteMode::Execute : dry_run ? WriteMode::DryRun : WriteMode::Default; }
+  WriteMode mode() const {
+    return execute ? WriteMode::Execute : dry_run ? WriteMode::DryRun : WriteMode::Default;
+  }
 };
 
 CLI::Option* add_group(CLI::App& verb, StateArguments& args) {
@@ -42,16 +44,19 @@ void on_parse(CLI::App& verb, Invocation& invocation, std::shared_ptr<StateArgum
 }
 
 void add_reset(CLI::App& state, Invocation& invocation, const std::shared_ptr<StateArguments>& args) {
-  auto* reset =
-      state.add_subcommand("reset", "move the group's stored offsets, as kafka-consumer-groups --reset-offsets");
+  auto* reset = state.add_subcommand(
+      "reset", "move the group's stored offsets, as kafka-consumer-groups --reset-offsets");
   add_group(*reset, *args);
   auto& request = args->reset;
-  auto* topic = reset->add_option("--topic", request.topics, "a topic, or topic:partition,partition,... (repeatable)");
+  auto* topic =
+      reset->add_option("--topic", request.topics, "a topic, or topic:partition,partition,... (repeatable)");
   auto* all = reset->add_flag("--all-topics", request.all_topics, "every topic the group has offsets for");
   topic->excludes(all);
   auto* to_offset = reset->add_option("--to-offset", request.to_offset, "this offset");
-  auto* shift_by = reset->add_option("--shift-by", request.shift_by, "the stored offset plus N (N may be negative)");
-  auto* earliest = reset->add_flag("--to-earliest", request.to_earliest, "the log start (needs --bootstrap-server)");
+  auto* shift_by =
+      reset->add_option("--shift-by", request.shift_by, "the stored offset plus N (N may be negative)");
+  auto* earliest =
+      reset->add_flag("--to-earliest", request.to_earliest, "the log start (needs --bootstrap-server)");
   auto* latest = reset->add_flag("--to-latest", request.to_latest, "the log end (needs --bootstrap-server)");
   auto* from_file =
       reset->add_option("--from-file", request.from_file, "the offsets of a CSV (topic,partition,offset)");
@@ -76,19 +81,25 @@ void add_state_commands(CLI::App& app, Invocation& invocation) {
   auto args = std::make_shared<StateArguments>();
   auto* state = app.add_subcommand("state", "offsets and checkpoints in a processor RocksDB state directory");
   state->add_option("--state-dir", args->target.dir, "the application's state directory")->required();
-  state->add_option("--offset-prefix", args->target.layout.offset_prefix, "StateBackendOffsetStore's key prefix")
+  state
+      ->add_option("--offset-prefix", args->target.layout.offset_prefix,
+                   "StateBackendOffsetStore's key prefix")
       ->capture_default_str();
-  state->add_option("--checkpoint-prefix", args->target.layout.checkpoint_prefix,
-                    "OffsetManagerOptions::checkpoint_prefix")
+  state
+      ->add_option("--checkpoint-prefix", args->target.layout.checkpoint_prefix,
+                   "OffsetManagerOptions::checkpoint_prefix")
       ->capture_default_str();
   state->require_subcommand(1, 1);
 
   auto* groups = state->add_subcommand("groups", "the groups with offsets or checkpoints, with their counts");
-  on_parse(*groups, invocation, args, [](StateArguments& a) { return run_state_groups(a.target, std::cout); });
+  on_parse(*groups, invocation, args,
+           [](StateArguments& a) { return run_state_groups(a.target, std::cout); });
 
-  auto* describe = state->add_subcommand("describe", "the group's stored offsets, as kafka-consumer-groups --describe");
+  auto* describe =
+      state->add_subcommand("describe", "the group's stored offsets, as kafka-consumer-groups --describe");
   add_group(*describe, *args);
-  describe->add_option("--bootstrap-server", args->bootstrap_servers, "the cluster, for LOG-END-OFFSET and LAG");
+  describe->add_option("--bootstrap-server", args->bootstrap_servers,
+                       "the cluster, for LOG-END-OFFSET and LAG");
   describe->add_option("--output", args->output, "table or json")->check(CLI::IsMember({"table", "json"}));
   on_parse(*describe, invocation, args, [](StateArguments& a) {
     return run_state_describe(a.target, DescribeRequest{a.group, a.bootstrap_servers, a.output}, std::cout);
@@ -107,8 +118,8 @@ void add_state_commands(CLI::App& app, Invocation& invocation) {
     return run_checkpoints_show(a.target, a.group, a.checkpoint_id, std::cout);
   });
 
-  auto* diff =
-      state->add_subcommand("diff", "a checkpoint against the group's committed offsets, as a restore sees it");
+  auto* diff = state->add_subcommand(
+      "diff", "a checkpoint against the group's committed offsets, as a restore sees it");
   add_group(*diff, *args);
   diff->add_option("--bootstrap-server", args->bootstrap_servers, "the cluster")->required();
   diff->add_option("--checkpoint", args->checkpoint_id, "the checkpoint id (the latest by default)");
@@ -126,7 +137,8 @@ void add_state_commands(CLI::App& app, Invocation& invocation) {
 
   auto* imported = state->add_subcommand("import", "store the offsets of a CSV, in one atomic batch");
   add_group(*imported, *args);
-  imported->add_option("--file", args->file, "the CSV (topic,partition,offset or group,topic,partition,offset)")
+  imported
+      ->add_option("--file", args->file, "the CSV (topic,partition,offset or group,topic,partition,offset)")
       ->required();
   add_write_mode(*imported, *args);
   on_parse(*imported, invocation, args, [](StateArguments& a) {

@@ -16,11 +16,11 @@ namespace processor::offsetctl {
 namespace {
 
 // Per partition, in the journal's words.
-constexpr std::string_view kOurs = "ours";                     // the store holds the checkpoint's offset
-constexpr std::string_view kStoreBehind = "store behind";      // an older checkpoint of ours
-constexpr std::string_view kExternalMove = "external move";    // no checkpoint of ours explains it
-constexpr std::string_view kNoOffset = "no offset";            // never committed
-constexpr std::string_view kStoreAhead = "store ahead";        // a later checkpoint of ours
+constexpr std::string_view kOurs = "ours";                   // the store holds the checkpoint's offset
+constexpr std::string_view kStoreBehind = "store behind";    // an older checkpoint of ours
+constexpr std::string_view kExternalMove = "external move";  // no checkpoint of ours explains it
+constexpr std::string_view kNoOffset = "no offset";          // never committed
+constexpr std::string_view kStoreAhead = "store ahead";      // a later checkpoint of ours
 
 }  // namespace
 
@@ -32,8 +32,8 @@ int run_state_diff(const StateTarget& target, const DiffRequest& request, std::o
   StateBroker broker(request.bootstrap_servers, request.group);
   // checkpoints_only: the strictest reading, that of on_checkpoint() (every committed offset
   // should be a checkpoint's), so that any move nobody of ours made is shown.
-  const kafka::internal::JournalContext context{broker.committed(), request.group,
-                                                kafka::OffsetManagerOptions::RestorePolicy::TrustCheckpoint, true};
+  const kafka::internal::JournalContext context{
+      broker.committed(), request.group, kafka::OffsetManagerOptions::RestorePolicy::TrustCheckpoint, true};
   const auto journal = kafka::internal::run_journal(context, checkpoint, retained);
 
   std::unordered_set<kafka::TopicPartition> behind(journal.report.store_behind.begin(),
@@ -41,7 +41,8 @@ int run_state_diff(const StateTarget& target, const DiffRequest& request, std::o
   std::unordered_set<kafka::TopicPartition> moved;
   for (const auto& move : journal.report.external_moves) moved.insert(move.partition);
 
-  TextTable table({{"TOPIC", 15}, {"PARTITION", 10}, {"CHECKPOINT-OFFSET", 0}, {"COMMITTED-OFFSET", 0}, {"STATUS", 0}});
+  TextTable table(
+      {{"TOPIC", 15}, {"PARTITION", 10}, {"CHECKPOINT-OFFSET", 0}, {"COMMITTED-OFFSET", 0}, {"STATUS", 0}});
   for (const auto& [tp, offset] : sorted_positions(checkpoint)) {
     std::string committed = std::to_string(offset);
     std::string_view status = kOurs;
@@ -54,7 +55,8 @@ int run_state_diff(const StateTarget& target, const DiffRequest& request, std::o
         status = behind.contains(tp) ? kStoreBehind : moved.contains(tp) ? kExternalMove : kStoreAhead;
       }
     }
-    table.add_row({tp.topic, std::to_string(tp.partition), std::to_string(offset), committed, std::string(status)});
+    table.add_row(
+        {tp.topic, std::to_string(tp.partition), std::to_string(offset), committed, std::string(status)});
   }
   out << "checkpoint " << checkpoint.id << " of group " << request.group << ", created at "
       << format_utc(checkpoint.created_at) << ", against the group's committed offsets\n";

@@ -22,15 +22,17 @@ void require_database(const fs::path& dir) {
     throw StateError(ErrorKind::NotFound, "state directory '" + dir.string() + "' does not exist");
   }
   if (error) {
-    throw StateError(ErrorKind::Storage, "cannot access state directory '" + dir.string() + "': " + error.message());
+    throw StateError(ErrorKind::Storage,
+                     "cannot access state directory '" + dir.string() + "': " + error.message());
   }
   if (!fs::is_directory(status)) {
     throw StateError(ErrorKind::InvalidArgument, "state directory '" + dir.string() + "' is not a directory");
   }
   if (!fs::exists(dir / "CURRENT", error)) {
-    throw StateError(ErrorKind::Storage, "'" + dir.string() +
-                                             "' is not a processor state directory: it holds no RocksDB database "
-                                             "(no CURRENT file)");
+    throw StateError(ErrorKind::Storage,
+                     "'" + dir.string() +
+                         "' is not a processor state directory: it holds no RocksDB database "
+                         "(no CURRENT file)");
   }
 }
 
@@ -52,7 +54,8 @@ std::shared_ptr<state::RocksDbStateBackend> open_backend(const fs::path& dir, St
     }
     throw StateError(ErrorKind::Storage,
                      "cannot write to state directory '" + dir.string() + "': it is locked by " +
-                         describe_lock_holder(holder) + ", which holds RocksDB's lock file '" + lock_file.string() +
+                         describe_lock_holder(holder) + ", which holds RocksDB's lock file '" +
+                         lock_file.string() +
                          "' (a running application has it open). Nothing was changed. Stop that process "
                          "first; read verbs work while it runs.");
   }
@@ -78,7 +81,9 @@ std::string_view group_of_checkpoint_key(std::string_view rest) {
 }  // namespace
 
 StateDirectory::StateDirectory(const fs::path& dir, Access access, StateLayout layout)
-    : path_(dir), layout_(std::move(layout)), backend_(open_backend(dir, access)),
+    : path_(dir),
+      layout_(std::move(layout)),
+      backend_(open_backend(dir, access)),
       store_(std::make_shared<kafka::StateBackendOffsetStore>(backend_, layout_.offset_prefix)) {}
 
 std::string StateDirectory::checkpoint_prefix(const std::string& group) const {
@@ -90,7 +95,8 @@ std::string StateDirectory::checkpoint_prefix(const std::string& group) const {
 std::vector<StateGroup> StateDirectory::groups() {
   std::map<std::string, StateGroup, std::less<>> found;
   const auto add = [&found](std::string_view group) {
-    if (!group.empty() && !found.contains(group)) found.emplace(std::string(group), StateGroup{std::string(group)});
+    if (!group.empty() && !found.contains(group))
+      found.emplace(std::string(group), StateGroup{std::string(group)});
   };
   for (const auto& key : backend_->list_keys(layout_.offset_prefix)) {
     add(group_of_offset_key(std::string_view(key).substr(layout_.offset_prefix.size())));
@@ -110,12 +116,14 @@ std::vector<StateGroup> StateDirectory::groups() {
 std::vector<StoredOffset> StateDirectory::offsets(const std::string& group) {
   // A partition stored under two keys keeps the later one, as get_all_offsets() does.
   std::map<std::pair<std::string, std::int32_t>, kafka::OffsetInfo> sorted;
-  store_->for_each_offset(group, [&](std::string_view topic, std::int32_t partition, const kafka::OffsetInfo& info) {
-    sorted.insert_or_assign({std::string(topic), partition}, info);
-  });
+  store_->for_each_offset(group,
+                          [&](std::string_view topic, std::int32_t partition, const kafka::OffsetInfo& info) {
+                            sorted.insert_or_assign({std::string(topic), partition}, info);
+                          });
   std::vector<StoredOffset> out;
   out.reserve(sorted.size());
-  for (auto& [key, info] : sorted) out.push_back({kafka::TopicPartition(key.first, key.second), std::move(info)});
+  for (auto& [key, info] : sorted)
+    out.push_back({kafka::TopicPartition(key.first, key.second), std::move(info)});
   return out;
 }
 
@@ -136,24 +144,29 @@ std::vector<kafka::CheckpointInfo> StateDirectory::checkpoints(const std::string
 kafka::CheckpointInfo StateDirectory::checkpoint(const std::string& group, std::optional<std::uint64_t> id) {
   auto all = checkpoints(group);
   if (all.empty()) {
-    throw StateError(ErrorKind::NotFound, "group '" + group + "' has no checkpoint in '" + path_.string() + "'");
+    throw StateError(ErrorKind::NotFound,
+                     "group '" + group + "' has no checkpoint in '" + path_.string() + "'");
   }
   if (!id) return std::move(all.back());
   const auto found = std::find_if(all.begin(), all.end(), [&](const auto& c) { return c.id == *id; });
   if (found == all.end()) {
-    throw StateError(ErrorKind::NotFound, "group '" + group + "' has no checkpoint " + std::to_string(*id) + " in '" +
-                                              path_.string() + "' (retained: " + std::to_string(all.front().id) +
-                                              " to " + std::to_string(all.back().id) + ")");
+    throw StateError(ErrorKind::NotFound, "group '" + group + "' has no checkpoint " + std::to_string(*id) +
+                                              " in '" + path_.string() +
+                                              "' (retained: " + std::to_string(all.front().id) + " to " +
+                                              std::to_string(all.back().id) + ")");
   }
   return std::move(*found);
 }
 
-void StateDirectory::store_offsets(const std::string& group, std::span<const kafka::PartitionOffset> offsets) {
+void StateDirectory::store_offsets(const std::string& group,
+                                   std::span<const kafka::PartitionOffset> offsets) {
   store_->store_offsets(group, offsets);
 }
 
-std::vector<std::pair<kafka::TopicPartition, std::int64_t>> sorted_positions(const kafka::CheckpointInfo& checkpoint) {
-  std::vector<std::pair<kafka::TopicPartition, std::int64_t>> out(checkpoint.offsets.begin(), checkpoint.offsets.end());
+std::vector<std::pair<kafka::TopicPartition, std::int64_t>> sorted_positions(
+    const kafka::CheckpointInfo& checkpoint) {
+  std::vector<std::pair<kafka::TopicPartition, std::int64_t>> out(checkpoint.offsets.begin(),
+                                                                  checkpoint.offsets.end());
   std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) {
     return std::tie(a.first.topic, a.first.partition) < std::tie(b.first.topic, b.first.partition);
   });

@@ -85,6 +85,7 @@ class StateDirectory {
 };
 
 // A kafka::CheckpointInfo's offsets ordered by topic then partition.
-std::vector<std::pair<kafka::TopicPartition, std::int64_t>> sorted_positions(const kafka::CheckpointInfo& checkpoint);
+std::vector<std::pair<kafka::TopicPartition, std::int64_t>> sorted_positions(
+    const kafka::CheckpointInfo& checkpoint);
 
 }  // namespace processor::offsetctl

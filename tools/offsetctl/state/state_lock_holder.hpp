@@ -4,10 +4,11 @@
 // open only as "Resource temporarily unavailable". Linux lists held locks in /proc/locks by the
 // file's device and inode, with the holder's pid.
 
+#include <sys/types.h>
+
 #include <filesystem>
 #include <optional>
 #include <string>
-#include <sys/types.h>
 
 namespace processor::offsetctl {
 

@@ -3,7 +3,6 @@
 
 #include <algorithm>
 #include <fstream>
-
 #include <nlohmann/json.hpp>
 
 #include "command.hpp"
@@ -85,8 +84,10 @@ int run_state_describe(const StateTarget& target, const DescribeRequest& request
     return kExitOk;
   }
 
-  std::vector<TextTable::Column> columns = {
-      {"GROUP", kNameWidth}, {"TOPIC", kNameWidth}, {"PARTITION", kPartitionWidth}, {"CURRENT-OFFSET", kOffsetWidth}};
+  std::vector<TextTable::Column> columns = {{"GROUP", kNameWidth},
+                                            {"TOPIC", kNameWidth},
+                                            {"PARTITION", kPartitionWidth},
+                                            {"CURRENT-OFFSET", kOffsetWidth}};
   if (with_broker) {
     columns.push_back({"LOG-END-OFFSET", kOffsetWidth});
     columns.push_back({"LAG", kOffsetWidth});
@@ -136,7 +137,8 @@ int run_checkpoints_show(const StateTarget& target, const std::string& group, st
   return kExitOk;
 }
 
-int run_state_export(const StateTarget& target, const std::string& group, const std::string& file, std::ostream& out) {
+int run_state_export(const StateTarget& target, const std::string& group, const std::string& file,
+                     std::ostream& out) {
   auto directory = open_for_reading(target);
   std::vector<CsvOffset> rows;
   for (const auto& stored : directory.offsets(group)) {

@@ -20,7 +20,8 @@
 namespace processor::offsetctl {
 namespace {
 
-using Plan = std::map<std::pair<std::string, std::int32_t>, std::int64_t>;  // (topic, partition) -> new offset
+using Plan =
+    std::map<std::pair<std::string, std::int32_t>, std::int64_t>;  // (topic, partition) -> new offset
 using Current = std::map<std::pair<std::string, std::int32_t>, std::int64_t>;
 
 [[noreturn]] void invalid(const std::string& why) { throw StateError(ErrorKind::InvalidArgument, why); }
@@ -44,7 +45,8 @@ TopicScope parse_topic_scope(const std::string& text) {
     std::int32_t partition = -1;
     const auto [end, error] = std::from_chars(number.data(), number.data() + number.size(), partition);
     if (number.empty() || error != std::errc() || end != number.data() + number.size() || partition < 0) {
-      invalid("--topic '" + text + "': partition '" + std::string(number) + "' is not a non-negative integer");
+      invalid("--topic '" + text + "': partition '" + std::string(number) +
+              "' is not a non-negative integer");
     }
     scope.partitions.push_back(partition);
     if (comma == std::string_view::npos) break;
@@ -67,7 +69,8 @@ Plan plan_from_csv(const std::string& file, const std::string& group) {
   for (const auto& row : parse_offsets_csv(read_file(file))) {
     if (!row.group.empty() && row.group != group) continue;
     if (!plan.emplace(std::make_pair(row.topic, row.partition), row.offset).second) {
-      invalid("offsets CSV '" + file + "' lists " + kafka::partition_key(row.topic, row.partition) + " twice");
+      invalid("offsets CSV '" + file + "' lists " + kafka::partition_key(row.topic, row.partition) +
+              " twice");
     }
   }
   if (plan.empty()) invalid("offsets CSV '" + file + "' has no offsets of group '" + group + "'");
@@ -87,11 +90,13 @@ bool in_scope(const std::string& topic, std::int32_t partition, const ResetReque
 // The partitions a reset applies to: --all-topics is every stored partition of the group.
 std::vector<std::pair<std::string, std::int32_t>> target_partitions(const ResetRequest& request,
                                                                     const std::vector<TopicScope>& scopes,
-                                                                    const Current& current, const std::string& dir) {
+                                                                    const Current& current,
+                                                                    const std::string& dir) {
   std::vector<std::pair<std::string, std::int32_t>> targets;
   if (request.all_topics) {
     for (const auto& [tp, offset] : current) targets.push_back(tp);
-    if (targets.empty()) invalid("group '" + request.group + "' has no offsets in '" + dir + "' (--all-topics)");
+    if (targets.empty())
+      invalid("group '" + request.group + "' has no offsets in '" + dir + "' (--all-topics)");
     return targets;
   }
   for (const auto& scope : scopes) {
@@ -104,9 +109,9 @@ std::vector<std::pair<std::string, std::int32_t>> target_partitions(const ResetR
       if (tp.first == scope.topic) targets.push_back(tp);
     }
     if (targets.size() == before) {
-      throw StateError(ErrorKind::NotFound, "group '" + request.group + "' has no offsets of topic '" + scope.topic +
-                                                "' in '" + dir + "'; name the partitions: --topic " + scope.topic +
-                                                ":0,1,...");
+      throw StateError(ErrorKind::NotFound,
+                       "group '" + request.group + "' has no offsets of topic '" + scope.topic + "' in '" +
+                           dir + "'; name the partitions: --topic " + scope.topic + ":0,1,...");
     }
   }
   return targets;
@@ -118,7 +123,8 @@ std::int64_t shifted(std::int64_t offset, std::int64_t shift) {
   return std::max<std::int64_t>(0, offset + shift);
 }
 
-Plan plan_reset(const ResetRequest& request, const Current& current, StateBroker* broker, const std::string& dir) {
+Plan plan_reset(const ResetRequest& request, const Current& current, StateBroker* broker,
+                const std::string& dir) {
   std::vector<TopicScope> scopes;
   for (const auto& topic : request.topics) scopes.push_back(parse_topic_scope(topic));
   if (!request.from_file.empty()) {
@@ -138,8 +144,8 @@ Plan plan_reset(const ResetRequest& request, const Current& current, StateBroker
       offset = *request.to_offset;
     } else if (request.shift_by) {
       if (stored == current.end()) {
-        throw StateError(ErrorKind::NotFound, "--shift-by: group '" + request.group + "' has no offset of " + name +
-                                                  " in '" + dir + "' to shift");
+        throw StateError(ErrorKind::NotFound, "--shift-by: group '" + request.group + "' has no offset of " +
+                                                  name + " in '" + dir + "' to shift");
       }
       offset = shifted(stored->second, *request.shift_by);
     } else {
@@ -158,7 +164,8 @@ void clamp_to_log(Plan& plan, StateBroker& broker) {
   for (auto& [tp, offset] : plan) {
     const auto range = broker.log_range(kafka::TopicPartition(tp.first, tp.second));
     if (!range) continue;
-    offset = std::clamp(offset, range->log_start_offset, std::max(range->log_start_offset, range->high_watermark));
+    offset =
+        std::clamp(offset, range->log_start_offset, std::max(range->log_start_offset, range->high_watermark));
   }
 }
 
@@ -166,7 +173,8 @@ void clamp_to_log(Plan& plan, StateBroker& broker) {
 int apply_plan(StateDirectory& directory, const std::string& group, const Plan& plan, WriteMode mode,
                std::ostream& out, std::ostream& err) {
   if (mode == WriteMode::Default) {
-    err << "WARN: No action will be performed as the --execute option is missing. Add --execute to write these "
+    err << "WARN: No action will be performed as the --execute option is missing. Add --execute to write "
+           "these "
            "offsets to '"
         << directory.path().string() << "', or --dry-run to keep this behaviour without the warning.\n";
   }
@@ -188,7 +196,8 @@ StateDirectory::Access access_for(WriteMode mode) {
 
 }  // namespace
 
-int run_state_reset(const StateTarget& target, const ResetRequest& request, std::ostream& out, std::ostream& err) {
+int run_state_reset(const StateTarget& target, const ResetRequest& request, std::ostream& out,
+                    std::ostream& err) {
   const int specs = request.to_offset.has_value() + request.shift_by.has_value() + request.to_earliest +
                     request.to_latest + !request.from_file.empty();
   if (specs != 1) {
@@ -215,8 +224,8 @@ int run_state_reset(const StateTarget& target, const ResetRequest& request, std:
   return apply_plan(directory, request.group, plan, request.mode, out, err);
 }
 
-int run_state_import(const StateTarget& target, const std::string& group, const std::string& file, WriteMode mode,
-                     std::ostream& out, std::ostream& err) {
+int run_state_import(const StateTarget& target, const std::string& group, const std::string& file,
+                     WriteMode mode, std::ostream& out, std::ostream& err) {
   kafka::validate_group(group);
   StateDirectory directory(target.dir, access_for(mode), target.layout);
   const Plan plan = plan_from_csv(file, group);

@@ -15,7 +15,8 @@ void TextTable::print(std::ostream& out) const {
   std::vector<std::size_t> widths;
   for (const auto& column : columns_) widths.push_back(std::max(column.min_width, column.header.size()));
   for (const auto& row : rows_) {
-    for (std::size_t i = 0; i < row.size() && i < widths.size(); ++i) widths[i] = std::max(widths[i], row[i].size());
+    for (std::size_t i = 0; i < row.size() && i < widths.size(); ++i)
+      widths[i] = std::max(widths[i], row[i].size());
   }
   const auto print_row = [&](const auto& cell_of) {
     for (std::size_t i = 0; i < columns_.size(); ++i) {

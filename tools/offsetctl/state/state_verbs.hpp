@@ -55,14 +55,16 @@ struct ResetRequest {
   std::string bootstrap_servers;
   WriteMode mode = WriteMode::Default;
 };
-int run_state_reset(const StateTarget& target, const ResetRequest& request, std::ostream& out, std::ostream& err);
+int run_state_reset(const StateTarget& target, const ResetRequest& request, std::ostream& out,
+                    std::ostream& err);
 
 // export: the group's offsets as the three-column CSV, to `file` ("" for `out`).
-int run_state_export(const StateTarget& target, const std::string& group, const std::string& file, std::ostream& out);
+int run_state_export(const StateTarget& target, const std::string& group, const std::string& file,
+                     std::ostream& out);
 
 // import: the CSV's rows of the group (a three-column file is all the group's), written in one
 // batch.
-int run_state_import(const StateTarget& target, const std::string& group, const std::string& file, WriteMode mode,
-                     std::ostream& out, std::ostream& err);
+int run_state_import(const StateTarget& target, const std::string& group, const std::string& file,
+                     WriteMode mode, std::ostream& out, std::ostream& err);
 
 }  // namespace processor::offsetctl

@@ -65,7 +65,8 @@ std::int32_t partition_count(rd_kafka_t* rk, const std::string& topic) {
   const rd_kafka_metadata_t* raw = nullptr;
   const rd_kafka_resp_err_t error =
       rd_kafka_metadata(rk, 0, handle.get(), &raw, kafka::internal::to_timeout_ms(kRequestTimeout));
-  if (error != RD_KAFKA_RESP_ERR_NO_ERROR) throw kafka::internal::kafka_error(error, "reading the metadata of " + topic);
+  if (error != RD_KAFKA_RESP_ERR_NO_ERROR)
+    throw kafka::internal::kafka_error(error, "reading the metadata of " + topic);
   kafka::internal::RdPtr<const rd_kafka_metadata_t> metadata(raw);
   if (metadata->topic_cnt != 1 || metadata->topics[0].err != RD_KAFKA_RESP_ERR_NO_ERROR) {
     throw StateError(ErrorKind::NotFound, "changelog topic '" + topic + "' does not exist");
@@ -74,7 +75,8 @@ std::int32_t partition_count(rd_kafka_t* rk, const std::string& topic) {
 }
 
 // The local state's changelog position of each partition, when DIR holds one.
-std::vector<std::optional<std::int64_t>> local_positions(const ChangelogArguments& args, std::int32_t partitions) {
+std::vector<std::optional<std::int64_t>> local_positions(const ChangelogArguments& args,
+                                                         std::int32_t partitions) {
   std::vector<std::optional<std::int64_t>> positions(static_cast<std::size_t>(partitions));
   if (args.state_dir.empty()) return positions;
   state::RocksDbOptions options;
@@ -91,14 +93,16 @@ std::vector<std::optional<std::int64_t>> local_positions(const ChangelogArgument
 
 // Reads each partition of `starts` from its start offset (read_committed) and hands each record
 // to `visit` until the partition's end, or until `visit` returns false for it.
-void read_partitions(rd_kafka_t* rk, const std::string& topic, const std::map<std::int32_t, std::int64_t>& starts,
+void read_partitions(rd_kafka_t* rk, const std::string& topic,
+                     const std::map<std::int32_t, std::int64_t>& starts,
                      const std::function<bool(const rd_kafka_message_t&)>& visit) {
   if (starts.empty()) return;
   auto assignment = kafka::internal::make_partition_list(starts.size());
   for (const auto& [partition, offset] : starts) {
     rd_kafka_topic_partition_list_add(assignment.get(), topic.c_str(), partition)->offset = offset;
   }
-  if (const rd_kafka_resp_err_t error = rd_kafka_assign(rk, assignment.get()); error != RD_KAFKA_RESP_ERR_NO_ERROR) {
+  if (const rd_kafka_resp_err_t error = rd_kafka_assign(rk, assignment.get());
+      error != RD_KAFKA_RESP_ERR_NO_ERROR) {
     throw kafka::internal::kafka_error(error, "assigning " + topic);
   }
   std::set<std::int32_t> reading;
@@ -109,7 +113,8 @@ void read_partitions(rd_kafka_t* rk, const std::string& topic, const std::map<st
     if (!message) {
       if (std::chrono::steady_clock::now() > give_up) {
         throw StateError(ErrorKind::Timeout, "no record of " + topic + " for " +
-                                                 std::to_string(kRequestTimeout.count()) + " s while reading it");
+                                                 std::to_string(kRequestTimeout.count()) +
+                                                 " s while reading it");
       }
       continue;
     }
@@ -118,7 +123,8 @@ void read_partitions(rd_kafka_t* rk, const std::string& topic, const std::map<st
     if (message->err == RD_KAFKA_RESP_ERR__PARTITION_EOF) {
       reading.erase(message->partition);
     } else if (message->err != RD_KAFKA_RESP_ERR_NO_ERROR) {
-      throw kafka::internal::kafka_error(message->err, "reading " + kafka::partition_key(topic, message->partition));
+      throw kafka::internal::kafka_error(message->err,
+                                         "reading " + kafka::partition_key(topic, message->partition));
     } else if (!visit(*message)) {
       reading.erase(message->partition);
     }
@@ -150,26 +156,27 @@ std::vector<std::string> records_behind(rd_kafka_t* rk, const std::string& topic
 }
 
 void print_ranges(const std::string& topic, const std::vector<kafka::internal::LogRange>& ranges,
-                  const std::vector<std::optional<std::int64_t>>& positions, const std::vector<std::string>& behind,
-                  std::ostream& out) {
+                  const std::vector<std::optional<std::int64_t>>& positions,
+                  const std::vector<std::string>& behind, std::ostream& out) {
   const int width = std::max<int>(5, static_cast<int>(topic.size()));
   char line[512];
-  std::snprintf(line, sizeof line, "%-*s %-10s %-10s %-10s %-15s %s\n", width, "TOPIC", "PARTITION", "LOG-START",
-                "LOG-END", "LOCAL-POSITION", "RECORDS-BEHIND");
+  std::snprintf(line, sizeof line, "%-*s %-10s %-10s %-10s %-15s %s\n", width, "TOPIC", "PARTITION",
+                "LOG-START", "LOG-END", "LOCAL-POSITION", "RECORDS-BEHIND");
   out << line;
   for (std::size_t p = 0; p < ranges.size(); ++p) {
     const std::string position = positions[p] ? std::to_string(*positions[p]) : "-";
     std::snprintf(line, sizeof line, "%-*s %-10zu %-10lld %-10lld %-15s %s\n", width, topic.c_str(), p,
-                  static_cast<long long>(ranges[p].low), static_cast<long long>(ranges[p].high), position.c_str(),
-                  behind[p].c_str());
+                  static_cast<long long>(ranges[p].low), static_cast<long long>(ranges[p].high),
+                  position.c_str(), behind[p].c_str());
     out << line;
   }
 }
 
 // Up to `limit` records of each partition from its log start, decoded, in offset order per
 // partition.
-void print_records(rd_kafka_t* rk, const std::string& topic, const std::vector<kafka::internal::LogRange>& ranges,
-                   std::int64_t limit, std::ostream& out) {
+void print_records(rd_kafka_t* rk, const std::string& topic,
+                   const std::vector<kafka::internal::LogRange>& ranges, std::int64_t limit,
+                   std::ostream& out) {
   std::map<std::int32_t, std::int64_t> starts;
   for (std::size_t p = 0; p < ranges.size(); ++p) {
     if (ranges[p].high > ranges[p].low) starts[static_cast<std::int32_t>(p)] = ranges[p].low;
@@ -181,7 +188,8 @@ void print_records(rd_kafka_t* rk, const std::string& topic, const std::vector<k
     if (message.payload == nullptr) {
       value = "(deleted: tombstone)";
     } else {
-      const std::string where = kafka::partition_key(topic, message.partition) + "@" + std::to_string(message.offset);
+      const std::string where =
+          kafka::partition_key(topic, message.partition) + "@" + std::to_string(message.offset);
       try {
         value = printable(streams::internal::decode_changelog_value(
             std::string_view(static_cast<const char*>(message.payload), message.len), where));
@@ -190,7 +198,8 @@ void print_records(rd_kafka_t* rk, const std::string& topic, const std::vector<k
       }
     }
     char prefix[64];
-    std::snprintf(prefix, sizeof prefix, "%-10d %-10lld ", message.partition, static_cast<long long>(message.offset));
+    std::snprintf(prefix, sizeof prefix, "%-10d %-10lld ", message.partition,
+                  static_cast<long long>(message.offset));
     auto& partition_lines = lines[message.partition];
     partition_lines.push_back(prefix + printable(key) + " -> " + value);
     return static_cast<std::int64_t>(partition_lines.size()) < limit;
@@ -216,7 +225,8 @@ int run_changelog(const ChangelogArguments& args, std::ostream& out, std::ostrea
     const std::int32_t partitions = partition_count(rk.get(), topic);
     std::vector<kafka::internal::LogRange> ranges;
     for (std::int32_t p = 0; p < partitions; ++p) {
-      ranges.push_back(kafka::internal::query_log_range(rk.get(), kafka::TopicPartition(topic, p), kRequestTimeout,
+      ranges.push_back(kafka::internal::query_log_range(rk.get(), kafka::TopicPartition(topic, p),
+                                                        kRequestTimeout,
                                                         kafka::internal::RetryPolicy{kRequestTimeout}));
     }
     const auto positions = local_positions(args, partitions);
@@ -236,9 +246,11 @@ void add_changelog_commands(CLI::App& app, Invocation& invocation) {
   auto* changelog = app.add_subcommand(
       "changelog", "a StreamProcessor store's changelog topic: log ranges, local positions, decoded records");
   changelog->add_option("--bootstrap-server", args->bootstrap_servers, "the cluster")->required();
-  changelog->add_option("--application", args->application, "the StreamProcessor's application_id")->required();
+  changelog->add_option("--application", args->application, "the StreamProcessor's application_id")
+      ->required();
   changelog->add_option("--store", args->store, "the store name")->required();
-  changelog->add_option("--state-dir", args->state_dir, "a member's state directory, for its local positions");
+  changelog->add_option("--state-dir", args->state_dir,
+                        "a member's state directory, for its local positions");
   changelog->add_option("--records", args->records, "print up to N records of each partition, decoded")
       ->check(CLI::NonNegativeNumber);
   changelog->callback([&invocation, args] {

@@ -41,8 +41,8 @@ struct alignas(64) PartitionSlot {
 
   // The offset below which an update is refused (never below 0).
   std::int64_t min_acceptable() const noexcept {
-    return std::max({latest.load(std::memory_order_relaxed), floor.load(std::memory_order_relaxed),
-                     std::int64_t{0}});
+    return std::max(
+        {latest.load(std::memory_order_relaxed), floor.load(std::memory_order_relaxed), std::int64_t{0}});
   }
 
   // The hot path: a check against the floor and one atomic store.
@@ -85,7 +85,8 @@ struct CommitTrigger {
 
   // Called after every accepted update of `slot`; true when the strategy wants a commit now.
   bool on_update(PartitionSlot& slot) noexcept {
-    if (!attention.load(std::memory_order_relaxed)) [[likely]] return false;
+    if (!attention.load(std::memory_order_relaxed)) [[likely]]
+      return false;
     if (kind != OffsetCommitStrategy::Kind::EveryNEvents) return true;  // raised by the timer
     std::int64_t counted = 1;
     if (batch > 1) {
