@@ -6,12 +6,14 @@
 //   2. restoration of one partition holding --restore-keys distinct 32-byte keys from its changelog,
 //      after the local state is lost: time and MB/s;
 //   3. failover: two members, one SIGKILLed while input flows; time from the kill to the first
-//      record the survivor processes from each partition the killed member owned.
+//      record the survivor processes from each partition the killed member owned: classic group
+//      without standbys (next to Kafka Streams), then with one standby replica under each group
+//      protocol (classic, consumer).
 // The Kafka Streams side is bench/kafka-streams-peer (built by its build.sh, which prints the
 // command line to run it; pass it with --peer "CMD" or PROCESSOR_STREAMS_PEER).
 //
 //   bench_streams [--smoke] [--records N] [--restore-keys N] [--repetitions N] [--no-failover]
-//                 [--peer CMD]      (KAFKA_BOOTSTRAP: the broker; required)
+//                 [--failover-only] [--peer CMD]      (KAFKA_BOOTSTRAP: the broker; required)
 //
 // Prints the bench_common summary table and RESULT lines for scripts/bench.sh. Exit 1 when a run
 // fails (never because a target is missed).
@@ -64,6 +66,7 @@ struct Config {
   int restore_keys = 1'000'000;
   int repetitions = 3;
   bool failover = true;
+  bool failover_only = false;  // --failover-only: measure 3 alone
   bool smoke = false;
 };
 
@@ -112,9 +115,13 @@ void make_input(const Config& config, const std::string& topic, int partitions, 
   producer.flush(std::chrono::minutes(5));
 }
 
+// `group_protocol`: "classic" (librdkafka's default assignors, the session timeout below) or
+// "consumer" (Kafka 4's protocol: the broker's assignor and group.consumer.session.timeout.ms).
 streams::StreamProcessorOptions processor_options(const Config& config, const std::string& application,
                                                   const std::string& input,
-                                                  const std::filesystem::path& state_dir) {
+                                                  const std::filesystem::path& state_dir,
+                                                  const std::string& group_protocol = "classic",
+                                                  int standby_replicas = 0) {
   streams::StreamProcessorOptions options;
   options.application_id = application;
   options.input_topic = input;
@@ -126,6 +133,11 @@ streams::StreamProcessorOptions processor_options(const Config& config, const st
                         {"session.timeout.ms", std::to_string(kSessionTimeoutMs)},
                         {"heartbeat.interval.ms", std::to_string(kSessionTimeoutMs / 4)},
                         {"log_level", "3"}};
+  if (group_protocol == "consumer") {
+    options.properties = {
+        {"bootstrap.servers", config.bootstrap}, {"group.protocol", "consumer"}, {"log_level", "3"}};
+  }
+  options.num_standby_replicas = standby_replicas;
   return options;
 }
 
@@ -255,7 +267,9 @@ int member_main(const std::map<std::string, std::string>& args) {
   config.bootstrap = args.at("bootstrap");
   std::set<std::int32_t> waiting;  // active, no record yet
   streams::StreamProcessor processor(
-      processor_options(config, args.at("application"), args.at("input"), args.at("state-dir")),
+      processor_options(config, args.at("application"), args.at("input"), args.at("state-dir"),
+                        args.count("group-protocol") ? args.at("group-protocol") : "classic",
+                        args.count("standby") ? std::stoi(args.at("standby")) : 0),
       count_into(args.at("output"), [&](const kafka::ConsumedRecord& record) {
         if (waiting.erase(record.partition) > 0) {
           std::printf("first %d %lld\n", record.partition, static_cast<long long>(epoch_ms()));
@@ -325,7 +339,7 @@ struct Failover {
   std::size_t partitions = 0;
 };
 
-Failover ours_failover(const Config& config) {
+Failover ours_failover(const Config& config, const std::string& group_protocol, int standby_replicas) {
   const std::string application = testing::unique_name("bench-ours-failover");
   const std::string input = application + "-input";
   const std::string output = application + "-output";
@@ -363,7 +377,8 @@ Failover ours_failover(const Config& config) {
   for (int m = 0; m < 2; ++m) {
     spawn_member(members[m], {"bench_streams", "--member", "--bootstrap", config.bootstrap, "--application",
                               application, "--input", input, "--output", output, "--state-dir",
-                              (state.path() / std::to_string(m)).string()});
+                              (state.path() / std::to_string(m)).string(), "--group-protocol", group_protocol,
+                              "--standby", std::to_string(standby_replicas)});
   }
   auto owned = [](Member& member) {
     std::lock_guard<std::mutex> lock(member.mutex);
@@ -414,69 +429,72 @@ int run(const Config& config) {
   const bool peer = !config.peer.empty();
   if (!peer) summary.note("no Kafka Streams peer (--peer or PROCESSOR_STREAMS_PEER): ours only");
 
-  // 1. Throughput and CPU per record, alternating ours and the peer on one input.
-  const std::string input = testing::unique_name("bench-streams-input");
-  make_input(config, input, kPartitions, config.records, kKeys, 6);
-  std::vector<double> ours_rate, ours_cpu, peer_rate, peer_cpu;
-  for (int r = 0; r < config.repetitions; ++r) {
-    const Throughput ours = ours_throughput(config, input, config.records);
-    std::cout << "ours: " << fmt(ours.records_per_second) << " records/s, " << fmt(ours.cpu_ns_per_record)
-              << " ns CPU/record" << std::endl;
-    ours_rate.push_back(ours.records_per_second);
-    ours_cpu.push_back(ours.cpu_ns_per_record);
-    if (peer) {
-      const std::string application = testing::unique_name("bench-ks");
-      testing::create_topic(config.bootstrap, application + "-output", kPartitions);
-      const auto fields =
-          run_peer(config, "throughput" + peer_common(application) + " --input " + input + " --output " +
-                               application + "-output --records " + std::to_string(config.records));
-      std::cout << "Kafka Streams: " << fmt(field(fields, "records_per_s")) << " records/s, "
-                << fmt(field(fields, "cpu_ns_per_record")) << " ns CPU/record" << std::endl;
-      peer_rate.push_back(field(fields, "records_per_s"));
-      peer_cpu.push_back(field(fields, "cpu_ns_per_record"));
+  if (!config.failover_only) {
+    // 1. Throughput and CPU per record, alternating ours and the peer on one input.
+    const std::string input = testing::unique_name("bench-streams-input");
+    make_input(config, input, kPartitions, config.records, kKeys, 6);
+    std::vector<double> ours_rate, ours_cpu, peer_rate, peer_cpu;
+    for (int r = 0; r < config.repetitions; ++r) {
+      const Throughput ours = ours_throughput(config, input, config.records);
+      std::cout << "ours: " << fmt(ours.records_per_second) << " records/s, " << fmt(ours.cpu_ns_per_record)
+                << " ns CPU/record" << std::endl;
+      ours_rate.push_back(ours.records_per_second);
+      ours_cpu.push_back(ours.cpu_ns_per_record);
+      if (peer) {
+        const std::string application = testing::unique_name("bench-ks");
+        testing::create_topic(config.bootstrap, application + "-output", kPartitions);
+        const auto fields =
+            run_peer(config, "throughput" + peer_common(application) + " --input " + input + " --output " +
+                                 application + "-output --records " + std::to_string(config.records));
+        std::cout << "Kafka Streams: " << fmt(field(fields, "records_per_s")) << " records/s, "
+                  << fmt(field(fields, "cpu_ns_per_record")) << " ns CPU/record" << std::endl;
+        peer_rate.push_back(field(fields, "records_per_s"));
+        peer_cpu.push_back(field(fields, "cpu_ns_per_record"));
+      }
     }
-  }
-  const std::string size = std::to_string(config.records) + " records";
-  if (peer) {
-    const double rate_ratio = median_of(ours_rate) / median_of(peer_rate);
-    const double cpu_ratio = median_of(ours_cpu) / median_of(peer_cpu);
-    summary.add(Result{"EOS throughput records/s (" + size + ", vs Kafka Streams)", fmt(median_of(ours_rate)),
-                       fmt(median_of(peer_rate)), fmt(rate_ratio) + "x", ">= 2x", met(rate_ratio >= 2)});
-    summary.add(Result{"EOS CPU ns/record (vs Kafka Streams)", fmt(median_of(ours_cpu)),
-                       fmt(median_of(peer_cpu)), fmt(cpu_ratio) + "x", "<= 0.5x", met(cpu_ratio <= 0.5)});
-  } else {
-    summary.add(Result{"EOS throughput records/s (" + size + ")", fmt(median_of(ours_rate))});
-    summary.add(Result{"EOS CPU ns/record", fmt(median_of(ours_cpu))});
-  }
+    const std::string size = std::to_string(config.records) + " records";
+    if (peer) {
+      const double rate_ratio = median_of(ours_rate) / median_of(peer_rate);
+      const double cpu_ratio = median_of(ours_cpu) / median_of(peer_cpu);
+      summary.add(Result{"EOS throughput records/s (" + size + ", vs Kafka Streams)",
+                         fmt(median_of(ours_rate)), fmt(median_of(peer_rate)), fmt(rate_ratio) + "x", ">= 2x",
+                         met(rate_ratio >= 2)});
+      summary.add(Result{"EOS CPU ns/record (vs Kafka Streams)", fmt(median_of(ours_cpu)),
+                         fmt(median_of(peer_cpu)), fmt(cpu_ratio) + "x", "<= 0.5x", met(cpu_ratio <= 0.5)});
+    } else {
+      summary.add(Result{"EOS throughput records/s (" + size + ")", fmt(median_of(ours_rate))});
+      summary.add(Result{"EOS CPU ns/record", fmt(median_of(ours_cpu))});
+    }
 
-  // 2. Restoration of one partition from its changelog.
-  const std::string restore_input = testing::unique_name("bench-streams-restore");
-  make_input(config, restore_input, 1, config.restore_keys, config.restore_keys, 32);
-  const Restore ours = ours_restore(config, restore_input, config.restore_keys);
-  const double ours_mb = ours.bytes / 1e6;
-  std::cout << "ours: restored " << ours.records << " records, " << fmt(ours_mb) << " MB in "
-            << fmt(ours.seconds) << " s" << std::endl;
-  const std::string keys = std::to_string(config.restore_keys) + " keys";
-  const double ours_rate_mb = ours_mb / ours.seconds;
-  summary.add(Result{"restore MB/s (" + keys + ", " + fmt(ours_mb) + " MB)", fmt(ours_rate_mb),
-                     "100 MB/s floor", fmt(ours_rate_mb / 100) + "x", ">= 1x", met(ours_rate_mb >= 100)});
-  if (peer) {
-    const std::string application = testing::unique_name("bench-ks-restore");
-    testing::create_topic(config.bootstrap, application + "-output", 1);
-    const auto fields =
-        run_peer(config, "restore" + peer_common(application) + " --input " + restore_input + " --output " +
-                             application + "-output --records " + std::to_string(config.restore_keys));
-    const double peer_seconds = field(fields, "restore_seconds");
-    std::cout << "Kafka Streams: restored " << field(fields, "restored_records") << " records in "
-              << fmt(peer_seconds) << " s" << std::endl;
-    summary.add(Result{"restore seconds (" + keys + ", vs Kafka Streams)", fmt(ours.seconds),
-                       fmt(peer_seconds), fmt(ours.seconds / peer_seconds) + "x", "<= 0.5x",
-                       met(ours.seconds <= 0.5 * peer_seconds)});
+    // 2. Restoration of one partition from its changelog.
+    const std::string restore_input = testing::unique_name("bench-streams-restore");
+    make_input(config, restore_input, 1, config.restore_keys, config.restore_keys, 32);
+    const Restore ours = ours_restore(config, restore_input, config.restore_keys);
+    const double ours_mb = ours.bytes / 1e6;
+    std::cout << "ours: restored " << ours.records << " records, " << fmt(ours_mb) << " MB in "
+              << fmt(ours.seconds) << " s" << std::endl;
+    const std::string keys = std::to_string(config.restore_keys) + " keys";
+    const double ours_rate_mb = ours_mb / ours.seconds;
+    summary.add(Result{"restore MB/s (" + keys + ", " + fmt(ours_mb) + " MB)", fmt(ours_rate_mb),
+                       "100 MB/s floor", fmt(ours_rate_mb / 100) + "x", ">= 1x", met(ours_rate_mb >= 100)});
+    if (peer) {
+      const std::string application = testing::unique_name("bench-ks-restore");
+      testing::create_topic(config.bootstrap, application + "-output", 1);
+      const auto fields =
+          run_peer(config, "restore" + peer_common(application) + " --input " + restore_input + " --output " +
+                               application + "-output --records " + std::to_string(config.restore_keys));
+      const double peer_seconds = field(fields, "restore_seconds");
+      std::cout << "Kafka Streams: restored " << field(fields, "restored_records") << " records in "
+                << fmt(peer_seconds) << " s" << std::endl;
+      summary.add(Result{"restore seconds (" + keys + ", vs Kafka Streams)", fmt(ours.seconds),
+                         fmt(peer_seconds), fmt(ours.seconds / peer_seconds) + "x", "<= 0.5x",
+                         met(ours.seconds <= 0.5 * peer_seconds)});
+    }
   }
 
   // 3. Failover.
   if (config.failover) {
-    const Failover ours_failover_result = ours_failover(config);
+    const Failover ours_failover_result = ours_failover(config, "classic", 0);
     std::cout << "ours: failover of " << ours_failover_result.partitions << " partitions: first record after "
               << fmt(ours_failover_result.first_seconds) << " s, last partition after "
               << fmt(ours_failover_result.last_seconds) << " s" << std::endl;
@@ -492,9 +510,23 @@ int run(const Config& config) {
                                application + "-output --rate 2000 --warmup-s 10");
       const double peer_last = field(fields, "failover_seconds_last");
       summary.add(Result{what + ", vs Kafka Streams", fmt(ours_failover_result.last_seconds), fmt(peer_last),
-                         fmt(ours_failover_result.last_seconds / peer_last) + "x", "-", "-"});
+                         fmt(ours_failover_result.last_seconds / peer_last) + "x", "<= 0.5x",
+                         met(ours_failover_result.last_seconds <= 0.5 * peer_last)});
     } else {
       summary.add(Result{what, fmt(ours_failover_result.last_seconds)});
+    }
+    // The consumer protocol, and each protocol with one standby replica per partition (the
+    // consumer protocol's session timeout is the broker's group.consumer.session.timeout.ms: 6 s
+    // on scripts/kafka/broker.sh's broker, as the classic members' session.timeout.ms here).
+    const std::pair<const char*, int> variants[] = {{"consumer", 0}, {"classic", 1}, {"consumer", 1}};
+    for (const auto& [protocol, standbys] : variants) {
+      const Failover variant = ours_failover(config, protocol, standbys);
+      const std::string name =
+          std::string("group.protocol=") + protocol + ", " + std::to_string(standbys) + " standby replicas";
+      std::cout << "ours (" << name << "): failover of " << variant.partitions
+                << " partitions: first record after " << fmt(variant.first_seconds)
+                << " s, last partition after " << fmt(variant.last_seconds) << " s" << std::endl;
+      summary.add(Result{"failover s, " + name, fmt(variant.last_seconds)});
     }
   }
   summary.print(std::cout);
@@ -516,6 +548,8 @@ int main(int argc, char** argv) {
         config.smoke = true;
       } else if (arg == "--no-failover") {
         config.failover = false;
+      } else if (arg == "--failover-only") {
+        config.failover_only = true;
       } else if (arg.rfind("--", 0) == 0 && i + 1 < argc) {
         args[arg.substr(2)] = argv[++i];
       } else {

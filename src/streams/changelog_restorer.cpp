@@ -19,6 +19,9 @@ constexpr std::size_t kBatchMessages = 10'000;
 // chunk of 1M (one file for bench_streams' partition) was slower: the fetcher then waits while
 // the whole partition is sorted and written.
 constexpr std::size_t kRecordsPerWrite = 100'000;
+// Follow mode: how often a store partition loads what it read (one small write per second and
+// store partition, not one per poll).
+constexpr std::chrono::seconds kFollowLoadInterval{1};
 
 double seconds_between(Clock::time_point from, Clock::time_point to) {
   return std::chrono::duration<double>(to - from).count();
@@ -29,14 +32,15 @@ double seconds_between(Clock::time_point from, Clock::time_point to) {
 ChangelogRestorer::ChangelogRestorer(const kafka::KafkaProperties& properties,
                                      std::function<void(const RestoreProgress&)> on_progress,
                                      std::chrono::milliseconds progress_interval,
-                                     std::chrono::milliseconds request_timeout)
+                                     std::chrono::milliseconds request_timeout, Mode mode)
     : on_progress_(std::move(on_progress)),
       progress_interval_(progress_interval),
-      request_timeout_(request_timeout) {
+      request_timeout_(request_timeout),
+      mode_(mode) {
   kafka::KafkaProperties config = properties;
   // librdkafka assigns partitions only to a consumer with a group; this one never joins it,
   // never commits and always says where to start.
-  config["group.id"] = config["group.id"] + "-restore";
+  config["group.id"] = config["group.id"] + (mode == Mode::Follow ? "-standby" : "-restore");
   config["isolation.level"] = "read_committed";
   config["enable.auto.commit"] = "false";
   config["enable.auto.offset.store"] = "false";
@@ -51,7 +55,8 @@ ChangelogRestorer::ChangelogRestorer(const kafka::KafkaProperties& properties,
   // until the end and reports it at once.
   config.try_emplace("queued.min.messages", "10000000");
   config.try_emplace("queued.max.messages.kbytes", "131072");
-  consumer_ = kafka::internal::create_client(RD_KAFKA_CONSUMER, config, {}, "the restore consumer");
+  consumer_ = kafka::internal::create_client(
+      RD_KAFKA_CONSUMER, config, {}, mode == Mode::Follow ? "the standby consumer" : "the restore consumer");
   queue_.reset(rd_kafka_queue_get_consumer(consumer_.get()));
   config["isolation.level"] = "read_uncommitted";
   watermarks_ = kafka::internal::create_client(RD_KAFKA_CONSUMER, config, {}, "the changelog offsets client");
@@ -88,17 +93,22 @@ bool ChangelogRestorer::add(StorePartition& store, const std::string& changelog)
   }
   entry.next = entry.start;
   entry.end = high;
-  entry.started = entry.last_report = Clock::now();
-  if (entry.start == high) {
+  entry.started = entry.last_report = entry.last_load = Clock::now();
+  if (mode_ == Mode::Follow) {
+    processor::internal::log(LogLevel::Info, "streams", "standby of store '", store.name(), "' partition ",
+                             store.partition(), ": following changelog ", changelog, " from offset ",
+                             entry.start, " (end ", high, ")");
+  } else if (entry.start == high) {
     // Nothing past the position, and nothing before it undecided (a local position only ever
     // passes decided records): restored as it is, without reading the changelog.
     if (store.position() != high) store.commit_restored(high);
     report(entry, high, true);
     ++counters_.completed;
     return true;
+  } else {
+    processor::internal::log(LogLevel::Info, "streams", "restoring store '", store.name(), "' partition ",
+                             store.partition(), " from changelog offset ", entry.start, " (end ", high, ")");
   }
-  processor::internal::log(LogLevel::Info, "streams", "restoring store '", store.name(), "' partition ",
-                           store.partition(), " from changelog offset ", entry.start, " (end ", high, ")");
   change_assignment({&entry}, true);
   entries_.push_back(std::move(entry));
   return false;
@@ -111,6 +121,11 @@ void ChangelogRestorer::remove(std::int32_t partition) {
   }
   if (removed.empty()) return;
   change_assignment(removed, false);
+  if (mode_ == Mode::Follow) {
+    for (auto& entry : entries_) {
+      if (entry.store->partition() == partition) load(entry);
+    }
+  }
   std::erase_if(entries_, [&](const Entry& entry) { return entry.store->partition() == partition; });
 }
 
@@ -177,6 +192,26 @@ void ChangelogRestorer::report(const Entry& entry, std::int64_t end, bool done) 
                            static_cast<std::uint64_t>(progress.records_per_second),
                            " records/s), changelog offset ", progress.position, " of ", end);
   if (on_progress_) on_progress_(progress);
+}
+
+void ChangelogRestorer::load(Entry& entry) {
+  if (entry.batch_next <= entry.next && entry.batch_records == 0) return;
+  const std::int64_t next = std::max(entry.next, entry.batch_next);
+  entry.store->commit_restored(next);
+  entry.batch_records = 0;
+  entry.next = next;
+}
+
+std::vector<std::int32_t> ChangelogRestorer::blocked(std::chrono::milliseconds at_least) const {
+  std::vector<std::int32_t> out;
+  const auto now = Clock::now();
+  for (const auto& entry : entries_) {
+    if (entry.blocked_since != Clock::time_point{} && now - entry.blocked_since >= at_least &&
+        std::find(out.begin(), out.end(), entry.store->partition()) == out.end()) {
+      out.push_back(entry.store->partition());
+    }
+  }
+  return out;
 }
 
 std::vector<std::int32_t> ChangelogRestorer::poll(std::chrono::milliseconds timeout) {
@@ -248,14 +283,18 @@ std::vector<std::int32_t> ChangelogRestorer::poll(std::chrono::milliseconds time
   }
 
   const auto now = Clock::now();
+  if (mode_ == Mode::Follow) {
+    for (auto& entry : entries_) {
+      if (entry.batch_records >= kRecordsPerWrite || now - entry.last_load >= kFollowLoadInterval) {
+        load(entry);
+        entry.last_load = now;
+      }
+    }
+    return completed;
+  }
   for (auto it = entries_.begin(); it != entries_.end();) {
     Entry& entry = *it;
-    if (entry.batch_next > entry.next || entry.batch_records > 0) {
-      const std::int64_t next = std::max(entry.next, entry.batch_next);
-      entry.store->commit_restored(next);
-      entry.batch_records = 0;
-      entry.next = next;
-    }
+    load(entry);
     // At the end of what read_committed may read: done if that is the high watermark, else a
     // transaction there is undecided; look again a little later.
     if (entry.at_end && now - entry.end_checked >= std::chrono::milliseconds(20)) {
@@ -270,6 +309,11 @@ std::vector<std::int32_t> ChangelogRestorer::poll(std::chrono::milliseconds time
         it = entries_.erase(it);
         continue;
       }
+    }
+    if (!entry.at_end || entry.next >= entry.end) {
+      entry.blocked_since = {};
+    } else if (entry.blocked_since == Clock::time_point{}) {
+      entry.blocked_since = now;
     }
     if (now - entry.last_report >= progress_interval_) {
       report(entry, entry.end, false);

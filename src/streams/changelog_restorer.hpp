@@ -30,9 +30,16 @@ namespace processor::streams::internal {
 // ingested into RocksDB, StorePartition::commit_restored), with the new position in the same
 // load: durable at once, and a crash mid-restore resumes from there.
 //
+// In Follow mode (standby replicas) a store partition is never done: it keeps following its
+// changelog, read_committed, and loads what arrived at most once a second (or every
+// kRecordsPerWrite records), with its position, so that the member that takes the partition over
+// replays only the tail. Nothing is reported to the progress callback.
+//
 // Not safe for concurrent use: the processor's polling thread owns it.
 class ChangelogRestorer {
  public:
+  enum class Mode { Restore, Follow };
+
   struct Counters {
     std::uint64_t records = 0;    // changelog records applied
     std::uint64_t completed = 0;  // store partitions restored
@@ -43,16 +50,22 @@ class ChangelogRestorer {
   // `properties`: the restore consumer's (bootstrap.servers and the user's properties).
   ChangelogRestorer(const kafka::KafkaProperties& properties,
                     std::function<void(const RestoreProgress&)> on_progress,
-                    std::chrono::milliseconds progress_interval, std::chrono::milliseconds request_timeout);
+                    std::chrono::milliseconds progress_interval, std::chrono::milliseconds request_timeout,
+                    Mode mode = Mode::Restore);
 
   // Starts restoring `store` from partition store.partition() of `changelog`: from its local
   // position when that lies within the changelog, else (no position, or outside the changelog's
   // offsets: a recreated or truncated topic) after wiping the local data, from the start.
   // Returns true when that start is already the changelog's end: then `store` is restored at
-  // once (a clean hand-back, a restart) and poll() will not report it.
+  // once (a clean hand-back, a restart) and poll() will not report it. Follow mode: always false.
   bool add(StorePartition& store, const std::string& changelog);
-  // Stops restoring every store of `partition` (revoked); what was applied stays, with its position.
+  // Stops restoring every store of `partition` (revoked); what was applied stays, with its
+  // position. Follow mode: what was read and not loaded yet is loaded first.
   void remove(std::int32_t partition);
+  // Partitions with a store partition that has read everything read_committed may read for at
+  // least `at_least` while the high watermark stays above: a transaction on its changelog is
+  // still undecided (e.g. left open by a member that died).
+  std::vector<std::int32_t> blocked(std::chrono::milliseconds at_least) const;
   bool idle() const noexcept { return entries_.empty(); }
 
   // Applies the changelog records that arrive within `timeout`; returns the partitions of the
@@ -78,7 +91,11 @@ class ChangelogRestorer {
     std::int64_t end = 0;           // the high watermark, as last read
     bool at_end = false;            // read_committed reached its end (the last stable offset)
     std::chrono::steady_clock::time_point end_checked;
+    std::chrono::steady_clock::time_point blocked_since;  // epoch: not blocked
+    std::chrono::steady_clock::time_point last_load;      // Follow mode
   };
+  // Loads what `entry` read and has not loaded yet, with its new position.
+  void load(Entry& entry);
 
   // Adds `entries` to the consumer's assignment, at their `next` offsets, or removes them.
   void change_assignment(const std::vector<const Entry*>& entries, bool assign);
@@ -96,6 +113,7 @@ class ChangelogRestorer {
   std::function<void(const RestoreProgress&)> on_progress_;
   std::chrono::milliseconds progress_interval_;
   std::chrono::milliseconds request_timeout_;
+  Mode mode_;
   std::vector<Entry> entries_;
   Counters counters_;
 };

@@ -1,5 +1,6 @@
 #include "processor/streams/stream_processor.hpp"
 
+#include <algorithm>
 #include <random>
 #include <set>
 
@@ -11,6 +12,7 @@
 #include "kafka/rdkafka/partition_list.hpp"
 #include "kafka/rdkafka/retry.hpp"
 #include "streams/changelog_topics.hpp"
+#include "streams/standby_placement.hpp"
 #include "streams/state_keys.hpp"
 #include "streams/stream_processor_impl.hpp"
 
@@ -52,6 +54,9 @@ void validate(const StreamProcessorOptions& options) {
   require(options.request_timeout.count() > 0, "invalid request_timeout " +
                                                    std::to_string(options.request_timeout.count()) +
                                                    "ms: it must be positive");
+  require(options.num_standby_replicas >= 0, "invalid num_standby_replicas " +
+                                                 std::to_string(options.num_standby_replicas) +
+                                                 ": it must be 0 or more");
   std::set<std::string> seen;
   for (const auto& store : options.stores) {
     require(!store.empty(), "invalid store name '': it must not be empty");
@@ -84,6 +89,14 @@ std::string describe_start(std::int64_t start) {
   if (start == RD_KAFKA_OFFSET_END) return "the log end (no committed offset)";
   return "offset " + std::to_string(start);
 }
+
+// How long a transaction may block a changelog before the processor fences the transactional.id
+// that last committed the partition: far longer than a live member's commit takes to write its
+// markers, far shorter than the transaction timeout the coordinator would otherwise wait for.
+constexpr std::chrono::seconds kFenceAfter{2};
+// How often the standby placement is read again from the group's description (and after each
+// rebalance).
+constexpr std::chrono::seconds kPlacementInterval{2};
 
 // A random 16-hex-digit id, kept in the state directory.
 std::string instance_id_of(state::StateBackend& db) {
@@ -166,6 +179,22 @@ void StreamProcessor::Impl::open() {
   restorer = std::make_unique<internal::ChangelogRestorer>(restore_config, std::move(on_restore_progress),
                                                            options.restore_progress_interval,
                                                            options.request_timeout);
+  if (exactly_once() || options.num_standby_replicas > 0) {
+    // An admin client joins no group: the group's own settings stay with the consumer.
+    kafka::KafkaProperties admin_config =
+        kafka::internal::properties_for(RD_KAFKA_CONSUMER, options.properties, {});
+    for (const char* group_only :
+         {"group.protocol", "group.remote.assignor", "group.instance.id", "partition.assignment.strategy",
+          "session.timeout.ms", "heartbeat.interval.ms", "max.poll.interval.ms"}) {
+      admin_config.erase(group_only);
+    }
+    admin = kafka::GroupAdmin::create(std::move(admin_config), std::chrono::seconds(5));
+  }
+  if (options.num_standby_replicas > 0) {
+    standby_restorer = std::make_unique<internal::ChangelogRestorer>(
+        restore_config, nullptr, options.restore_progress_interval, options.request_timeout,
+        internal::ChangelogRestorer::Mode::Follow);
+  }
 
   auto topics = kafka::internal::make_partition_list(1);
   rd_kafka_topic_partition_list_add(topics.get(), options.input_topic.c_str(), RD_KAFKA_PARTITION_UA);
@@ -183,6 +212,7 @@ void StreamProcessor::Impl::open() {
 void StreamProcessor::Impl::on_rebalance(rd_kafka_resp_err_t event, rd_kafka_topic_partition_list_t* list) {
   rd_kafka_t* rk = consumer.get();
   const auto assigned = kafka::internal::from_partition_list(list);
+  next_placement = Clock::now();  // the standbys follow the new assignment
   if (event == RD_KAFKA_RESP_ERR__ASSIGN_PARTITIONS) {
     kafka::internal::apply_rebalance(rk, event, list);
     rebalance_applied = true;
@@ -220,6 +250,23 @@ void StreamProcessor::Impl::on_rebalance(rd_kafka_resp_err_t event, rd_kafka_top
   kafka::internal::apply_rebalance(rk, event, list);
 }
 
+std::vector<std::unique_ptr<internal::StorePartition>> StreamProcessor::Impl::open_stores(
+    std::int32_t partition) {
+  std::vector<std::unique_ptr<internal::StorePartition>> stores;
+  for (const auto& name : options.stores) {
+    try {
+      stores.push_back(std::make_unique<internal::StorePartition>(*db, name, partition));
+    } catch (const StateError& error) {
+      if (error.kind() != ErrorKind::Corruption) throw;
+      // The local state is a cache of the changelog: a damaged position means restore it all.
+      processor::internal::log(LogLevel::Warning, "streams", error.what(), ": restoring from the changelog");
+      db->remove(internal::position_key(name, partition));
+      stores.push_back(std::make_unique<internal::StorePartition>(*db, name, partition));
+    }
+  }
+  return stores;
+}
+
 void StreamProcessor::Impl::add_task(std::int32_t partition) {
   if (partition >= partitions) {
     throw StateError(ErrorKind::InvalidArgument, "input topic '" + options.input_topic +
@@ -227,20 +274,18 @@ void StreamProcessor::Impl::add_task(std::int32_t partition) {
                                                      " but its changelogs have " +
                                                      std::to_string(partitions) + " partitions");
   }
+  if (standbys.count(partition) != 0) {
+    // Its warm copy becomes the task's local state: the restoration replays only the tail.
+    drop_standby(partition);
+    processor::internal::log(LogLevel::Info, "streams", options.input_topic, ":", partition,
+                             " was kept warm by a standby here: restoring only what it had not read");
+    count([](StreamProcessorStats& stats) { ++stats.standbys_promoted; });
+  }
+  fenced_for.erase(partition);
   Task& task = tasks[partition];
   task = Task{};
   task.partition = partition;
-  for (const auto& name : options.stores) {
-    try {
-      task.stores.push_back(std::make_unique<internal::StorePartition>(*db, name, partition));
-    } catch (const StateError& error) {
-      if (error.kind() != ErrorKind::Corruption) throw;
-      // The local state is a cache of the changelog: a damaged position means restore it all.
-      processor::internal::log(LogLevel::Warning, "streams", error.what(), ": restoring from the changelog");
-      db->remove(internal::position_key(name, partition));
-      task.stores.push_back(std::make_unique<internal::StorePartition>(*db, name, partition));
-    }
-  }
+  task.stores = open_stores(partition);
   task.restoring = task.stores.size();
   for (std::size_t i = 0; i < task.stores.size(); ++i) {
     if (restorer->add(*task.stores[i], changelogs[i])) --task.restoring;
@@ -252,6 +297,113 @@ void StreamProcessor::Impl::add_task(std::int32_t partition) {
 void StreamProcessor::Impl::remove_task(std::int32_t partition) {
   restorer->remove(partition);
   tasks.erase(partition);
+  fenced_for.erase(partition);
+}
+
+void StreamProcessor::Impl::drop_standby(std::int32_t partition) {
+  standby_restorer->remove(partition);  // loads what it read first
+  standbys.erase(partition);
+}
+
+void StreamProcessor::Impl::maintain_standbys() {
+  if (!standby_restorer) return;
+  if (Clock::now() >= next_placement) {
+    next_placement = Clock::now() + kPlacementInterval;
+    place_standbys();
+  }
+  if (!standby_restorer->idle()) standby_restorer->poll(std::chrono::milliseconds(0));
+  const std::uint64_t held = standbys.size();
+  const std::uint64_t records = standby_restorer->counters().records;
+  count([&](StreamProcessorStats& stats) {
+    stats.standby_partitions = held;
+    stats.standby_records = records;
+  });
+}
+
+void StreamProcessor::Impl::place_standbys() {
+  kafka::GroupDescription group;
+  try {
+    group = admin->describe_groups({options.application_id}).at(0);
+  } catch (const StateError& error) {
+    processor::internal::log(LogLevel::Debug, "streams",
+                             "describing the group for standby placement failed: ", error.what());
+    return;
+  }
+  if (group.state != "Stable") return;  // placed again once the group settles
+  char* self_id = rd_kafka_memberid(consumer.get());
+  const std::string self = self_id != nullptr ? self_id : "";
+  if (self_id != nullptr) rd_kafka_mem_free(consumer.get(), self_id);
+  std::vector<internal::MemberPartitions> members;
+  for (const auto& member : group.members) {
+    internal::MemberPartitions& entry = members.emplace_back();
+    entry.member_id = member.member_id;
+    for (const auto& tp : member.assignment) {
+      if (tp.topic == options.input_topic) entry.partitions.push_back(tp.partition);
+    }
+  }
+  std::set<std::int32_t> wanted = internal::standby_partitions(members, self, options.num_standby_replicas);
+  for (const auto& [partition, task] : tasks) wanted.erase(partition);
+  for (auto it = standbys.begin(); it != standbys.end();) {
+    const std::int32_t partition = it->first;
+    ++it;
+    if (wanted.count(partition) == 0) {
+      drop_standby(partition);
+      processor::internal::log(LogLevel::Info, "streams", "standby of ", options.input_topic, ":", partition,
+                               " dropped (placed elsewhere now)");
+    }
+  }
+  for (const std::int32_t partition : wanted) {
+    if (standbys.count(partition) != 0 || partition >= partitions) continue;
+    auto& stores = standbys[partition] = open_stores(partition);
+    for (std::size_t i = 0; i < stores.size(); ++i) standby_restorer->add(*stores[i], changelogs[i]);
+  }
+}
+
+void StreamProcessor::Impl::fence_departed_owner(std::int32_t partition) {
+  if (!exactly_once() || !admin) return;
+  std::string owner;
+  try {
+    for (const auto& committed : admin->committed_offsets(options.application_id)) {
+      if (committed.tp.topic == options.input_topic && committed.tp.partition == partition)
+        owner = committed.metadata;
+    }
+  } catch (const StateError& error) {
+    processor::internal::log(LogLevel::Warning, "streams", "reading who last committed ", options.input_topic,
+                             ":", partition, " failed (", error.what(),
+                             "): waiting for the transaction timeout instead");
+    return;
+  }
+  // The metadata is read from Kafka: only an id of this application, not this member's, is fenced.
+  const std::string prefix = options.application_id + "-";
+  const bool printable = std::all_of(owner.begin(), owner.end(), [](char c) { return c > ' ' && c < 127; });
+  if (owner.size() <= prefix.size() || owner.size() > 249 || owner.compare(0, prefix.size(), prefix) != 0 ||
+      !printable || owner == transactional_id) {
+    processor::internal::log(LogLevel::Info, "streams", "a transaction still blocks the changelog of ",
+                             options.input_topic, ":", partition,
+                             " and no departed member of this application committed it last: waiting for "
+                             "the coordinator to abort it (transaction timeout)");
+    return;
+  }
+  processor::internal::log(LogLevel::Info, "streams", "a transaction still blocks the changelog of ",
+                           options.input_topic, ":", partition, " after ", kFenceAfter.count(),
+                           " s: fencing '", owner,
+                           "' (its last committer) so that the coordinator aborts it");
+  try {
+    kafka::KafkaProperties config = producer_config;
+    config["transactional.id"] = owner;
+    auto fencer = kafka::internal::create_client(RD_KAFKA_PRODUCER, config, {}, "the fencing producer");
+    kafka::internal::with_error_object_retries(
+        [&] {
+          return rd_kafka_init_transactions(fencer.get(),
+                                            kafka::internal::to_timeout_ms(options.request_timeout));
+        },
+        "fencing '" + owner + "'", options.request_timeout);
+  } catch (const StateError& error) {
+    processor::internal::log(LogLevel::Warning, "streams", "fencing '", owner, "' failed (", error.what(),
+                             "): waiting for the transaction timeout instead");
+    return;
+  }
+  count([](StreamProcessorStats& stats) { ++stats.departed_fenced; });
 }
 
 bool StreamProcessor::Impl::activate_restored() {
@@ -326,6 +478,9 @@ void StreamProcessor::Impl::restore_some() {
     const auto it = tasks.find(partition);
     if (it != tasks.end()) --it->second.restoring;
   }
+  for (const std::int32_t partition : restorer->blocked(kFenceAfter)) {
+    if (fenced_for.insert(partition).second) fence_departed_owner(partition);
+  }
   const auto& restored = restorer->counters();
   count([&](StreamProcessorStats& stats) {
     stats.restored_records = restored.records;
@@ -383,6 +538,7 @@ std::size_t StreamProcessor::Impl::poll() {
     if (callback_error) std::rethrow_exception(std::exchange(callback_error, nullptr));
   };
   restore_some();
+  maintain_standbys();
   const bool waiting = activate_restored();
   std::size_t processed = 0;
   int timeout_ms =
@@ -490,6 +646,9 @@ void StreamProcessor::close() {
   }
   impl.tasks.clear();
   impl.restorer.reset();
+  impl.standby_restorer.reset();
+  impl.standbys.clear();
+  impl.admin.reset();
   if (impl.producer)
     rd_kafka_flush(impl.producer.get(), kafka::internal::to_timeout_ms(impl.options.request_timeout));
   impl.producer.reset();

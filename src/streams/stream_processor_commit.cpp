@@ -1,5 +1,7 @@
 // StreamProcessor's transactions: begin, commit (output, changelog and offsets together), abort.
 
+#include <cstdlib>
+#include <cstring>
 #include <thread>
 
 #include "common/log_internal.hpp"
@@ -183,6 +185,16 @@ bool StreamProcessor::Impl::commit() {
         rd_kafka_topic_partition_t* entry =
             rd_kafka_topic_partition_list_add(offsets.get(), options.input_topic.c_str(), partition);
         entry->offset = task.next_offset;
+        if (exactly_once()) {
+          // Who committed it last: the member that takes the partition over after this one
+          // departs fences this id when a transaction of ours still blocks the changelog.
+          // librdkafka frees the metadata with the list.
+          entry->metadata = std::malloc(transactional_id.size());
+          if (entry->metadata != nullptr) {
+            std::memcpy(entry->metadata, transactional_id.data(), transactional_id.size());
+            entry->metadata_size = transactional_id.size();
+          }
+        }
         if (task.next_leader_epoch >= 0)
           rd_kafka_topic_partition_set_leader_epoch(entry, task.next_leader_epoch);
       }

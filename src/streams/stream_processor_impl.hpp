@@ -9,11 +9,13 @@
 #include <exception>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
 #include "kafka/rdkafka/handles.hpp"
 #include "processor/detail/mutex.hpp"
+#include "processor/kafka/group_admin.hpp"
 #include "processor/state/rocksdb_state_backend.hpp"
 #include "processor/streams/stream_processor.hpp"
 #include "streams/changelog_restorer.hpp"
@@ -61,6 +63,15 @@ struct StreamProcessor::Impl final : RecordContext, OutputSink {
   kafka::internal::RdPtr<rd_kafka_t> consumer;
   std::unique_ptr<internal::ChangelogRestorer> restorer;
   std::map<std::int32_t, Task> tasks;
+  // The group's description (standby placement) and committed offsets' metadata (fencing).
+  std::unique_ptr<kafka::GroupAdmin> admin;
+  // Standby replicas: the store partitions of partitions other members own, followed by their own
+  // restorer (Follow mode), which is destroyed first.
+  std::map<std::int32_t, std::vector<std::unique_ptr<internal::StorePartition>>> standbys;
+  std::unique_ptr<internal::ChangelogRestorer> standby_restorer;
+  Clock::time_point next_placement;
+  // Partitions of this assignment whose departed owner was fenced already (at most once each).
+  std::set<std::int32_t> fenced_for;
 
   // The open transaction (under at-least-once: the records since the last commit).
   bool transaction_open = false;
@@ -106,6 +117,9 @@ struct StreamProcessor::Impl final : RecordContext, OutputSink {
   // stream_processor.cpp
   void open();
   void on_rebalance(rd_kafka_resp_err_t event, rd_kafka_topic_partition_list_t* partitions);
+  // The store partitions of `partition`, in StreamProcessorOptions::stores order; a damaged
+  // local position means no usable local state (restored from the changelog's start).
+  std::vector<std::unique_ptr<internal::StorePartition>> open_stores(std::int32_t partition);
   void add_task(std::int32_t partition);
   void remove_task(std::int32_t partition);
   // Positions a restored partition at its committed offset and resumes it; false when
@@ -115,6 +129,15 @@ struct StreamProcessor::Impl final : RecordContext, OutputSink {
   // Activates the restored partitions; true when one must wait for the next poll.
   bool activate_restored();
   void restore_some();
+  // Ends the transaction that blocks the restoration of `partition`: fences the transactional.id
+  // that last committed its offset (a departed member's), which aborts it. Logs and returns when
+  // that is not possible (no such id, ours, not of this application, the request failed).
+  void fence_departed_owner(std::int32_t partition);
+  // Standby replicas: places them from the group's description when due, and follows the
+  // changelogs of those held here.
+  void maintain_standbys();
+  void place_standbys();
+  void drop_standby(std::int32_t partition);
   void process(const rd_kafka_message_t& message);
   void on_consume_error(const rd_kafka_message_t& message);
   std::size_t poll();

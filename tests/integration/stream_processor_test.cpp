@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <map>
+#include <memory>
 #include <set>
 
 #include "kafka_test_support.hpp"
@@ -211,6 +212,73 @@ TEST_F(StreamProcessorTest, ARestartReusesTheLocalStateAndReplaysNothing) {
   }
   expect_output_exactly_once();
   expect_changelog_counts();
+}
+
+// A departed member's transaction left open on a changelog (the member died mid-transaction):
+// its partition's new owner fences the transactional.id that last committed the partition (read
+// from the committed offset's metadata), so the coordinator aborts the transaction at once
+// instead of after its timeout (60 s here, longer than this test waits), and the departed
+// producer can commit nothing after that.
+TEST_F(StreamProcessorTest, TheNewOwnerFencesADepartedMembersOpenTransactionAndTheZombieCannotCommit) {
+  produce(400);
+  std::string departed_id;
+  {
+    StreamProcessorOptions first = options();
+    first.instance_id = "departed";
+    StreamProcessor processor(first, count_words());
+    process(processor, 400);
+    departed_id = processor.transactional_id();
+  }
+  // The departed member as it would be had it died: a producer of its transactional.id with a
+  // changelog record in a transaction that it neither commits nor aborts.
+  char error[512];
+  rd_kafka_conf_t* conf = rd_kafka_conf_new();
+  for (const auto& [name, value] : std::map<std::string, std::string>{{"bootstrap.servers", bootstrap_},
+                                                                      {"transactional.id", departed_id},
+                                                                      {"transaction.timeout.ms", "60000"},
+                                                                      {"log_level", "0"}}) {
+    ASSERT_EQ(rd_kafka_conf_set(conf, name.c_str(), value.c_str(), error, sizeof error), RD_KAFKA_CONF_OK)
+        << error;
+  }
+  std::unique_ptr<rd_kafka_t, decltype(&rd_kafka_destroy)> zombie(
+      rd_kafka_new(RD_KAFKA_PRODUCER, conf, error, sizeof error), rd_kafka_destroy);
+  ASSERT_NE(zombie, nullptr) << error;
+  ASSERT_EQ(rd_kafka_init_transactions(zombie.get(), 30'000), nullptr);
+  ASSERT_EQ(rd_kafka_begin_transaction(zombie.get()), nullptr);
+  const std::string changelog = changelog_topic(application_, "counts");
+  const std::string poisoned = std::string("\x01") + "999999";
+  ASSERT_EQ(rd_kafka_producev(zombie.get(), RD_KAFKA_V_TOPIC(changelog.c_str()), RD_KAFKA_V_PARTITION(0),
+                              RD_KAFKA_V_KEY("w0", 2),
+                              RD_KAFKA_V_VALUE(const_cast<char*>(poisoned.data()), poisoned.size()),
+                              RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY), RD_KAFKA_V_END),
+            RD_KAFKA_RESP_ERR_NO_ERROR);
+  ASSERT_EQ(rd_kafka_flush(zombie.get(), 10'000), RD_KAFKA_RESP_ERR_NO_ERROR);
+
+  // Its successor, another member with an empty state directory, restores every partition.
+  StreamProcessorOptions second = options();
+  second.instance_id = "successor";
+  second.state_dir = state_dir_ / "successor";
+  StreamProcessor successor(second, count_words());
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (successor.active_partitions().size() < static_cast<std::size_t>(kPartitions)) {
+    ASSERT_LT(std::chrono::steady_clock::now(), deadline)
+        << "the departed member's transaction still blocks the restoration after 30 s";
+    successor.poll();
+  }
+  EXPECT_EQ(successor.stats().departed_fenced, 1u);
+  // The departed producer is fenced: its transaction cannot commit.
+  std::unique_ptr<rd_kafka_error_t, decltype(&rd_kafka_error_destroy)> refused(
+      rd_kafka_commit_transaction(zombie.get(), 10'000), rd_kafka_error_destroy);
+  ASSERT_NE(refused, nullptr) << "the departed member's transaction committed after it was fenced";
+  EXPECT_TRUE(rd_kafka_error_is_fatal(refused.get())) << rd_kafka_error_string(refused.get());
+  EXPECT_EQ(rd_kafka_error_code(refused.get()), RD_KAFKA_RESP_ERR__FENCED)
+      << rd_kafka_error_string(refused.get());
+
+  produce(400);
+  process(successor, 400);
+  successor.close();
+  expect_output_exactly_once();
+  expect_changelog_counts();  // the poisoned count is not among them
 }
 
 TEST_F(StreamProcessorTest, ALostStateDirectoryIsRestoredFromTheChangelog) {

@@ -73,6 +73,22 @@ struct Scenario {
   int scale_up_at = 7;     // after this many kills, a 4th worker joins
   int scale_down_at = 15;  // after this many, one worker shuts down cleanly
   std::chrono::milliseconds produce_for{110'000};
+  int standby_replicas = 0;  // --standby-replicas of every worker
+};
+
+// A worker's last progress line.
+struct Progress {
+  long long records = -1, commits = 0, aborts = 0;
+  int active = 0, restoring = 0;
+  long long standby = 0, promoted = 0, restored = 0, fenced = 0;
+};
+
+// The standby failover run: what the survivor restored after its peer was killed.
+struct FailoverOutcome {
+  long long changelog_at_kill = 0;  // changelog offsets (records and markers) of all partitions at the kill
+  long long standby_at_kill = 0;    // partitions the survivor kept warm then
+  long long restored = 0;           // changelog records the survivor restored after the kill
+  long long promoted = 0;           // partitions assigned to the survivor while it kept them warm
 };
 
 struct Outcome {
@@ -117,6 +133,64 @@ class ScaleoutRun {
     } else {
       fs::remove_all(dir_);
     }
+  }
+
+  // Two workers, one SIGKILLed halfway through the input and not restarted: the survivor takes
+  // its partitions over. Then the same checks as run().
+  FailoverOutcome run_failover(Outcome& outcome) {
+    FailoverOutcome failover;
+    start(0);
+    start(1);
+    // Both own partitions (and keep their standbys) before the input starts.
+    const auto ready = Clock::now() + std::chrono::seconds(60);
+    for (;;) {
+      const Progress zero = progress(workers_[0]), one = progress(workers_[1]);
+      const bool warm = scenario_.standby_replicas == 0 || (zero.standby > 0 && one.standby > 0);
+      if (zero.active > 0 && one.active > 0 && warm) break;
+      if (Clock::now() > ready) {
+        ADD_FAILURE() << "the two workers did not both own partitions (and standbys) within 60 s";
+        return failover;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    std::thread producer([&] { produce(); });
+    // Halfway through the input (a transaction is open all the time at this commit interval).
+    std::this_thread::sleep_for(scenario_.produce_for / 2);
+    const Progress before = progress(workers_[0]);
+    failover.standby_at_kill = before.standby;
+    {
+      Producer watermarks(bootstrap_);
+      const std::string changelog = streams::changelog_topic(application_, "counts");
+      for (int p = 0; p < kPartitions; ++p) {
+        std::int64_t low = 0, high = 0;
+        rd_kafka_query_watermark_offsets(watermarks.handle(), changelog.c_str(), p, &low, &high, 10'000);
+        failover.changelog_at_kill += high;
+      }
+    }
+    stop(workers_[1], SIGKILL);
+    ++outcome.kills;
+    std::cerr << "SIGKILL worker 1 (not restarted)\n";
+    const auto taken_over = Clock::now() + std::chrono::seconds(60);
+    while (progress(workers_[0]).active < kPartitions) {
+      if (Clock::now() > taken_over) {
+        ADD_FAILURE() << "the survivor did not take every partition over within 60 s of the kill";
+        break;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    producer.join();
+    wait_until_drained();
+    // The survivor's last progress line, before it stops.
+    std::this_thread::sleep_for(std::chrono::milliseconds(400));
+    const Progress after = progress(workers_[0]);
+    failover.restored = after.restored - before.restored;
+    failover.promoted = after.promoted;
+    EXPECT_EQ(stop(workers_[0], SIGTERM), 0) << "see " << workers_[0].log;
+    check(outcome);
+    std::cerr << "failover: changelog " << failover.changelog_at_kill
+              << " records at the kill, survivor kept " << failover.standby_at_kill << " standbys, promoted "
+              << failover.promoted << ", restored " << failover.restored << " records after the kill\n";
+    return failover;
   }
 
   Outcome run(unsigned seed) {
@@ -208,6 +282,26 @@ class ScaleoutRun {
     }
   }
 
+  // The last progress line of the worker's current incarnation.
+  Progress progress(const Worker& worker) const {
+    std::ifstream log(worker.log);
+    log.seekg(worker.log_start);
+    std::string line;
+    Progress last;
+    while (std::getline(log, line)) {
+      Progress p;
+      if (std::sscanf(
+              line.c_str(),
+              "records %lld commits %lld aborts %lld active %d restoring %d standby %lld promoted %lld "
+              "restored %lld fenced %lld",
+              &p.records, &p.commits, &p.aborts, &p.active, &p.restoring, &p.standby, &p.promoted,
+              &p.restored, &p.fenced) == 9) {
+        last = p;
+      }
+    }
+    return last;
+  }
+
   void start(int slot) {
     if (workers_.size() <= static_cast<std::size_t>(slot))
       workers_.resize(static_cast<std::size_t>(slot) + 1);
@@ -222,7 +316,8 @@ class ScaleoutRun {
         spawn_worker({STREAMS_WORKER_PATH, "--bootstrap", bootstrap_, "--application", application_,
                       "--input", input_, "--output", output_, "--state-dir", worker.state_dir.string(),
                       "--assignment", scenario_.assignment, "--guarantee", scenario_.guarantee,
-                      "--commit-interval-ms", std::to_string(scenario_.commit_interval_ms)},
+                      "--commit-interval-ms", std::to_string(scenario_.commit_interval_ms),
+                      "--standby-replicas", std::to_string(scenario_.standby_replicas)},
                      worker.log);
   }
 
@@ -354,6 +449,20 @@ class StreamsScaleout : public ::testing::Test {
     ScaleoutRun run(bootstrap_, scenario);
     return run.run(seed_of_run());
   }
+  // Standby failover: 2 workers with `standby_replicas` each, 40,000 records over 30 s, the
+  // second worker killed halfway (inside a transaction: one is open all the time at a 100 ms
+  // commit interval) and not restarted.
+  FailoverOutcome run_standby_failover(const std::string& assignment, int standby_replicas,
+                                       Outcome& outcome) {
+    Scenario scenario;
+    scenario.assignment = assignment;
+    scenario.commit_interval_ms = 100;
+    scenario.records = 40'000;
+    scenario.produce_for = std::chrono::milliseconds(30'000);
+    scenario.standby_replicas = standby_replicas;
+    ScaleoutRun run(bootstrap_, scenario);
+    return run.run_failover(outcome);
+  }
   std::string bootstrap_;
 };
 
@@ -395,6 +504,42 @@ TEST_F(StreamsScaleout, ConsumerGroupProtocolKillsAndScalingLoseAndDuplicateNoth
   scenario.assignment = "consumer";
   const Outcome outcome = run(scenario);
   expect_exactly_once(outcome, env_int("STREAMS_KILLS", scenario.kills));
+}
+
+// Standby replicas: the survivor of a kill kept warm copies of its peer's partitions, so it
+// restores only the changelog's tail (what its standbys had not read at the kill, and the
+// victim's aborted transaction), not the partitions' whole changelog; counts stay exact. Under
+// cooperative rebalancing and Kafka 4's consumer group protocol.
+class StandbyFailover : public StreamsScaleout, public ::testing::WithParamInterface<const char*> {};
+
+TEST_P(StandbyFailover, APromotedStandbyRestoresOnlyTheTailAndCountsStayExact) {
+  Outcome outcome;
+  const FailoverOutcome failover = run_standby_failover(GetParam(), 1, outcome);
+  expect_exactly_once(outcome, 1);
+  EXPECT_GT(failover.standby_at_kill, 0) << "the survivor kept no standby";
+  EXPECT_GT(failover.promoted, 0) << "no standby was promoted";
+  // Without standbys the survivor restores its peer's partitions from the start: about half of
+  // the changelog at the kill. With them, at most a tenth.
+  EXPECT_GT(failover.changelog_at_kill, 10'000);
+  EXPECT_LT(failover.restored * 10, failover.changelog_at_kill)
+      << "restored " << failover.restored << " of " << failover.changelog_at_kill << " changelog records";
+}
+
+std::string protocol_name(const ::testing::TestParamInfo<const char*>& test) {
+  return std::string(test.param) == "consumer" ? "Consumer" : "Cooperative";
+}
+
+INSTANTIATE_TEST_SUITE_P(Protocols, StandbyFailover, ::testing::Values("cooperative-sticky", "consumer"),
+                         protocol_name);
+
+// Without standbys the same kill makes the survivor restore far more: the check above can fail.
+TEST_F(StreamsScaleout, WithoutStandbysTheSurvivorRestoresTheMovedPartitionsWhole) {
+  Outcome outcome;
+  const FailoverOutcome failover = run_standby_failover("cooperative-sticky", 0, outcome);
+  expect_exactly_once(outcome, 1);
+  EXPECT_EQ(failover.promoted, 0);
+  EXPECT_GT(failover.restored * 10, failover.changelog_at_kill)
+      << "restored " << failover.restored << " of " << failover.changelog_at_kill << " changelog records";
 }
 
 // The broken variant: offsets committed after the output and changelog are flushed, outside any

@@ -4,12 +4,12 @@
 //
 //   streams_worker --bootstrap B --application A --input T --output O --state-dir DIR
 //                  [--assignment range|cooperative-sticky|consumer] [--guarantee exactly_once|at_least_once]
-//                  [--commit-interval-ms N] [--instance-id ID]
+//                  [--commit-interval-ms N] [--instance-id ID] [--standby-replicas N]
 //
 // SIGTERM stops the loop; the worker then commits, leaves the group and exits 0 (a clean
 // scale-down). Errors go to stderr, exit 1. It prints "started" on stdout once the processor is
-// open, then every 200 ms "records R commits C aborts A active N restoring M" (the test kills a
-// worker while its records count grows).
+// open, then every 200 ms "records R commits C aborts A active N restoring M standby S promoted P
+// restored X fenced F" (the test kills a worker while its records count grows).
 
 #include <csignal>
 #include <cstdlib>
@@ -59,6 +59,7 @@ int main(int argc, char** argv) {
     options.stores = {"counts"};
     options.state_dir = args.at("state-dir");
     options.instance_id = value("instance-id", "");
+    options.num_standby_replicas = std::stoi(value("standby-replicas", "0"));
     options.guarantee = value("guarantee", "exactly_once") == "at_least_once"
                             ? ProcessingGuarantee::AtLeastOnce
                             : ProcessingGuarantee::ExactlyOnce;
@@ -87,7 +88,9 @@ int main(int argc, char** argv) {
         const auto stats = processor.stats();
         std::cout << "records " << stats.records << " commits " << stats.commits << " aborts " << stats.aborts
                   << " active " << processor.active_partitions().size() << " restoring "
-                  << processor.restoring_partitions().size() << std::endl;
+                  << processor.restoring_partitions().size() << " standby " << stats.standby_partitions
+                  << " promoted " << stats.standbys_promoted << " restored " << stats.restored_records
+                  << " fenced " << stats.departed_fenced << std::endl;
       }
     }
     processor.close();

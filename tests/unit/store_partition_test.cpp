@@ -329,6 +329,28 @@ TEST_F(StorePartitionTest, RestoredRecordsApplyWithThePositionInOneWrite) {
   EXPECT_EQ(committed(counts_, 3, "b"), "");
 }
 
+// Above 4,096 records a load goes through table files instead of one logged write: the same
+// outcome (the last record of a key wins, tombstones remove, the position moves with the data).
+TEST_F(StorePartitionTest, ALargeRestoreLoadsAsTableFilesWithTheSameOutcome) {
+  commit(counts_, 3, {{"k1", "old"}, {"gone", "1"}}, 4);
+  constexpr int kRecords = 10'000;
+  {
+    StorePartition store(*db_, counts_, 3);
+    for (int i = 0; i < kRecords; ++i) {
+      store.add_restored("k" + std::to_string(i % 5'000), std::string_view(std::to_string(i)));
+    }
+    store.add_restored("gone", std::nullopt);
+    store.commit_restored(kRecords + 5);
+    EXPECT_EQ(store.position(), kRecords + 5);
+  }
+  reopen();
+  EXPECT_EQ(committed_position(counts_, 3), kRecords + 5);
+  EXPECT_EQ(committed(counts_, 3, "k1"), "5001");
+  EXPECT_EQ(committed(counts_, 3, "k4999"), "9999");
+  EXPECT_EQ(committed(counts_, 3, "gone"), std::nullopt);
+  EXPECT_EQ(db_->list_keys(data_prefix(counts_, 3)).size(), 5'000u);
+}
+
 TEST_F(StorePartitionTest, AFailedRestoreWriteChangesNeitherTheDataNorThePosition) {
   commit(counts_, 3, {{"a", "old"}}, 4);
   FailingWrites failing(*db_);

@@ -75,6 +75,12 @@ struct StreamProcessorStats {
   std::uint64_t assignments = 0;         // partitions assigned, summed over rebalances
   std::uint64_t revocations = 0;         // partitions revoked
   std::uint64_t lost = 0;                // partitions lost
+  std::uint64_t standby_partitions = 0;  // partitions whose stores this member keeps warm now
+  std::uint64_t standby_records = 0;     // changelog records applied to standby copies
+  std::uint64_t standbys_promoted = 0;   // partitions assigned here while this member kept them warm
+  // transactional.ids of departed members fenced by this one, to end the open transaction that
+  // blocked the restoration of a partition they owned
+  std::uint64_t departed_fenced = 0;
   // How long each completed (store, partition) restoration took, from its start to its last
   // report (RestoreProgress::elapsed with done set, so at millisecond resolution); its count is
   // restorations.
@@ -123,6 +129,15 @@ struct StreamProcessorOptions {
   // and aborts that one's open transaction at once. Default: empty, i.e. an id generated once
   // and kept in the state directory.
   std::string instance_id;
+  // Standby replicas: how many other members keep a warm copy of each partition's stores, by
+  // following its changelogs (read_committed) into their own state directories, so that the
+  // member that takes a partition over after a failure replays only the changelog's tail. Each
+  // member places them from the group's description (every 2 s and after each rebalance): the
+  // standbys of one member's partitions spread over the others. The assignor (librdkafka's, or
+  // the broker's under group.protocol=consumer) picks a partition's next owner without knowing
+  // where its standbys are: with num_standby_replicas = members - 1 every survivor is warm.
+  // Default: 0 (none).
+  int num_standby_replicas = 0;
   // Where an assigned partition starts when the group has no committed offset for it.
   // Default: Earliest.
   kafka::OutOfRangeAction no_offset = kafka::OutOfRangeAction::Earliest;
@@ -155,8 +170,14 @@ struct StreamProcessorOptions {
 //   or, when the local position cannot be used, wiped and the changelog replayed from the
 //   start. Restoration waits for transactions still open on the changelog (e.g. of a member
 //   that died) to be decided. It runs in the polling loop, so membership stays alive.
+//   When a transaction left open by a departed member still blocks a changelog 2 s into the
+//   restoration, the processor fences that member's transactional.id (named in the committed
+//   offset's metadata of the partition): the coordinator aborts the transaction at once instead
+//   of after its timeout, and the departed member can commit nothing after that.
 // - Revoke: the open transaction commits first; lost partitions abort it. Local state stays on
 //   disk as a warm copy for the partition's return.
+// - Standby replicas (num_standby_replicas): warm copies of other members' partitions, kept up
+//   to date from the changelogs; a failover replays only what they have not read yet.
 //
 // Not safe for concurrent use: one thread calls poll()/run(); stop() and stats() may be called
 // from any thread. Neither copyable nor movable.
