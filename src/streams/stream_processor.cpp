@@ -1,6 +1,7 @@
 #include "processor/streams/stream_processor.hpp"
 
 #include <algorithm>
+#include <optional>
 #include <random>
 #include <set>
 
@@ -137,6 +138,12 @@ void StreamProcessor::Impl::open() {
   kafka::KafkaProperties consumer_config =
       kafka::internal::properties_for(RD_KAFKA_CONSUMER, options.properties, options.consumer_properties);
   consumer_config["group.id"] = options.application_id;
+  if (exactly_once()) {
+    transactional_id = options.application_id + "-" + instance;
+    // The group's description then tells which transactional.ids belong to live members: a
+    // departed member's open transaction is ended as soon as it blocks a restoration.
+    if (consumer_config.count("client.id") == 0) consumer_config["client.id"] = transactional_id;
+  }
   consumer_config["isolation.level"] = "read_committed";
   consumer_config["enable.auto.commit"] = "false";
   consumer_config["enable.auto.offset.store"] = "false";
@@ -161,7 +168,6 @@ void StreamProcessor::Impl::open() {
       kafka::internal::properties_for(RD_KAFKA_PRODUCER, options.properties, options.producer_properties);
   producer_config["enable.idempotence"] = "true";
   if (exactly_once()) {
-    transactional_id = options.application_id + "-" + instance;
     producer_config["transactional.id"] = transactional_id;
     producer_config["transaction.timeout.ms"] = std::to_string(options.transaction_timeout.count());
   }
@@ -360,7 +366,32 @@ void StreamProcessor::Impl::place_standbys() {
 }
 
 void StreamProcessor::Impl::fence_departed_owner(std::int32_t partition) {
-  if (!exactly_once() || !admin) return;
+  if (!exactly_once() || !admin) {
+    fenced_for.insert(partition);
+    return;
+  }
+  // Whether the transactional.id that last committed the partition belongs to a live member: the
+  // members' client ids are their transactional.ids when every member is a StreamProcessor of
+  // this application that kept the default client.id. Then a departed member's transaction is
+  // ended at once and a live member's never (it commits or aborts it itself); otherwise only
+  // once it has blocked the restoration for kFenceAfter.
+  const auto blocked_for = restorer->blocked(kFenceAfter);
+  const bool waited = std::find(blocked_for.begin(), blocked_for.end(), partition) != blocked_for.end();
+  if (!waited && Clock::now() < next_fence_look) return;
+  next_fence_look = Clock::now() + std::chrono::milliseconds(500);
+  std::optional<std::vector<kafka::GroupMember>> members;
+  try {
+    members = admin->describe_groups({options.application_id}).at(0).members;
+  } catch (const StateError& error) {
+    processor::internal::log(LogLevel::Debug, "streams", "describing the group failed: ", error.what());
+  }
+  const std::string prefix = options.application_id + "-";
+  const bool ids_known = members && std::all_of(members->begin(), members->end(), [&](const auto& member) {
+                           return member.client_id.size() > prefix.size() &&
+                                  member.client_id.compare(0, prefix.size(), prefix) == 0;
+                         });
+  if (!ids_known && !waited) return;  // looked at again on the next poll
+  fenced_for.insert(partition);
   std::string owner;
   try {
     for (const auto& committed : admin->committed_offsets(options.application_id)) {
@@ -374,7 +405,6 @@ void StreamProcessor::Impl::fence_departed_owner(std::int32_t partition) {
     return;
   }
   // The metadata is read from Kafka: only an id of this application, not this member's, is fenced.
-  const std::string prefix = options.application_id + "-";
   const bool printable = std::all_of(owner.begin(), owner.end(), [](char c) { return c > ' ' && c < 127; });
   if (owner.size() <= prefix.size() || owner.size() > 249 || owner.compare(0, prefix.size(), prefix) != 0 ||
       !printable || owner == transactional_id) {
@@ -384,10 +414,18 @@ void StreamProcessor::Impl::fence_departed_owner(std::int32_t partition) {
                              "the coordinator to abort it (transaction timeout)");
     return;
   }
-  processor::internal::log(LogLevel::Info, "streams", "a transaction still blocks the changelog of ",
-                           options.input_topic, ":", partition, " after ", kFenceAfter.count(),
-                           " s: fencing '", owner,
-                           "' (its last committer) so that the coordinator aborts it");
+  if (ids_known && std::any_of(members->begin(), members->end(),
+                               [&](const auto& member) { return member.client_id == owner; })) {
+    processor::internal::log(LogLevel::Info, "streams", "a transaction of '", owner,
+                             "', a live member, blocks the changelog of ", options.input_topic, ":",
+                             partition, ": waiting for it to end");
+    return;
+  }
+  processor::internal::log(
+      LogLevel::Info, "streams", "a transaction blocks the changelog of ", options.input_topic, ":",
+      partition, ids_known ? std::string() : " for " + std::to_string(kFenceAfter.count()) + " s",
+      ": fencing '", owner, "' (its last committer, ",
+      ids_known ? "no longer a member" : "a member that departed", ") so that the coordinator aborts it");
   try {
     kafka::KafkaProperties config = producer_config;
     config["transactional.id"] = owner;
@@ -478,8 +516,10 @@ void StreamProcessor::Impl::restore_some() {
     const auto it = tasks.find(partition);
     if (it != tasks.end()) --it->second.restoring;
   }
-  for (const std::int32_t partition : restorer->blocked(kFenceAfter)) {
-    if (fenced_for.insert(partition).second) fence_departed_owner(partition);
+  // At once when the group's description can tell a departed member (see fence_departed_owner),
+  // else after kFenceAfter.
+  for (const std::int32_t partition : restorer->blocked(std::chrono::milliseconds(0))) {
+    if (fenced_for.count(partition) == 0) fence_departed_owner(partition);
   }
   const auto& restored = restorer->counters();
   count([&](StreamProcessorStats& stats) {

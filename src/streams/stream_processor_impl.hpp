@@ -72,6 +72,7 @@ struct StreamProcessor::Impl final : RecordContext, OutputSink {
   Clock::time_point next_placement;
   // Partitions of this assignment whose departed owner was fenced already (at most once each).
   std::set<std::int32_t> fenced_for;
+  Clock::time_point next_fence_look;  // at most two looks at the group per second while blocked
 
   // The open transaction (under at-least-once: the records since the last commit).
   bool transaction_open = false;

@@ -118,6 +118,8 @@ class StreamProcessorTest : public ::testing::Test {
       EXPECT_EQ(last["w" + std::to_string(key)], std::to_string(count));
   }
 
+  void expect_departed_member_fenced(const std::string& successor_client_id);
+
   std::string bootstrap_;
   std::string application_;
   std::string input_;
@@ -218,8 +220,10 @@ TEST_F(StreamProcessorTest, ARestartReusesTheLocalStateAndReplaysNothing) {
 // its partition's new owner fences the transactional.id that last committed the partition (read
 // from the committed offset's metadata), so the coordinator aborts the transaction at once
 // instead of after its timeout (60 s here, longer than this test waits), and the departed
-// producer can commit nothing after that.
-TEST_F(StreamProcessorTest, TheNewOwnerFencesADepartedMembersOpenTransactionAndTheZombieCannotCommit) {
+// producer can commit nothing after that. With the default client.id the group's description
+// tells it is no longer a member (fenced at once); with a client.id of the user's, after the
+// transaction has blocked the restoration for 2 s.
+void StreamProcessorTest::expect_departed_member_fenced(const std::string& successor_client_id) {
   produce(400);
   std::string departed_id;
   {
@@ -258,6 +262,7 @@ TEST_F(StreamProcessorTest, TheNewOwnerFencesADepartedMembersOpenTransactionAndT
   StreamProcessorOptions second = options();
   second.instance_id = "successor";
   second.state_dir = state_dir_ / "successor";
+  if (!successor_client_id.empty()) second.properties["client.id"] = successor_client_id;
   StreamProcessor successor(second, count_words());
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
   while (successor.active_partitions().size() < static_cast<std::size_t>(kPartitions)) {
@@ -279,6 +284,14 @@ TEST_F(StreamProcessorTest, TheNewOwnerFencesADepartedMembersOpenTransactionAndT
   successor.close();
   expect_output_exactly_once();
   expect_changelog_counts();  // the poisoned count is not among them
+}
+
+TEST_F(StreamProcessorTest, TheNewOwnerFencesADepartedMembersOpenTransactionAndTheZombieCannotCommit) {
+  expect_departed_member_fenced("");
+}
+
+TEST_F(StreamProcessorTest, WithTheUsersClientIdTheDepartedMemberIsFencedAfterTwoSeconds) {
+  expect_departed_member_fenced("my-service");
 }
 
 TEST_F(StreamProcessorTest, ALostStateDirectoryIsRestoredFromTheChangelog) {
