@@ -260,6 +260,7 @@ Restore ours_restore(const Config& config, const std::string& input, int records
 
 // ---- Failover: members are this binary in --member mode, one line per event on stdout:
 //   active <partition>          processing of the partition started (restored, positioned)
+//   inactive <partition>        it stopped (revoked): a record processed before does not count
 //   first <partition> <epoch ms> the first record processed from it since
 int member_main(const std::map<std::string, std::string>& args) {
   set_log_level(LogLevel::Warning);
@@ -285,6 +286,13 @@ int member_main(const std::map<std::string, std::string>& args) {
       if (active.count(partition) == 0) {
         waiting.insert(partition);
         std::printf("active %d\n", partition);
+        std::fflush(stdout);
+      }
+    }
+    for (const auto partition : active) {
+      if (now.count(partition) == 0) {
+        waiting.erase(partition);
+        std::printf("inactive %d\n", partition);
         std::fflush(stdout);
       }
     }
@@ -324,6 +332,9 @@ void spawn_member(Member& member, const std::vector<std::string>& args) {
       std::lock_guard<std::mutex> lock(member.mutex);
       if (std::sscanf(line, "active %d", &partition) == 1) {
         member.active.insert(partition);
+        member.first.erase(partition);
+      } else if (std::sscanf(line, "inactive %d", &partition) == 1) {
+        member.active.erase(partition);
         member.first.erase(partition);
       } else if (std::sscanf(line, "first %d %lld", &partition, &at) == 2) {
         member.first[partition] = at;
@@ -521,8 +532,8 @@ int run(const Config& config) {
     const std::pair<const char*, int> variants[] = {{"consumer", 0}, {"classic", 1}, {"consumer", 1}};
     for (const auto& [protocol, standbys] : variants) {
       const Failover variant = ours_failover(config, protocol, standbys);
-      const std::string name =
-          std::string("group.protocol=") + protocol + ", " + std::to_string(standbys) + " standby replicas";
+      const std::string name = std::string("group.protocol=") + protocol +
+                               (standbys == 0 ? ", no standby" : ", 1 standby replica");
       std::cout << "ours (" << name << "): failover of " << variant.partitions
                 << " partitions: first record after " << fmt(variant.first_seconds)
                 << " s, last partition after " << fmt(variant.last_seconds) << " s" << std::endl;

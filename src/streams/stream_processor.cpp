@@ -317,7 +317,16 @@ void StreamProcessor::Impl::maintain_standbys() {
     next_placement = Clock::now() + kPlacementInterval;
     place_standbys();
   }
-  if (!standby_restorer->idle()) standby_restorer->poll(std::chrono::milliseconds(0));
+  if (!standby_restorer->idle()) {
+    // A standby is a cache: its failure is logged and costs the warm copy, never the processing.
+    try {
+      standby_restorer->poll(std::chrono::milliseconds(0));
+    } catch (const StateError& error) {
+      processor::internal::log(LogLevel::Warning, "streams", "standby replicas failed (", error.what(),
+                               "): dropped, placed again in ", kPlacementInterval.count(), " s");
+      while (!standbys.empty()) drop_standby(standbys.begin()->first);
+    }
+  }
   const std::uint64_t held = standbys.size();
   const std::uint64_t records = standby_restorer->counters().records;
   count([&](StreamProcessorStats& stats) {
@@ -360,8 +369,14 @@ void StreamProcessor::Impl::place_standbys() {
   }
   for (const std::int32_t partition : wanted) {
     if (standbys.count(partition) != 0 || partition >= partitions) continue;
-    auto& stores = standbys[partition] = open_stores(partition);
-    for (std::size_t i = 0; i < stores.size(); ++i) standby_restorer->add(*stores[i], changelogs[i]);
+    try {
+      auto& stores = standbys[partition] = open_stores(partition);
+      for (std::size_t i = 0; i < stores.size(); ++i) standby_restorer->add(*stores[i], changelogs[i]);
+    } catch (const StateError& error) {
+      processor::internal::log(LogLevel::Warning, "streams", "no standby of ", options.input_topic, ":",
+                               partition, " (", error.what(), ")");
+      drop_standby(partition);
+    }
   }
 }
 

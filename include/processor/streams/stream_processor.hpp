@@ -170,10 +170,12 @@ struct StreamProcessorOptions {
 //   or, when the local position cannot be used, wiped and the changelog replayed from the
 //   start. Restoration waits for transactions still open on the changelog (e.g. of a member
 //   that died) to be decided. It runs in the polling loop, so membership stays alive.
-//   When a transaction left open by a departed member still blocks a changelog 2 s into the
-//   restoration, the processor fences that member's transactional.id (named in the committed
-//   offset's metadata of the partition): the coordinator aborts the transaction at once instead
-//   of after its timeout, and the departed member can commit nothing after that.
+//   When a transaction left open by a departed member blocks a changelog, the processor fences
+//   that member's transactional.id (named in the committed offset's metadata of the partition):
+//   the coordinator aborts the transaction at once instead of after its timeout, and the
+//   departed member can commit nothing after that. At once when the group's description shows
+//   that id is no longer a member's (each member's consumer has its transactional.id as
+//   client.id unless properties set one); otherwise after it has blocked for 2 s.
 // - Revoke: the open transaction commits first; lost partitions abort it. Local state stays on
 //   disk as a warm copy for the partition's return.
 // - Standby replicas (num_standby_replicas): warm copies of other members' partitions, kept up
