@@ -16,7 +16,10 @@
 #
 # How it is built: without C11 threads, so that librdkafka's threads go through pthread_create,
 # which ThreadSanitizer intercepts (glibc's thrd_create calls it past the interceptor); with zlib,
-# zstd, lz4 (built in) and OpenSSL; without libcurl and SASL/GSSAPI, which processor does not use.
+# zstd, lz4 (built in) and OpenSSL; with every SASL mechanism Kafka has: PLAIN, SCRAM, OAUTHBEARER
+# with OIDC token endpoints (libcurl) and GSSAPI/Kerberos (Cyrus SASL; its GSSAPI plugin,
+# libsasl2-modules-gssapi-mit, at run time). builtin.features then lists sasl_gssapi and oidc, and
+# a build lacking either (an older cache) is built again.
 #
 # Usage: bash scripts/librdkafka.sh        prints the prefix of the librdkafka to build against
 #   PROCESSOR_RDKAFKA_SUITES   the Debian suites to try, in order. Default: testing unstable
@@ -29,21 +32,33 @@ minimum="2.12.0"
 preferred="${PROCESSOR_RDKAFKA_VERSION:-2.14.2}"
 suites="${PROCESSOR_RDKAFKA_SUITES:-testing unstable}"
 cache="${PROCESSOR_CACHE:-${XDG_CACHE_HOME:-${HOME}/.cache}/processor}"
+# What a cached build must have been built with. The build writes them to a stamp file in its prefix
+# (share/processor-build-features) after checking them against librdkafka's own builtin.features.
+required_features="sasl_gssapi oidc"
 
 say() { echo "librdkafka: $*" >&2; }
 
 # version_at_least A B: A >= B, as dpkg compares versions.
 version_at_least() { dpkg --compare-versions "$1" ge "$2"; }
 
+# has_features <prefix>: the build in <prefix> was made with every required feature.
+has_features() {
+  local stamp="$1/share/processor-build-features" feature
+  [[ -f "$1/lib/pkgconfig/rdkafka.pc" && -f "${stamp}" ]] || return 1
+  for feature in ${required_features}; do
+    grep -qw -- "${feature}" "${stamp}" || return 1
+  done
+}
+
 # A cached build, the preferred version first, else the newest that is recent enough.
 cached_prefix() {
   local dir version best="" best_version=""
-  if [[ -f "${cache}/librdkafka-${preferred}/lib/pkgconfig/rdkafka.pc" ]]; then
+  if has_features "${cache}/librdkafka-${preferred}"; then
     echo "${cache}/librdkafka-${preferred}"
     return 0
   fi
   for dir in "${cache}"/librdkafka-*/; do
-    [[ -f "${dir}lib/pkgconfig/rdkafka.pc" ]] || continue
+    has_features "${dir%/}" || continue
     version="$(basename "${dir}")"
     version="${version#librdkafka-}"
     if version_at_least "${version}" "${minimum}" &&
@@ -124,12 +139,38 @@ staging="${prefix}.partial"
 rm -rf "${staging}"
 (
   cd "${source_dir}"
-  ./configure --prefix="${prefix}" --no-download --disable-c11threads --disable-curl --disable-gssapi \
+  ./configure --prefix="${prefix}" --no-download --disable-c11threads --enable-curl --enable-gssapi \
     --disable-lz4-ext --enable-zstd --enable-zlib --enable-ssl >"${work}/configure.log" 2>&1 ||
     { tail -n 20 "${work}/configure.log" >&2; exit 1; }
   make -j "${JOBS:-2}" -C src >"${work}/make.log" 2>&1 || { tail -n 30 "${work}/make.log" >&2; exit 1; }
   make -C src install DESTDIR="${staging}" >>"${work}/make.log" 2>&1 || { tail -n 30 "${work}/make.log" >&2; exit 1; }
 )
+# The features librdkafka itself says it was built with (the builtin.features property), asked of
+# the built library by a small program; each required one must be there.
+cat >"${work}/features.c" <<'EOF'
+#include <librdkafka/rdkafka.h>
+#include <stdio.h>
+int main(void) {
+  char features[512];
+  size_t size = sizeof features;
+  rd_kafka_conf_t* conf = rd_kafka_conf_new();
+  if (rd_kafka_conf_get(conf, "builtin.features", features, &size) != RD_KAFKA_CONF_OK) return 1;
+  puts(features);
+  rd_kafka_conf_destroy(conf);
+  return 0;
+}
+EOF
+features="$(cc -o "${work}/features" "${work}/features.c" -I"${staging}${prefix}/include" \
+  -L"${staging}${prefix}/lib" -Wl,-rpath,"${staging}${prefix}/lib" -lrdkafka && "${work}/features" || true)"
+for feature in ${required_features}; do
+  if [[ ",${features}," != *",${feature},"* ]]; then
+    say "the build lacks ${feature} (builtin.features: ${features:-unknown}); see ${work}/configure.log:"
+    grep -iE 'sasl|curl|gssapi' "${work}/configure.log" | tail -n 10 >&2
+    exit 1
+  fi
+done
+mkdir -p "${staging}${prefix}/share"
+echo "${features}" >"${staging}${prefix}/share/processor-build-features"
 # Moved into place whole, so that an interrupted build never looks like a cached one.
 rm -rf "${prefix}"
 mv "${staging}${prefix}" "${prefix}"

@@ -26,10 +26,15 @@ packages=(
   git
   librocksdb-dev
   # librdkafka 2.12 or newer, built by scripts/librdkafka.sh from Debian's source package (Debian
-  # 12's own librdkafka-dev is 2.0.2): its compression and TLS libraries.
+  # 12's own librdkafka-dev is 2.0.2): its compression and TLS libraries, Cyrus SASL for GSSAPI
+  # (Kerberos) with its GSSAPI plugin at run time, and libcurl for OAUTHBEARER's OIDC token
+  # endpoints.
   libssl-dev
   zlib1g-dev
   libzstd-dev
+  libsasl2-dev
+  libsasl2-modules-gssapi-mit
+  libcurl4-openssl-dev
   # The monitor's HTTP exporter (processor::monitor).
   libcpp-httplib-dev
 )
