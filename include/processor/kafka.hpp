@@ -6,6 +6,7 @@
 #include "processor/kafka/commit_strategy.hpp"
 #include "processor/kafka/consumer_setup.hpp"
 #include "processor/kafka/group_admin.hpp"
+#include "processor/kafka/java_client_config.hpp"
 #include "processor/kafka/kafka_broker_metadata.hpp"
 #include "processor/kafka/kafka_client.hpp"
 #include "processor/kafka/kafka_consumer.hpp"

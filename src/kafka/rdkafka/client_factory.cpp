@@ -74,6 +74,16 @@ const std::map<std::string, char, std::less<>>& property_scopes() {
 
 }  // namespace
 
+bool is_librdkafka_property(std::string_view name) { return property_scopes().count(name) > 0; }
+
+bool is_secret_property(std::string_view name) noexcept {
+  for (std::string_view word : {"password", "secret", "passphrase", "key.pem", "ssl_key", "private.key", "jaas",
+                                "sasl.oauthbearer.config"}) {
+    if (name.find(word) != std::string_view::npos) return true;
+  }
+  return false;
+}
+
 KafkaProperties properties_for(rd_kafka_type_t type, const KafkaProperties& shared,
                                const KafkaProperties& own) {
   const char other = type == RD_KAFKA_PRODUCER ? 'C' : 'P';
@@ -103,8 +113,11 @@ RdPtr<rd_kafka_t> create_client(rd_kafka_type_t type, const KafkaProperties& pro
   char error[512];
   for (const auto& [name, value] : properties) {
     if (rd_kafka_conf_set(conf.get(), name.c_str(), value.c_str(), error, sizeof error) != RD_KAFKA_CONF_OK) {
+      // librdkafka's reason may quote the value: a secret's is never shown.
       throw StateError(ErrorKind::InvalidArgument,
-                       "invalid Kafka property '" + name + "' = '" + value + "': " + error);
+                       is_secret_property(name)
+                           ? "invalid Kafka property '" + name + "' (its value is a secret, not shown)"
+                           : "invalid Kafka property '" + name + "' = '" + value + "': " + error);
     }
   }
   if (callbacks.opaque != nullptr) rd_kafka_conf_set_opaque(conf.get(), callbacks.opaque);

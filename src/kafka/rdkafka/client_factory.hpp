@@ -5,6 +5,7 @@
 #include <librdkafka/rdkafka.h>
 
 #include <initializer_list>
+#include <string_view>
 
 #include "kafka/rdkafka/handles.hpp"
 #include "processor/kafka/kafka_properties.hpp"
@@ -15,6 +16,13 @@ namespace processor::kafka::internal {
 // `required` that `properties` lacks or leaves empty.
 void require_properties(const KafkaProperties& properties, std::initializer_list<const char*> required,
                         const char* who);
+
+// Whether librdkafka (the one the library runs with) has a property of this name.
+bool is_librdkafka_property(std::string_view name);
+
+// Whether a property's value is a secret (a password, a client secret, a private key, a token,
+// a JAAS text): such a value never appears in a log line or an error message.
+bool is_secret_property(std::string_view name) noexcept;
 
 // The properties of one client of `type` made from a map shared by several clients and its own:
 // the shared ones that apply to `type` (a consumer property such as session.timeout.ms never

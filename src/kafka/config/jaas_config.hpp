@@ -1,0 +1,24 @@
+#pragma once
+// The text of a sasl.jaas.config property: one JAAS login module entry, as Kafka's JaasConfig
+// reads it (java.io.StreamTokenizer: words, "quoted" or 'quoted' values with backslash escapes,
+// // and /* */ comments). Internal: java_client_config() is the public entry.
+
+#include <map>
+#include <string>
+#include <string_view>
+
+namespace processor::kafka::internal {
+
+struct JaasEntry {
+  std::string login_module;                    // e.g. org.apache.kafka.common.security.plain.PlainLoginModule
+  std::string flag;                            // required, requisite, sufficient or optional (lower case)
+  std::map<std::string, std::string> options;  // e.g. username -> alice
+};
+
+// The one login module entry of `text` ("<module> <flag> key=value ... ;").
+// Throws StateError(InvalidArgument) naming what is wrong, as Kafka's messages do ("JAAS config
+// entry not terminated by semi-colon", "Value not specified for key 'password' in JAAS config",
+// "JAAS config property contains 2 login modules, should be 1 module"), and never a value.
+JaasEntry parse_jaas_config(std::string_view text);
+
+}  // namespace processor::kafka::internal
