@@ -19,6 +19,7 @@
 #include <set>
 #include <sstream>
 
+#include "cluster_config.hpp"
 #include "command.hpp"
 #include "groups/describe_format.hpp"
 #include "groups/describe_json.hpp"
@@ -32,6 +33,7 @@ namespace {
 
 struct DescribeArgs {
   std::string bootstrap;
+  std::string command_config;
   std::vector<std::string> groups;
   bool all_groups = false;
   bool offsets = false;
@@ -46,6 +48,7 @@ struct DescribeArgs {
 
 struct ListArgs {
   std::string bootstrap;
+  std::string command_config;
   bool state = false;
   std::string state_value;  // e.g. "stable,empty": only groups in these states
   bool type = false;
@@ -54,8 +57,9 @@ struct ListArgs {
   std::vector<std::string> extras;
 };
 
-std::unique_ptr<kafka::GroupAdmin> connect(const std::string& bootstrap, int timeout_ms) {
-  return kafka::GroupAdmin::create({{"bootstrap.servers", bootstrap}, {"log_level", "3"}},
+std::unique_ptr<kafka::GroupAdmin> connect(const std::string& bootstrap, const std::string& command_config,
+                                           int timeout_ms) {
+  return kafka::GroupAdmin::create(cluster_properties(bootstrap, command_config, {{"log_level", "3"}}),
                                    std::chrono::milliseconds(timeout_ms));
 }
 
@@ -85,7 +89,7 @@ int run_describe(const DescribeArgs& args) {
 
   Printed printed;
   try {
-    auto admin = connect(args.bootstrap, args.timeout_ms);
+    auto admin = connect(args.bootstrap, args.command_config, args.timeout_ms);
     std::vector<std::string> groups = args.groups;
     if (args.all_groups) {
       groups.clear();
@@ -182,7 +186,7 @@ int run_list(const ListArgs& args) {
   };
   Printed printed;
   try {
-    auto admin = connect(args.bootstrap, args.timeout_ms);
+    auto admin = connect(args.bootstrap, args.command_config, args.timeout_ms);
     std::vector<kafka::GroupListing> groups = admin->list_groups();
     std::erase_if(groups, filtered_out);
     print_group_list(groups, args.type, args.state, &printed);
@@ -205,6 +209,7 @@ void add_groups_describe_commands(CLI::App& groups, Invocation& invocation) {
   describe->allow_extras();
   describe->add_option("--bootstrap-server", describe_args->bootstrap,
                        "the broker(s) to connect to (host:port,...)");
+  add_command_config_option(*describe, describe_args->command_config);
   describe->add_option("--group", describe_args->groups, "a consumer group (repeatable)")
       ->expected(1)
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
@@ -229,6 +234,7 @@ void add_groups_describe_commands(CLI::App& groups, Invocation& invocation) {
       "list", "list consumer groups as kafka-consumer-groups --list [--type] [--state]");
   list->allow_extras();
   list->add_option("--bootstrap-server", list_args->bootstrap, "the broker(s) to connect to (host:port,...)");
+  add_command_config_option(*list, list_args->command_config);
   auto* list_state = list->add_option("--state", list_args->state_value,
                                       "show states; with a value (stable,empty) only those")
                          ->expected(0, 1);

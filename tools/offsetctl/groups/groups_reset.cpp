@@ -4,6 +4,7 @@
 #include <iostream>
 #include <memory>
 
+#include "cluster_config.hpp"
 #include "command.hpp"
 #include "reset/reset_command.hpp"
 
@@ -19,6 +20,7 @@ void add_reset(CLI::App& groups, Invocation& invocation) {
                             "default) prints the plan, --execute commits it, --export prints it as CSV");
   reset->add_option("--bootstrap-server", options->bootstrap_server, "the server(s) to connect to")
       ->required();
+  add_command_config_option(*reset, options->command_config);
   reset->add_option("--group", options->groups, "the consumer group id (repeatable)");
   reset->add_flag("--all-groups", options->all_groups, "apply to all consumer groups");
   reset->add_option("--topic", options->topics, "a topic, or topic:0,1,2 for some partitions (repeatable)");
@@ -51,6 +53,7 @@ void add_delete_offsets(CLI::App& groups, Invocation& invocation) {
       "delete a group's committed offsets of topics, as kafka-consumer-groups --delete-offsets");
   command->add_option("--bootstrap-server", options->bootstrap_server, "the server(s) to connect to")
       ->required();
+  add_command_config_option(*command, options->command_config);
   command->add_option("--group", options->group, "the consumer group id")->required();
   command->add_option("--topic", options->topics, "a topic, or topic:0,1,2 for some partitions (repeatable)")
       ->required();

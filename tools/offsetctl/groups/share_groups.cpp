@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "cluster_config.hpp"
 #include "command.hpp"
 #include "groups/kafka_usage.hpp"
 
@@ -21,6 +22,7 @@ namespace {
 
 struct ShareArgs {
   std::string bootstrap;
+  std::string command_config;  // taken as kafka-share-groups takes it; no request is made
   std::vector<std::string> groups;
   bool all_groups = false;
   bool offsets = false;  // the views Kafka's tool offers; none can be shown
@@ -49,6 +51,7 @@ void add_share_verb(CLI::App& share, Invocation& invocation, const std::string& 
   auto* verb = share.add_subcommand(action, help);
   verb->allow_extras();
   verb->add_option("--bootstrap-server", args->bootstrap, "the broker(s) to connect to (host:port,...)");
+  add_command_config_option(*verb, args->command_config);
   if (action == "describe") {
     verb->add_option("--group", args->groups, "a share group (repeatable)")
         ->expected(1)

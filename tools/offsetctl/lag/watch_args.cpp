@@ -2,6 +2,7 @@
 
 #include <cstdint>
 
+#include "cluster_config.hpp"
 #include "processor/kafka/group_admin.hpp"
 #include "processor/monitor/group_admin_lag_source.hpp"
 
@@ -14,6 +15,7 @@ std::chrono::milliseconds WatchArgs::interval() const {
 void add_watch_options(CLI::App& command, WatchArgs& args, const std::string& interval_help) {
   command.add_option("--bootstrap-server", args.bootstrap_server, "the cluster, host:port[,host:port...]")
       ->required();
+  add_command_config_option(command, args.command_config);
   auto* group = command.add_option("--group", args.groups, "a group to watch (repeatable)");
   auto* all = command.add_flag("--all-groups", args.all_groups, "watch every group of the cluster");
   group->excludes(all);
@@ -28,7 +30,7 @@ void check_watch_args(const WatchArgs& args, const std::string& command) {
 
 std::unique_ptr<monitor::LagMonitor> make_lag_monitor(const WatchArgs& args, std::size_t history_capacity) {
   std::shared_ptr<kafka::GroupAdmin> admin =
-      kafka::GroupAdmin::create({{"bootstrap.servers", args.bootstrap_server}});
+      kafka::GroupAdmin::create(cluster_properties(args.bootstrap_server, args.command_config));
   monitor::LagMonitorOptions options;
   options.groups = args.groups;
   options.interval = args.interval();

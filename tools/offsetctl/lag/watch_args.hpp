@@ -15,6 +15,7 @@ namespace processor::offsetctl {
 
 struct WatchArgs {
   std::string bootstrap_server;
+  std::string command_config;  // a Java client properties file; "" for none
   std::vector<std::string> groups;
   bool all_groups = false;
   double interval_seconds = 5.0;
@@ -22,7 +23,7 @@ struct WatchArgs {
   std::chrono::milliseconds interval() const;
 };
 
-// --bootstrap-server (required), --group (repeatable) or --all-groups, --interval.
+// --bootstrap-server (required), --command-config, --group (repeatable) or --all-groups, --interval.
 void add_watch_options(CLI::App& command, WatchArgs& args, const std::string& interval_help);
 // Throws CLI::ValidationError naming `command` when neither --group nor --all-groups was given.
 void check_watch_args(const WatchArgs& args, const std::string& command);

@@ -7,6 +7,7 @@
 #include <set>
 #include <unordered_set>
 
+#include "cluster_config.hpp"
 #include "command.hpp"
 #include "processor/error.hpp"
 #include "processor/kafka/group_admin.hpp"
@@ -82,7 +83,8 @@ int run_delete_offsets(const DeleteOffsetsOptions& options, std::ostream& out, s
       for (const std::int32_t partition : *parsed.partitions)
         partitions.emplace_back(parsed.topic, partition);
     }
-    kafka::KafkaProperties properties{{"bootstrap.servers", options.bootstrap_server}};
+    const kafka::KafkaProperties properties =
+        cluster_properties(options.bootstrap_server, options.command_config);
     const std::unique_ptr<kafka::GroupAdmin> admin = kafka::GroupAdmin::create(properties, options.timeout);
 
     std::vector<Row> rows;

@@ -12,6 +12,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "cluster_config.hpp"
 #include "command.hpp"
 #include "offsets_csv.hpp"
 #include "processor/error.hpp"
@@ -189,7 +190,8 @@ int run_reset(const ResetOptions& options, std::ostream& out, std::ostream& err)
   return run_kafka_style(out, err, [&]() -> int {
     validate_reset_options(options, err);
     const ParsedSpec parsed = parse_spec(options);
-    kafka::KafkaProperties properties{{"bootstrap.servers", options.bootstrap_server}};
+    const kafka::KafkaProperties properties =
+        cluster_properties(options.bootstrap_server, options.command_config);
     const std::unique_ptr<GroupAdmin> admin = GroupAdmin::create(properties, options.timeout);
 
     std::vector<std::string> groups;

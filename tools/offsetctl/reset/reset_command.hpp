@@ -15,6 +15,7 @@ namespace processor::offsetctl {
 
 struct ResetOptions {
   std::string bootstrap_server;
+  std::string command_config;       // a Java client properties file; "" for none
   std::vector<std::string> groups;  // --group, repeatable
   bool all_groups = false;
   std::vector<std::string> topics;  // --topic T or T:P,P..., repeatable
@@ -36,6 +37,7 @@ struct ResetOptions {
 
 struct DeleteOffsetsOptions {
   std::string bootstrap_server;
+  std::string command_config;
   std::string group;
   std::vector<std::string> topics;
   std::chrono::milliseconds timeout{5000};

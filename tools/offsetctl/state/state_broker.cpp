@@ -4,6 +4,7 @@
 
 #include <chrono>
 
+#include "cluster_config.hpp"
 #include "processor/error.hpp"
 
 namespace processor::offsetctl {
@@ -20,8 +21,10 @@ kafka::KafkaOffsetStoreOptions store_options() {
 
 }  // namespace
 
-StateBroker::StateBroker(const std::string& bootstrap_servers, const std::string& group)
-    : client_(kafka::KafkaClient::create({{"bootstrap.servers", bootstrap_servers}, {"group.id", group}})),
+StateBroker::StateBroker(const std::string& bootstrap_servers, const std::string& command_config,
+                         const std::string& group)
+    : client_(kafka::KafkaClient::create(
+          cluster_properties(bootstrap_servers, command_config, {{"group.id", group}}))),
       store_(client_, store_options()),
       metadata_(client_, kRequestTimeout) {}
 

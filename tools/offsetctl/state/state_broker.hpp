@@ -15,8 +15,11 @@ namespace processor::offsetctl {
 // Not safe for concurrent use; one command uses it from one thread.
 class StateBroker {
  public:
-  // Throws StateError(InvalidArgument) for a bootstrap list librdkafka rejects.
-  StateBroker(const std::string& bootstrap_servers, const std::string& group);
+  // `command_config`: a Java client properties file for the cluster ("" for none).
+  // Throws StateError(InvalidArgument) for a bootstrap list librdkafka rejects or a client
+  // properties file that cannot be honoured, StateError(NotFound) for one that cannot be read.
+  StateBroker(const std::string& bootstrap_servers, const std::string& command_config,
+              const std::string& group);
 
   // The partition's log range, or nullopt when the broker does not know the partition (a
   // deleted topic, a partition beyond its count). Throws StateError(Timeout or Kafka) when the

@@ -5,6 +5,7 @@
 #include <iostream>
 #include <memory>
 
+#include "cluster_config.hpp"
 #include "command.hpp"
 #include "state/state_verbs.hpp"
 
@@ -16,6 +17,7 @@ struct StateArguments {
   StateTarget target;
   std::string group;
   std::string bootstrap_servers;
+  std::string command_config;
   std::string output = "table";
   std::string file;
   std::optional<std::uint64_t> checkpoint_id;
@@ -67,6 +69,7 @@ void add_reset(CLI::App& state, Invocation& invocation, const std::shared_ptr<St
     }
   }
   reset->add_option("--bootstrap-server", request.bootstrap_servers, "the cluster, for log ranges");
+  add_command_config_option(*reset, request.command_config);
   add_write_mode(*reset, *args);
   on_parse(*reset, invocation, args, [](StateArguments& a) {
     a.reset.group = a.group;
@@ -100,9 +103,11 @@ void add_state_commands(CLI::App& app, Invocation& invocation) {
   add_group(*describe, *args);
   describe->add_option("--bootstrap-server", args->bootstrap_servers,
                        "the cluster, for LOG-END-OFFSET and LAG");
+  add_command_config_option(*describe, args->command_config);
   describe->add_option("--output", args->output, "table or json")->check(CLI::IsMember({"table", "json"}));
   on_parse(*describe, invocation, args, [](StateArguments& a) {
-    return run_state_describe(a.target, DescribeRequest{a.group, a.bootstrap_servers, a.output}, std::cout);
+    return run_state_describe(
+        a.target, DescribeRequest{a.group, a.bootstrap_servers, a.command_config, a.output}, std::cout);
   });
 
   auto* checkpoints = state->add_subcommand("checkpoints", "the group's retained checkpoints");
@@ -122,9 +127,11 @@ void add_state_commands(CLI::App& app, Invocation& invocation) {
       "diff", "a checkpoint against the group's committed offsets, as a restore sees it");
   add_group(*diff, *args);
   diff->add_option("--bootstrap-server", args->bootstrap_servers, "the cluster")->required();
+  add_command_config_option(*diff, args->command_config);
   diff->add_option("--checkpoint", args->checkpoint_id, "the checkpoint id (the latest by default)");
   on_parse(*diff, invocation, args, [](StateArguments& a) {
-    return run_state_diff(a.target, DiffRequest{a.group, a.bootstrap_servers, a.checkpoint_id}, std::cout);
+    return run_state_diff(
+        a.target, DiffRequest{a.group, a.bootstrap_servers, a.command_config, a.checkpoint_id}, std::cout);
   });
 
   add_reset(*state, invocation, args);

@@ -29,7 +29,7 @@ int run_state_diff(const StateTarget& target, const DiffRequest& request, std::o
   const auto checkpoint = directory.checkpoint(request.group, request.checkpoint_id);
   const auto retained = directory.checkpoint_records(request.group);
 
-  StateBroker broker(request.bootstrap_servers, request.group);
+  StateBroker broker(request.bootstrap_servers, request.command_config, request.group);
   // checkpoints_only: the strictest reading, that of on_checkpoint() (every committed offset
   // should be a checkpoint's), so that any move nobody of ours made is shown.
   const kafka::internal::JournalContext context{

@@ -56,7 +56,7 @@ int run_state_describe(const StateTarget& target, const DescribeRequest& request
   const bool with_broker = !request.bootstrap_servers.empty();
   std::vector<DescribedOffset> described;
   std::optional<StateBroker> broker;
-  if (with_broker) broker.emplace(request.bootstrap_servers, request.group);
+  if (with_broker) broker.emplace(request.bootstrap_servers, request.command_config, request.group);
   for (const auto& stored : offsets) {
     DescribedOffset entry{&stored, std::nullopt, std::nullopt};
     if (broker) {

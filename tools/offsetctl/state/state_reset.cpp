@@ -218,7 +218,8 @@ int run_state_reset(const StateTarget& target, const ResetRequest& request, std:
     current.emplace(std::make_pair(stored.partition.topic, stored.partition.partition), stored.info.offset);
   }
   std::optional<StateBroker> broker;
-  if (!request.bootstrap_servers.empty()) broker.emplace(request.bootstrap_servers, request.group);
+  if (!request.bootstrap_servers.empty())
+    broker.emplace(request.bootstrap_servers, request.command_config, request.group);
   Plan plan = plan_reset(request, current, broker ? &*broker : nullptr, target.dir);
   if (broker) clamp_to_log(plan, *broker);
   return apply_plan(directory, request.group, plan, request.mode, out, err);

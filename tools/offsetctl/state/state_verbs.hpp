@@ -25,6 +25,7 @@ int run_state_groups(const StateTarget& target, std::ostream& out);
 struct DescribeRequest {
   std::string group;
   std::string bootstrap_servers;  // "" when not given: no LOG-END-OFFSET, no LAG
+  std::string command_config;     // a Java client properties file for the cluster; "" for none
   std::string output = "table";   // "table" or "json"
 };
 int run_state_describe(const StateTarget& target, const DescribeRequest& request, std::ostream& out);
@@ -36,6 +37,7 @@ int run_checkpoints_show(const StateTarget& target, const std::string& group, st
 struct DiffRequest {
   std::string group;
   std::string bootstrap_servers;
+  std::string command_config;
   std::optional<std::uint64_t> checkpoint_id;  // the latest when not given
 };
 int run_state_diff(const StateTarget& target, const DiffRequest& request, std::ostream& out);
@@ -53,6 +55,7 @@ struct ResetRequest {
   bool to_latest = false;
   std::string from_file;
   std::string bootstrap_servers;
+  std::string command_config;
   WriteMode mode = WriteMode::Default;
 };
 int run_state_reset(const StateTarget& target, const ResetRequest& request, std::ostream& out,

@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "cluster_config.hpp"
 #include "command.hpp"
 #include "kafka/group/start_offsets.hpp"
 #include "kafka/rdkafka/client_factory.hpp"
@@ -37,6 +38,7 @@ constexpr std::int64_t kCountBehindAtMost = 100'000;
 
 struct ChangelogArguments {
   std::string bootstrap_servers;
+  std::string command_config;
   std::string application;
   std::string store;
   std::string state_dir;
@@ -213,15 +215,16 @@ void print_records(rd_kafka_t* rk, const std::string& topic,
 int run_changelog(const ChangelogArguments& args, std::ostream& out, std::ostream& err) {
   try {
     const std::string topic = streams::changelog_topic(args.application, args.store);
-    auto rk = kafka::internal::create_client(RD_KAFKA_CONSUMER,
-                                             {{"bootstrap.servers", args.bootstrap_servers},
-                                              {"group.id", "offsetctl-changelog"},  // never joined
-                                              {"isolation.level", "read_committed"},
-                                              {"enable.auto.commit", "false"},
-                                              {"enable.auto.offset.store", "false"},
-                                              {"enable.partition.eof", "true"},
-                                              {"log_level", "3"}},
-                                             {}, "the changelog reader");
+    auto rk = kafka::internal::create_client(
+        RD_KAFKA_CONSUMER,
+        cluster_properties(args.bootstrap_servers, args.command_config,
+                           {{"group.id", "offsetctl-changelog"},  // never joined
+                            {"isolation.level", "read_committed"},
+                            {"enable.auto.commit", "false"},
+                            {"enable.auto.offset.store", "false"},
+                            {"enable.partition.eof", "true"},
+                            {"log_level", "3"}}),
+        {}, "the changelog reader");
     const std::int32_t partitions = partition_count(rk.get(), topic);
     std::vector<kafka::internal::LogRange> ranges;
     for (std::int32_t p = 0; p < partitions; ++p) {
@@ -246,6 +249,7 @@ void add_changelog_commands(CLI::App& app, Invocation& invocation) {
   auto* changelog = app.add_subcommand(
       "changelog", "a StreamProcessor store's changelog topic: log ranges, local positions, decoded records");
   changelog->add_option("--bootstrap-server", args->bootstrap_servers, "the cluster")->required();
+  add_command_config_option(*changelog, args->command_config);
   changelog->add_option("--application", args->application, "the StreamProcessor's application_id")
       ->required();
   changelog->add_option("--store", args->store, "the store name")->required();
