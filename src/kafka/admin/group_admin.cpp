@@ -92,7 +92,7 @@ std::vector<GroupListing> GroupAdmin::list_groups() {
         [&](rd_kafka_AdminOptions_t* options, rd_kafka_queue_t* queue) {
           rd_kafka_ListConsumerGroups(impl_->rk.get(), options, queue);
         },
-        &event);
+        &event, /*serve_events=*/true);
     if (error != RD_KAFKA_RESP_ERR_NO_ERROR) return internal::failure_of(error, what);
     const auto* result = rd_kafka_event_ListConsumerGroups_result(event.get());
     std::size_t error_count = 0;
@@ -131,7 +131,7 @@ std::vector<GroupDescription> GroupAdmin::describe_groups(const std::vector<std:
         [&](rd_kafka_AdminOptions_t* options, rd_kafka_queue_t* queue) {
           rd_kafka_DescribeConsumerGroups(impl_->rk.get(), names.data(), names.size(), options, queue);
         },
-        &event);
+        &event, /*serve_events=*/true);
     if (error != RD_KAFKA_RESP_ERR_NO_ERROR) return internal::failure_of(error, what);
     const auto* result = rd_kafka_event_DescribeConsumerGroups_result(event.get());
     std::size_t count = 0;

@@ -65,7 +65,7 @@ std::vector<CommittedOffset> GroupAdmin::committed_offsets(std::string_view grou
           out.push_back(CommittedOffset{TopicPartition(entry.topic, entry.partition), info->offset,
                                         info->metadata.value_or(""), info->leader_epoch});
         },
-        &partition);
+        &partition, /*serve_events=*/true);
     if (error != RD_KAFKA_RESP_ERR_NO_ERROR) return internal::failure_of(error, what, partition);
     return std::nullopt;
   });
@@ -186,8 +186,8 @@ std::vector<PartitionResult> GroupAdmin::alter_offsets(
         rd_kafka_AlterConsumerGroupOffsets_t* requests[] = {request.get()};
         rd_kafka_AlterConsumerGroupOffsets(impl_->rk.get(), requests, 1, options, queue);
       },
-      &event);
-  if (error != RD_KAFKA_RESP_ERR_NO_ERROR) throw internal::kafka_error(error, what);
+      &event, /*serve_events=*/true);
+  if (error != RD_KAFKA_RESP_ERR_NO_ERROR) throw impl_->failure(error, what);
   const auto* result = rd_kafka_event_AlterConsumerGroupOffsets_result(event.get());
   std::size_t count = 0;
   const rd_kafka_group_result_t** groups = rd_kafka_AlterConsumerGroupOffsets_result_groups(result, &count);
@@ -211,8 +211,8 @@ std::vector<PartitionResult> GroupAdmin::delete_offsets(std::string_view group,
         rd_kafka_DeleteConsumerGroupOffsets_t* requests[] = {request.get()};
         rd_kafka_DeleteConsumerGroupOffsets(impl_->rk.get(), requests, 1, options, queue);
       },
-      &event);
-  if (error != RD_KAFKA_RESP_ERR_NO_ERROR) throw internal::kafka_error(error, what);
+      &event, /*serve_events=*/true);
+  if (error != RD_KAFKA_RESP_ERR_NO_ERROR) throw impl_->failure(error, what);
   const auto* result = rd_kafka_event_DeleteConsumerGroupOffsets_result(event.get());
   std::size_t count = 0;
   const rd_kafka_group_result_t** groups = rd_kafka_DeleteConsumerGroupOffsets_result_groups(result, &count);

@@ -72,7 +72,9 @@ KafkaClient::~KafkaClient() {
     // After a fatal error (e.g. a fenced static member) librdkafka 2.0.2's close never finishes:
     // leave the group to the session timeout.
     impl_->closed = true;
-    rd_kafka_destroy_flags(impl_->handle.release(), RD_KAFKA_DESTROY_F_NO_CONSUMER_CLOSE);
+    rd_kafka_t* rk = impl_->handle.release();
+    rd_kafka_destroy_flags(rk, RD_KAFKA_DESTROY_F_NO_CONSUMER_CLOSE);
+    internal::forget_connection_refusal(rk);
     return;
   }
   if (!impl_->closed.exchange(true)) rd_kafka_consumer_close(impl_->rk());

@@ -1,10 +1,13 @@
 #include "kafka/rdkafka/client_factory.hpp"
 
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <map>
+#include <mutex>
 #include <sstream>
 #include <string>
+#include <unordered_map>
 
 #include "common/log_internal.hpp"
 #include "processor/error.hpp"
@@ -12,11 +15,40 @@
 namespace processor::kafka::internal {
 namespace {
 
-void error_callback(rd_kafka_t*, int error, const char* reason, void*) {
+// connection_refusal()'s memory: the last refusal of each client, and when it came.
+struct Refusal {
+  int code;
+  std::string text;
+  std::chrono::steady_clock::time_point when;
+};
+std::mutex refusals_mutex;
+std::unordered_map<const rd_kafka_t*, Refusal> refusals;  // GUARDED_BY(refusals_mutex)
+
+// Whether an error of the error callback says that the broker refused this client for good, as
+// opposed to a connection that broke (a broker restarting mid-handshake also fails a handshake).
+bool is_refusal(int error, std::string_view reason) {
+  if (error == RD_KAFKA_RESP_ERR__AUTHENTICATION) {
+    return reason.find("Disconnected") == std::string_view::npos &&
+           reason.find("timed out") == std::string_view::npos;
+  }
+  if (error == RD_KAFKA_RESP_ERR__SSL) {
+    return reason.find("certificate") != std::string_view::npos ||
+           reason.find("verify") != std::string_view::npos || reason.find("alert") != std::string_view::npos;
+  }
+  return false;
+}
+
+void error_callback(rd_kafka_t* rk, int error, const char* reason, void*) {
   // Transport errors are retried by librdkafka; only fatal ones need the user's attention,
-  // and those surface through the calls that hit them.
+  // and those surface through the calls that hit them. Refusals are kept for the requests that
+  // would otherwise time out behind them (connection_refusal).
   if (error == RD_KAFKA_RESP_ERR__FATAL) {
     processor::internal::log(LogLevel::Error, "rdkafka", "librdkafka fatal error: ", reason);
+  }
+  const std::string_view text = reason != nullptr ? reason : "";
+  if (is_refusal(error, text)) {
+    const std::lock_guard lock(refusals_mutex);
+    refusals.insert_or_assign(rk, Refusal{error, std::string(text), std::chrono::steady_clock::now()});
   }
 }
 
@@ -74,11 +106,25 @@ const std::map<std::string, char, std::less<>>& property_scopes() {
 
 }  // namespace
 
+std::optional<StateError> connection_refusal(const rd_kafka_t* rk) {
+  const std::lock_guard lock(refusals_mutex);
+  const auto it = refusals.find(rk);
+  if (it == refusals.end() || std::chrono::steady_clock::now() - it->second.when > std::chrono::seconds(10)) {
+    return std::nullopt;
+  }
+  return StateError(ErrorKind::Kafka, it->second.text, it->second.code, false);
+}
+
+void forget_connection_refusal(const rd_kafka_t* rk) noexcept {
+  const std::lock_guard lock(refusals_mutex);
+  refusals.erase(rk);
+}
+
 bool is_librdkafka_property(std::string_view name) { return property_scopes().count(name) > 0; }
 
 bool is_secret_property(std::string_view name) noexcept {
-  for (std::string_view word : {"password", "secret", "passphrase", "key.pem", "ssl_key", "private.key", "jaas",
-                                "sasl.oauthbearer.config"}) {
+  for (std::string_view word : {"password", "secret", "passphrase", "key.pem", "ssl_key", "private.key",
+                                "jaas", "sasl.oauthbearer.config"}) {
     if (name.find(word) != std::string_view::npos) return true;
   }
   return false;

@@ -5,9 +5,11 @@
 #include <librdkafka/rdkafka.h>
 
 #include <initializer_list>
+#include <optional>
 #include <string_view>
 
 #include "kafka/rdkafka/handles.hpp"
+#include "processor/error.hpp"
 #include "processor/kafka/kafka_properties.hpp"
 
 namespace processor::kafka::internal {
@@ -23,6 +25,18 @@ bool is_librdkafka_property(std::string_view name);
 // Whether a property's value is a secret (a password, a client secret, a private key, a token,
 // a JAAS text): such a value never appears in a log line or an error message.
 bool is_secret_property(std::string_view name) noexcept;
+
+// What librdkafka said when it last failed to authenticate to a broker of `rk` or to trust one's
+// certificate, within the last 10 s: a wrong password, an unknown user, an untrusted certificate,
+// a host-name mismatch. librdkafka reports these through the client's error callback (served by
+// its polls) and retries the connection for ever, so that a request would only time out; the
+// library fails the request with this cause instead: StateError(Kafka) with librdkafka's code
+// (_AUTHENTICATION or _SSL) and text, not retriable. nullopt when there was none.
+std::optional<StateError> connection_refusal(const rd_kafka_t* rk);
+
+// Forgets what connection_refusal() knows of `rk`: after its destruction (RdKafkaDeleter), or
+// once a request went through.
+void forget_connection_refusal(const rd_kafka_t* rk) noexcept;
 
 // The properties of one client of `type` made from a map shared by several clients and its own:
 // the shared ones that apply to `type` (a consumer property such as session.timeout.ms never
