@@ -516,6 +516,50 @@ void offsetctl_args_corpus() {
               "--timeout", "1.5"}));
 }
 
+// ---- fuzz_java_client_config: a Java client properties file's bytes ----
+
+void java_client_config_corpus() {
+  write("corpus", "fuzz_java_client_config", "scram-sha-256",
+        "security.protocol=SASL_SSL\nsasl.mechanism=SCRAM-SHA-256\n"
+        "sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required \\\n"
+        "    username=\"alice\" password=\"Alice1Secret\";\n"
+        "ssl.truststore.type=PEM\nssl.truststore.location=/etc/kafka/ca.pem\n");
+  write("corpus", "fuzz_java_client_config", "plain-colon-separators",
+        "# an operator's file\r\nsecurity.protocol: SASL_SSL\r\nsasl.mechanism: PLAIN\r\n"
+        "sasl.jaas.config: org.apache.kafka.common.security.plain.PlainLoginModule required username=bob "
+        "password='B0bPassword' /* c */;\r\nssl.endpoint.identification.algorithm=\r\n");
+  write("corpus", "fuzz_java_client_config", "oauthbearer-unsecured",
+        "security.protocol=SASL_SSL\nsasl.mechanism=OAUTHBEARER\n"
+        "sasl.jaas.config=org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required "
+        "unsecuredLoginStringClaim_sub=\"alice\" unsecuredLoginListClaim_scope=\",read,write\" "
+        "unsecuredLoginExtension_trace=\"x1\";\n");
+  write("corpus", "fuzz_java_client_config", "oauthbearer-oidc",
+        "sasl.mechanism=OAUTHBEARER\n"
+        "sasl.login.callback.handler.class=org.apache.kafka.common.security.oauthbearer."
+        "OAuthBearerLoginCallbackHandler\n"
+        "sasl.oauthbearer.token.endpoint.url=https://idp/token\n"
+        "sasl.jaas.config=org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required "
+        "clientId=\"tools\" clientSecret=\"S3cretValue\" scope=\"kafka\";\n");
+  write("corpus", "fuzz_java_client_config", "kerberos",
+        "security.protocol=SASL_PLAINTEXT\nsasl.kerberos.service.name=kafka\n"
+        "sasl.jaas.config=com.sun.security.auth.module.Krb5LoginModule required useKeyTab=true "
+        "keyTab=\"/etc/k.keytab\" principal=\"tools@EXAMPLE.COM\";\n");
+  write("corpus", "fuzz_java_client_config", "stores",
+        "security.protocol=SSL\nssl.keystore.type=PKCS12\nssl.keystore.location=/c.p12\n"
+        "ssl.keystore.password=Store1Pass\nssl.truststore.type=PEM\n"
+        "ssl.truststore.certificates=-----BEGIN CERTIFICATE-----\\nAA\\n-----END CERTIFICATE-----\n"
+        "ssl.enabled.protocols=TLSv1.2,TLSv1.3\n");
+  write("corpus", "fuzz_java_client_config", "escapes",
+        "key\\ with\\=sep = v\\u00e9\\t\\\n  continued\nsasl.password=caf\xe9\n");
+  write("corpus", "fuzz_java_client_config", "refused-jks", "ssl.truststore.location=/ts.jks\n");
+  // A malformed \u escape in the line of a password: the refusal names the line, not the text.
+  write("regressions", "fuzz_java_client_config", "malformed-escape-after-secret",
+        "sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required username=\"u\" "
+        "password=\"Hunter2Pass\" \\u12;\n");
+  // A file that ends in a backslash: Java drops it.
+  write("regressions", "fuzz_java_client_config", "trailing-backslash", "sasl.password=Hunter2Pass\\");
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -535,6 +579,7 @@ int main(int argc, char** argv) {
   changelog_record_corpus();
   offsets_csv_corpus();
   offsetctl_args_corpus();
+  java_client_config_corpus();
   std::printf("wrote %zu files under %s\n", g_written, g_root.c_str());
   return 0;
 }

@@ -27,6 +27,7 @@
 #include "groups/kafka_usage.hpp"
 #include "processor/error.hpp"
 #include "processor/kafka/group_admin.hpp"
+#include "reset/java_errors.hpp"
 
 namespace processor::offsetctl {
 namespace {
@@ -119,8 +120,8 @@ int run_describe(const DescribeArgs& args) {
     write(printed);
     return kExitError;
   } catch (const StateError& error) {
-    if (json) return usage_error(std::string("Error: ") + error.what());
-    print_failure(DescribeFailure{error.what()}, &printed);
+    if (json) return usage_error("Error: " + java_cause(error));
+    print_failure(DescribeFailure{java_cause(error)}, &printed);
     write(printed);
     return kExitError;
   }
@@ -191,7 +192,7 @@ int run_list(const ListArgs& args) {
     std::erase_if(groups, filtered_out);
     print_group_list(groups, args.type, args.state, &printed);
   } catch (const StateError& error) {
-    print_failure(DescribeFailure{error.what()}, &printed);
+    print_failure(DescribeFailure{java_cause(error)}, &printed);
     write(printed);
     return kExitError;
   }

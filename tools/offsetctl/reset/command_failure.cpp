@@ -1,6 +1,7 @@
 #include "reset/command_failure.hpp"
 
 #include "command.hpp"
+#include "reset/java_errors.hpp"
 
 namespace processor::offsetctl {
 
@@ -13,7 +14,7 @@ int run_kafka_style(std::ostream& out, std::ostream& err, const std::function<in
     if (e.kind() == ErrorKind::InvalidArgument) {
       err << e.what() << "\n";
     } else {
-      out << "\nError: Executing consumer group command failed due to " << e.what() << "\n";
+      out << "\nError: Executing consumer group command failed due to " << java_cause(e) << "\n";
     }
   }
   out.flush();

@@ -36,6 +36,24 @@ JavaError java_error(int code) {
   return {rd_kafka_err2name(error), "org.apache.kafka.common.KafkaException", rd_kafka_err2str(error)};
 }
 
+std::string java_cause(const StateError& error) {
+  const auto code = error.kafka_error_code();
+  const std::string text = error.what();
+  if (code == RD_KAFKA_RESP_ERR__AUTHENTICATION) {
+    // librdkafka's "<broker>: SASL authentication error: <the broker's reason> (after 5ms in state
+    // AUTH_REQ...)": the broker's reason is what Kafka's tools print.
+    std::string reason = text;
+    constexpr std::string_view kPrefix = "SASL authentication error: ";
+    if (const auto at = reason.find(kPrefix); at != std::string::npos)
+      reason = reason.substr(at + kPrefix.size());
+    if (const auto after = reason.rfind(" (after "); after != std::string::npos) reason.resize(after);
+    return "org.apache.kafka.common.errors.SaslAuthenticationException: " + reason;
+  }
+  if (code == RD_KAFKA_RESP_ERR__SSL)
+    return "org.apache.kafka.common.errors.SslAuthenticationException: SSL handshake failed";
+  return text;
+}
+
 std::optional<int> error_code_of_text(std::string_view text) {
   const rd_kafka_err_desc* descriptions = nullptr;
   size_t count = 0;

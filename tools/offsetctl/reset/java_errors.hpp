@@ -7,6 +7,8 @@
 #include <string>
 #include <string_view>
 
+#include "processor/error.hpp"
+
 namespace processor::offsetctl {
 
 struct JavaError {
@@ -19,6 +21,12 @@ struct JavaError {
 
 // The Java view of a broker error code; a code not in the table keeps librdkafka's name.
 JavaError java_error(int code);
+
+// What Kafka's tools print after "failed due to " for `error`: a broker's refusal of the client
+// (a wrong password: org.apache.kafka.common.errors.SaslAuthenticationException and the broker's
+// reason; a certificate that cannot be trusted: SslAuthenticationException) and an authorization
+// failure in Java's form; anything else as error.what().
+std::string java_cause(const StateError& error);
 
 // The broker error code whose librdkafka text (rd_kafka_err2str) is `text`; nullopt if none.
 std::optional<int> error_code_of_text(std::string_view text);
