@@ -109,18 +109,21 @@ TEST(JaasConfig, ReadsOneModuleWithQuotedAndBareValues) {
 }
 
 TEST(JaasConfig, RefusesAsKafkaDoesWithoutEchoingValues) {
-  EXPECT_NE(refusal([] { parse_jaas_config("a.B required username=\"u\" password=\"hunter2\""); })
-                .find("not terminated by semi-colon"),
+  EXPECT_NE(refusal([] {
+              parse_jaas_config("a.B required username=\"u\" password=\"hunter2\"");
+            }).find("not terminated by semi-colon"),
             std::string::npos);
   const std::string no_value = refusal([] { parse_jaas_config("a.B required username=\"u\" password=;"); });
   EXPECT_NE(no_value.find("value not specified for key 'password'"), std::string::npos) << no_value;
-  EXPECT_NE(refusal([] { parse_jaas_config("a.B mandatory x=\"1\";"); }).find("control flag"), std::string::npos);
+  EXPECT_NE(refusal([] { parse_jaas_config("a.B mandatory x=\"1\";"); }).find("control flag"),
+            std::string::npos);
   EXPECT_NE(refusal([] { parse_jaas_config("a.B required; c.D required;"); }).find("2 login modules"),
             std::string::npos);
   EXPECT_NE(refusal([] { parse_jaas_config("  "); }).find("0 login modules"), std::string::npos);
   // A path unquoted: '/' starts a comment, as in Java, so the value is missing.
-  EXPECT_NE(refusal([] { parse_jaas_config("a.B required keyTab=/etc/k.keytab;"); }).find("value not specified"),
-            std::string::npos);
+  EXPECT_NE(
+      refusal([] { parse_jaas_config("a.B required keyTab=/etc/k.keytab;"); }).find("value not specified"),
+      std::string::npos);
   EXPECT_EQ(refusal([] { parse_jaas_config("a.B required password=\"hunter2\" x"); }).find("hunter2"),
             std::string::npos);
 }
@@ -212,11 +215,13 @@ TEST(JavaClientConfig, KerberosKeytabAndTicketCache) {
 TEST(JavaClientConfig, Pkcs12AndPemKeyStores) {
   const auto pkcs12 = java_client_config(
       "security.protocol=SSL\nssl.keystore.type=PKCS12\nssl.keystore.location=/c.p12\n"
-      "ssl.keystore.password=pw\nssl.key.password=pw\nssl.truststore.type=PEM\nssl.truststore.location=/ca.pem\n");
+      "ssl.keystore.password=pw\nssl.key.password=pw\nssl.truststore.type=PEM\nssl.truststore.location=/"
+      "ca.pem\n");
   EXPECT_EQ(pkcs12.properties.at("ssl.keystore.location"), "/c.p12");
   EXPECT_EQ(pkcs12.properties.at("ssl.keystore.password"), "pw");
   const auto pem = java_client_config(
-      "security.protocol=SSL\nssl.keystore.type=PEM\nssl.keystore.location=/client.pem\nssl.key.password=kp\n");
+      "security.protocol=SSL\nssl.keystore.type=PEM\nssl.keystore.location=/"
+      "client.pem\nssl.key.password=kp\n");
   EXPECT_EQ(pem.properties.at("ssl.certificate.location"), "/client.pem");
   EXPECT_EQ(pem.properties.at("ssl.key.location"), "/client.pem");
   EXPECT_EQ(pem.properties.at("ssl.key.password"), "kp");
@@ -225,7 +230,8 @@ TEST(JavaClientConfig, Pkcs12AndPemKeyStores) {
       "ssl.keystore.certificate.chain=-----BEGIN CERTIFICATE-----\\nY\\n-----END CERTIFICATE-----\n"
       "ssl.truststore.type=PEM\nssl.truststore.certificates=-----BEGIN CERTIFICATE-----\\nZ\\n"
       "-----END CERTIFICATE-----\n");
-  EXPECT_EQ(inline_pem.properties.at("ssl.key.pem"), "-----BEGIN PRIVATE KEY-----\nX\n-----END PRIVATE KEY-----");
+  EXPECT_EQ(inline_pem.properties.at("ssl.key.pem"),
+            "-----BEGIN PRIVATE KEY-----\nX\n-----END PRIVATE KEY-----");
   EXPECT_NE(inline_pem.properties.at("ssl.certificate.pem").find("\nY\n"), std::string::npos);
   EXPECT_NE(inline_pem.properties.at("ssl.ca.pem").find("\nZ\n"), std::string::npos);
 }
@@ -238,24 +244,30 @@ TEST(JavaClientConfig, RefusesWhatCannotBeHonouredNamingTheKey) {
   };
   // Java's default trust store type is JKS.
   refused("ssl.truststore.location=/ts.jks\n", "ssl.truststore.location", "keytool -importkeystore");
-  refused("ssl.truststore.type=JKS\nssl.truststore.location=/ts.jks\n", "ssl.truststore.location", "openssl pkcs12");
-  refused("ssl.truststore.type=PKCS12\nssl.truststore.location=/ts.p12\n", "ssl.truststore.location", "-nokeys");
+  refused("ssl.truststore.type=JKS\nssl.truststore.location=/ts.jks\n", "ssl.truststore.location",
+          "openssl pkcs12");
+  refused("ssl.truststore.type=PKCS12\nssl.truststore.location=/ts.p12\n", "ssl.truststore.location",
+          "-nokeys");
   refused("ssl.keystore.location=/ks.jks\nssl.keystore.password=x\n", "ssl.keystore.location", "PKCS12");
-  refused("ssl.keystore.type=PKCS12\nssl.keystore.location=/k.p12\nssl.keystore.password=a\nssl.key.password=b\n",
-          "ssl.key.password", "one password");
+  refused(
+      "ssl.keystore.type=PKCS12\nssl.keystore.location=/k.p12\nssl.keystore.password=a\nssl.key.password=b\n",
+      "ssl.key.password", "one password");
   refused("sasl.mechanism=AWS_MSK_IAM\n", "sasl.mechanism", "not a mechanism librdkafka has");
   refused("security.protocol=SASL_TLS\n", "security.protocol", "not one of");
   refused("sasl.jaas.config=software.amazon.msk.auth.iam.IAMLoginModule required;\n", "sasl.jaas.config",
           "no librdkafka counterpart");
-  refused("sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required username=\"u\";\n",
-          "sasl.jaas.config", "needs the options username and password");
+  refused(
+      "sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required username=\"u\";\n",
+      "sasl.jaas.config", "needs the options username and password");
   refused("sasl.client.callback.handler.class=com.example.Handler\n", "sasl.client.callback.handler.class",
           "Java class");
-  refused("sasl.login.callback.handler.class=com.example.Login\n", "sasl.login.callback.handler.class", "Java class");
+  refused("sasl.login.callback.handler.class=com.example.Login\n", "sasl.login.callback.handler.class",
+          "Java class");
   refused("ssl.enabled.protocols=TLSv1.2,TLSv1.1\n", "ssl.enabled.protocols", "TLSv1.1");
   refused("ssl.cipher.suites=TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256\n", "ssl.cipher.suites", "OpenSSL");
   refused("ssl.endpoint.identification.algorithm=ldap\n", "ssl.endpoint.identification.algorithm", "neither");
-  refused("sasl.oauthbearer.token.endpoint.url=file:///tmp/token\n", "sasl.oauthbearer.token.endpoint.url", "file");
+  refused("sasl.oauthbearer.token.endpoint.url=file:///tmp/token\n", "sasl.oauthbearer.token.endpoint.url",
+          "file");
   refused("no.such.property=1\n", "no.such.property", "neither a Java client property");
   refused("session.timeout.ms=soon\n", "session.timeout.ms", "");
   refused("sasl.jaas.config=org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required;\n",

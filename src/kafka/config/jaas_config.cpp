@@ -37,9 +37,8 @@ class Tokenizer {
     if (is_number_start(c) || is_word_char(c)) {
       token.type = is_number_start(c) ? Token::Number : Token::Word;
       const std::size_t begin = pos_;
-      while (pos_ < text_.size() &&
-             (is_word_char(static_cast<unsigned char>(text_[pos_])) ||
-              is_number_start(static_cast<unsigned char>(text_[pos_])))) {
+      while (pos_ < text_.size() && (is_word_char(static_cast<unsigned char>(text_[pos_])) ||
+                                     is_number_start(static_cast<unsigned char>(text_[pos_])))) {
         ++pos_;
       }
       if (token.type == Token::Word) token.text = std::string(text_.substr(begin, pos_ - begin));
@@ -83,19 +82,33 @@ class Tokenizer {
       if (c == '\\' && pos_ < text_.size()) {
         c = text_[pos_++];
         switch (c) {
-          case 'a': c = '\a'; break;
-          case 'b': c = '\b'; break;
-          case 'f': c = '\f'; break;
-          case 'n': c = '\n'; break;
-          case 'r': c = '\r'; break;
-          case 't': c = '\t'; break;
-          case 'v': c = '\v'; break;
+          case 'a':
+            c = '\a';
+            break;
+          case 'b':
+            c = '\b';
+            break;
+          case 'f':
+            c = '\f';
+            break;
+          case 'n':
+            c = '\n';
+            break;
+          case 'r':
+            c = '\r';
+            break;
+          case 't':
+            c = '\t';
+            break;
+          case 'v':
+            c = '\v';
+            break;
           default:
             if (c >= '0' && c <= '7') {
               int value = c - '0';
               const int max_digits = c <= '3' ? 3 : 2;
-              for (int d = 1; d < max_digits && pos_ < text_.size() && text_[pos_] >= '0' && text_[pos_] <= '7';
-                   ++d) {
+              for (int d = 1;
+                   d < max_digits && pos_ < text_.size() && text_[pos_] >= '0' && text_[pos_] <= '7'; ++d) {
                 value = value * 8 + (text_[pos_++] - '0');
               }
               c = char(value);
@@ -113,7 +126,8 @@ class Tokenizer {
 };
 
 std::string lowercase(std::string text) {
-  std::transform(text.begin(), text.end(), text.begin(), [](unsigned char c) { return char(std::tolower(c)); });
+  std::transform(text.begin(), text.end(), text.begin(),
+                 [](unsigned char c) { return char(std::tolower(c)); });
   return text;
 }
 
@@ -126,7 +140,8 @@ JaasEntry parse_entry(Tokenizer& tokens, const Token& module) {
   if (flag.type == Token::End) refuse("login module control flag not specified");
   const std::string name = flag.has_text() ? lowercase(flag.text) : std::string();
   if (name != "required" && name != "requisite" && name != "sufficient" && name != "optional") {
-    refuse("invalid login module control flag" + (flag.type == Token::Word ? " '" + flag.text + "'" : std::string()) +
+    refuse("invalid login module control flag" +
+           (flag.type == Token::Word ? " '" + flag.text + "'" : std::string()) +
            " (required, requisite, sufficient or optional)");
   }
   entry.flag = name;

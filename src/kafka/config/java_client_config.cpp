@@ -28,7 +28,8 @@ using internal::JaasEntry;
 }
 
 std::string uppercase(std::string text) {
-  std::transform(text.begin(), text.end(), text.begin(), [](unsigned char c) { return char(std::toupper(c)); });
+  std::transform(text.begin(), text.end(), text.begin(),
+                 [](unsigned char c) { return char(std::toupper(c)); });
   return text;
 }
 
@@ -39,7 +40,8 @@ std::string trimmed(const std::string& text) {
 }
 
 bool ends_with(const std::string& text, std::string_view suffix) {
-  return text.size() >= suffix.size() && text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
+  return text.size() >= suffix.size() &&
+         text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
 // Java client settings that librdkafka has no property for and that change nothing for a
@@ -105,9 +107,9 @@ const std::set<std::string, std::less<>>& java_only_properties() {
 
 // Java classes that decide how a client authenticates: librdkafka cannot load them.
 const std::set<std::string, std::less<>>& java_class_properties() {
-  static const std::set<std::string, std::less<>> names{
-      "sasl.client.callback.handler.class", "sasl.login.class", "ssl.engine.factory.class",
-      "sasl.oauthbearer.assertion.jwt.template.class"};
+  static const std::set<std::string, std::less<>> names{"sasl.client.callback.handler.class",
+                                                        "sasl.login.class", "ssl.engine.factory.class",
+                                                        "sasl.oauthbearer.assertion.jwt.template.class"};
   return names;
 }
 
@@ -144,7 +146,9 @@ class Translation {
     return value;
   }
 
-  void set(const std::string& key, std::string value) { result_.properties.insert_or_assign(key, std::move(value)); }
+  void set(const std::string& key, std::string value) {
+    result_.properties.insert_or_assign(key, std::move(value));
+  }
 
   void note(const std::string& key, const std::string& why) { result_.notes.push_back(key + ": " + why); }
 
@@ -153,17 +157,19 @@ class Translation {
     if (!protocol) return;
     const std::string name = uppercase(trimmed(*protocol));
     if (name != "PLAINTEXT" && name != "SSL" && name != "SASL_PLAINTEXT" && name != "SASL_SSL") {
-      refuse("security.protocol", "'" + *protocol + "' is not one of PLAINTEXT, SSL, SASL_PLAINTEXT, SASL_SSL");
+      refuse("security.protocol",
+             "'" + *protocol + "' is not one of PLAINTEXT, SSL, SASL_PLAINTEXT, SASL_SSL");
     }
     std::string lower = name;
-    std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return char(std::tolower(c)); });
+    std::transform(lower.begin(), lower.end(), lower.begin(),
+                   [](unsigned char c) { return char(std::tolower(c)); });
     set("security.protocol", lower);
   }
 
   void sasl_mechanism(const std::string& value) {
     const std::string mechanism = uppercase(trimmed(value));
-    static constexpr std::array<std::string_view, 5> kKnown{"GSSAPI", "PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512",
-                                                            "OAUTHBEARER"};
+    static constexpr std::array<std::string_view, 5> kKnown{"GSSAPI", "PLAIN", "SCRAM-SHA-256",
+                                                            "SCRAM-SHA-512", "OAUTHBEARER"};
     if (std::find(kKnown.begin(), kKnown.end(), mechanism) == kKnown.end()) {
       refuse("sasl.mechanism", "'" + value +
                                    "' is not a mechanism librdkafka has (GSSAPI, PLAIN, SCRAM-SHA-256, "
@@ -237,8 +243,9 @@ class Translation {
     for (const auto& [name, value] : entry.options) {
       const auto word = [&](const std::string& librdkafka_name) {
         if (value.find_first_of(" \t\r\n") != std::string::npos) {
-          refuse("sasl.jaas.config", "the option " + name + " holds a blank, which librdkafka's "
-                                                            "sasl.oauthbearer.config cannot carry");
+          refuse("sasl.jaas.config", "the option " + name +
+                                         " holds a blank, which librdkafka's "
+                                         "sasl.oauthbearer.config cannot carry");
         }
         unsecured.push_back(librdkafka_name + "=" + value);
       };
@@ -279,12 +286,14 @@ class Translation {
     }
     if (any_unsecured) {
       if (oidc) {
-        refuse("sasl.jaas.config", "unsecuredLogin options and an OIDC sasl.login.callback.handler.class "
-                                   "cannot be used together");
+        refuse("sasl.jaas.config",
+               "unsecuredLogin options and an OIDC sasl.login.callback.handler.class "
+               "cannot be used together");
       }
       if (std::none_of(unsecured.begin(), unsecured.end(),
                        [](const std::string& w) { return w.rfind("principal=", 0) == 0; })) {
-        refuse("sasl.jaas.config", "unsecured tokens need the option unsecuredLoginStringClaim_" + principal_claim);
+        refuse("sasl.jaas.config",
+               "unsecured tokens need the option unsecuredLoginStringClaim_" + principal_claim);
       }
       std::stable_partition(unsecured.begin(), unsecured.end(),
                             [](const std::string& w) { return w.rfind("principal=", 0) == 0; });
@@ -294,9 +303,10 @@ class Translation {
       set("sasl.oauthbearer.config", config);
     } else if (!oidc && !in_.count("sasl.oauthbearer.token.endpoint.url") &&
                !result_.properties.count("sasl.oauthbearer.client.id")) {
-      refuse("sasl.jaas.config", "OAuthBearerLoginModule needs unsecuredLoginStringClaim_sub (unsecured "
-                                 "tokens) or clientId and clientSecret with sasl.oauthbearer.token.endpoint.url "
-                                 "(OIDC)");
+      refuse("sasl.jaas.config",
+             "OAuthBearerLoginModule needs unsecuredLoginStringClaim_sub (unsecured "
+             "tokens) or clientId and clientSecret with sasl.oauthbearer.token.endpoint.url "
+             "(OIDC)");
     }
     if (!extensions.empty()) {
       std::string joined;
@@ -340,7 +350,8 @@ class Translation {
       set("sasl.oauthbearer.method", "oidc");
       set("sasl.oauthbearer.grant.type", "urn:ietf:params:oauth:grant-type:jwt-bearer");
     } else if (!ends_with(name, "DefaultJwtRetriever")) {
-      refuse("sasl.oauthbearer.jwt.retriever.class", "the Java class '" + name + "' cannot be loaded by librdkafka");
+      refuse("sasl.oauthbearer.jwt.retriever.class",
+             "the Java class '" + name + "' cannot be loaded by librdkafka");
     }
   }
 
@@ -359,14 +370,16 @@ class Translation {
         refuse("ssl.truststore.location",
                "the JKS trust store '" + *location +
                    "' cannot be read by librdkafka: convert it with `keytool -importkeystore -srckeystore " +
-                   *location + " -destkeystore truststore.p12 -deststoretype PKCS12` and `openssl pkcs12 -in " +
+                   *location +
+                   " -destkeystore truststore.p12 -deststoretype PKCS12` and `openssl pkcs12 -in " +
                    "truststore.p12 -nokeys -out ca.pem`, then set ssl.truststore.type=PEM and "
                    "ssl.truststore.location=ca.pem");
       } else if (kind == "PKCS12") {
-        refuse("ssl.truststore.location", "librdkafka reads trusted certificates as PEM, not from the PKCS12 store '" +
-                                              *location + "': `openssl pkcs12 -in " + *location +
-                                              " -nokeys -out ca.pem`, then set ssl.truststore.type=PEM and "
-                                              "ssl.truststore.location=ca.pem");
+        refuse("ssl.truststore.location",
+               "librdkafka reads trusted certificates as PEM, not from the PKCS12 store '" + *location +
+                   "': `openssl pkcs12 -in " + *location +
+                   " -nokeys -out ca.pem`, then set ssl.truststore.type=PEM and "
+                   "ssl.truststore.location=ca.pem");
       } else {
         refuse("ssl.truststore.type", "'" + *type + "' is not a store type librdkafka reads (PEM)");
       }
@@ -414,7 +427,8 @@ class Translation {
       }
     }
     if (key || chain) {
-      if (kind != "PEM") refuse(key ? "ssl.keystore.key" : "ssl.keystore.certificate.chain", "needs ssl.keystore.type=PEM");
+      if (kind != "PEM")
+        refuse(key ? "ssl.keystore.key" : "ssl.keystore.certificate.chain", "needs ssl.keystore.type=PEM");
       if (!key || !chain) {
         refuse(key ? "ssl.keystore.key" : "ssl.keystore.certificate.chain",
                "needs both ssl.keystore.key and ssl.keystore.certificate.chain");
@@ -434,7 +448,8 @@ class Translation {
     } else if (name == "HTTPS") {
       set("ssl.endpoint.identification.algorithm", "https");
     } else {
-      refuse("ssl.endpoint.identification.algorithm", "'" + *algorithm + "' is neither https nor empty (off)");
+      refuse("ssl.endpoint.identification.algorithm",
+             "'" + *algorithm + "' is neither https nor empty (off)");
     }
   }
 
@@ -457,8 +472,9 @@ class Translation {
 
   void cipher_suites(const std::string& suites) {
     if (suites.find("_WITH_") != std::string::npos) {
-      refuse("ssl.cipher.suites", "Java's cipher suite names (TLS_..._WITH_...) are not OpenSSL's: give "
-                                  "OpenSSL's names (e.g. ECDHE-RSA-AES128-GCM-SHA256)");
+      refuse("ssl.cipher.suites",
+             "Java's cipher suite names (TLS_..._WITH_...) are not OpenSSL's: give "
+             "OpenSSL's names (e.g. ECDHE-RSA-AES128-GCM-SHA256)");
     }
     set("ssl.cipher.suites", suites);
   }
@@ -483,9 +499,10 @@ class Translation {
     internal::RdPtr<rd_kafka_conf_t> conf(rd_kafka_conf_new());
     char error[512];
     for (const auto& [name, value] : result_.properties) {
-      if (rd_kafka_conf_set(conf.get(), name.c_str(), value.c_str(), error, sizeof error) != RD_KAFKA_CONF_OK) {
+      if (rd_kafka_conf_set(conf.get(), name.c_str(), value.c_str(), error, sizeof error) !=
+          RD_KAFKA_CONF_OK) {
         refuse(name, internal::is_secret_property(name) ? std::string("librdkafka refuses its value")
-                                                       : std::string(error));
+                                                        : std::string(error));
       }
     }
   }
@@ -508,7 +525,8 @@ JavaClientConfig load_java_client_config(const std::filesystem::path& file) {
   std::ifstream in(file, std::ios::binary);
   if (!in) throw StateError(ErrorKind::NotFound, "cannot read the client properties file " + file.string());
   const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (in.bad()) throw StateError(ErrorKind::NotFound, "cannot read the client properties file " + file.string());
+  if (in.bad())
+    throw StateError(ErrorKind::NotFound, "cannot read the client properties file " + file.string());
   try {
     return java_client_config(text);
   } catch (const StateError& error) {

@@ -30,7 +30,8 @@ std::string to_utf8(const std::u16string& units) {
   };
   for (std::size_t i = 0; i < units.size(); ++i) {
     const char16_t c = units[i];
-    if (c >= 0xD800 && c <= 0xDBFF && i + 1 < units.size() && units[i + 1] >= 0xDC00 && units[i + 1] <= 0xDFFF) {
+    if (c >= 0xD800 && c <= 0xDBFF && i + 1 < units.size() && units[i + 1] >= 0xDC00 &&
+        units[i + 1] <= 0xDFFF) {
       put(0x10000 + ((char32_t(c) - 0xD800) << 10) + (char32_t(units[i + 1]) - 0xDC00));
       ++i;
     } else if (c >= 0xD800 && c <= 0xDFFF) {
@@ -192,8 +193,8 @@ std::vector<JavaProperty> parse_java_properties(std::string_view bytes) {
       }
       ++value_start;
     }
-    entries.push_back({unescape(line, 0, key_end, first_line), unescape(line, value_start, limit, first_line),
-                       first_line});
+    entries.push_back(
+        {unescape(line, 0, key_end, first_line), unescape(line, value_start, limit, first_line), first_line});
   }
   return entries;
 }
