@@ -8,6 +8,14 @@
 #   start [--dir DIR]       start a fresh broker (DIR's old data is wiped), wait until it serves,
 #                           write DIR/broker.env and print its bootstrap address (127.0.0.1:PORT).
 #                           If the broker of DIR already runs, just print its address.
+#   start --secure [--dir DIR]
+#                           the same, for a broker secured as production clusters are: TLS from a
+#                           CA made in DIR/tls, SASL (SCRAM-SHA-256/512, PLAIN, OAUTHBEARER with
+#                           unsecured JWTs), StandardAuthorizer with ACLs, users admin (super
+#                           user), alice and bob with passwords made anew by each start, and Java
+#                           client properties files in DIR/clients. It prints the SASL_SSL
+#                           address. See "Secured broker" in scripts/kafka/README.md.
+#                           stop, kill, restart and status work on a secured DIR as on any other.
 #   stop  [--dir DIR]       stop the broker of DIR (SIGTERM, SIGKILL after 30 s); never fails
 #   kill  [--dir DIR]       SIGKILL the broker of DIR at once (a crash: no controlled shutdown) and
 #                           wait until it is gone; its data, ports and server.properties stay, so
@@ -20,7 +28,7 @@
 #   tool NAME [ARGS...]     run a Kafka command-line tool with the cached classpath. NAME is an
 #                           alias (consumer-groups, share-groups, topics, get-offsets,
 #                           console-producer, console-consumer, console-share-consumer,
-#                           broker-api-versions, configs, delete-records, transactions,
+#                           broker-api-versions, configs, acls, delete-records, transactions,
 #                           metadata-quorum, storage) or a fully qualified class.
 #                           Example: broker.sh tool consumer-groups --bootstrap-server
 #                                    "$KAFKA_BOOTSTRAP" --describe --group g
@@ -28,12 +36,15 @@
 # DIR/broker.env (written by start and restart, removed by stop and kill) holds, one KEY=value a line (shell-quoted):
 #   KAFKA_BOOTSTRAP=127.0.0.1:PORT  KAFKA_LIBS=<jar dir>  KAFKA_VERSION=X.Y.Z
 #   KAFKA_CONTROLLER=127.0.0.1:PORT KAFKA_PID=<pid>       KAFKA_DIR=<DIR>
+# and, for a broker of start --secure (no password is in it), also:
+#   KAFKA_SECURE=1  KAFKA_SASL_SSL_BOOTSTRAP=127.0.0.1:PORT (= KAFKA_BOOTSTRAP)
+#   KAFKA_OAUTH_BOOTSTRAP=127.0.0.1:PORT  KAFKA_MISMATCH_BOOTSTRAP=127.0.0.1:PORT  KAFKA_CA=DIR/tls/ca.pem
 #
 # Environment:
 #   PROCESSOR_KAFKA_VERSION        Kafka version. Default: the kafka.version of pom.xml
 #   PROCESSOR_KAFKA_CACHE          jar cache. Default: $HOME/.cache/processor/kafka-<version>
 #   PROCESSOR_KAFKA_DIR            default DIR. Default: <repo>/build/kafka
-#   PROCESSOR_KAFKA_PORT           broker port. Default: a free port
+#   PROCESSOR_KAFKA_PORT           broker port (the SASL_SSL one with --secure). Default: a free port
 #   PROCESSOR_KAFKA_CONTROLLER_PORT  controller port. Default: a free port
 #   PROCESSOR_KAFKA_START_TIMEOUT  seconds start waits for readiness. Default: 120
 #   PROCESSOR_KAFKA_HEAP           broker heap flags. Default: -Xms256m -Xmx512m
@@ -153,22 +164,23 @@ lock_dir() {
   flock 9
 }
 
-# Two distinct free TCP ports on 127.0.0.1 (bound at once, so they differ, then released).
+# N (default 2) distinct free TCP ports on 127.0.0.1 (bound at once, so they differ, then released).
 free_ports() {
+  local count="${1:-2}"
   if command -v python3 >/dev/null 2>&1; then
     python3 -c '
-import socket
-socks = [socket.socket(socket.AF_INET, socket.SOCK_STREAM) for _ in range(2)]
+import socket, sys
+socks = [socket.socket(socket.AF_INET, socket.SOCK_STREAM) for _ in range(int(sys.argv[1]))]
 for s in socks:
     s.bind(("127.0.0.1", 0))
 print(" ".join(str(s.getsockname()[1]) for s in socks))
 for s in socks:
-    s.close()'
+    s.close()' "${count}"
   else
     # No python: probe random ports below the ephemeral range until nothing answers on them.
     local -a ports=()
     local port
-    while ((${#ports[@]} < 2)); do
+    while ((${#ports[@]} < count)); do
       port=$((20000 + RANDOM % 12000))
       [[ " ${ports[*]} " == *" ${port} "* ]] && continue
       if ! (exec 3<>"/dev/tcp/127.0.0.1/${port}") 2>/dev/null; then ports+=("${port}"); fi
@@ -202,6 +214,13 @@ advertised.listeners=PLAINTEXT://127.0.0.1:${port}
 inter.broker.listener.name=PLAINTEXT
 controller.listener.names=CONTROLLER
 listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT
+EOF
+  common_properties >>"${broker_dir}/server.properties"
+}
+
+# The settings after the listeners, the same for a plain and a secured broker.
+common_properties() {
+  cat <<EOF
 log.dirs=${broker_dir}/data
 
 # One node: every internal topic has one replica.
@@ -248,6 +267,226 @@ log.cleaner.dedupe.buffer.size=33554432
 EOF
 }
 
+# ---- secured broker (start --secure) ------------------------------------------------------------
+# One SASL_SSL listener for SCRAM-SHA-256, SCRAM-SHA-512 and PLAIN (also the inter-broker one),
+# one SASL_SSL listener for OAUTHBEARER with unsecured JWTs (OAUTH), one SASL_SSL listener whose
+# certificate names another host (MISMATCH), and the controller listener over SASL_PLAINTEXT with
+# PLAIN. Files: DIR/tls (certificates and stores), DIR/clients (Java client properties files and
+# secrets.txt). Passwords are made anew by every start and are in server.properties and the
+# files of DIR/clients and DIR/tls, never in broker.env.
+secure=""        # "1" for start --secure, and for a restart of a secured DIR
+users=(admin alice bob)
+declare -A password=() # user (or store) -> password
+
+# A password recognisable by its user and random: NAME-secret-<16 hex digits>.
+new_secret() { printf '%s-secret-%s' "$1" "$(od -An -tx1 -N8 /dev/urandom | tr -d ' \n')"; }
+
+make_secrets() {
+  local name
+  for name in "${users[@]}" broker-keystore alice-p12 alice-key truststore-jks; do
+    password["${name}"]="$(new_secret "${name}")"
+  done
+}
+
+# A CA, the broker's certificates and alice's client certificate, in DIR/tls:
+#   ca.pem                the CA (the broker's truststore; the clients' ssl.truststore / ssl.ca.location)
+#   broker.pem            the broker's certificate (SAN IP:127.0.0.1, DNS:localhost), for SASL_SSL and OAUTH
+#   broker.p12            its key, certificate and the CA, PKCS#12 (password broker-keystore-secret-...)
+#   wrong-host.pem/.p12   the same for a certificate of DNS:wrong-host.invalid only (MISMATCH)
+#   alice.pem alice.key   alice's client certificate (CN=alice) and its unencrypted PKCS#8 key
+#   alice-encrypted.key   the same key, encrypted PKCS#8 (password in alice-key.password)
+#   alice.p12             alice's key, certificate and the CA, PKCS#12 (password in alice.p12.password)
+#   truststore.jks        the CA in a JKS store (password in truststore.jks.password)
+#   other-ca.pem          another CA, which signed nothing the broker has (an untrusted truststore)
+# The *.password files hold the password without a newline. The keys of the CAs and the broker's
+# are deleted (the broker's are in the .p12 files). RSA 2048, valid for 30 days.
+# make_tls runs in the background (while the storage is formatted: ~1 s less on 2 cores);
+# wait_tls waits for it and fails the start if it failed.
+tls_pid=""
+make_tls() {
+  local tls="${broker_dir}/tls" java="$1" keytool
+  rm -rf "${tls}"
+  mkdir -p "${tls}"
+  command -v openssl >/dev/null 2>&1 || die "openssl not found (start --secure makes its certificates with it)"
+  keytool="$(dirname "${java}")/keytool"
+  [[ -x "${keytool}" ]] || keytool="$(command -v keytool)" || die "no keytool beside ${java}"
+  (
+    set -e
+    umask 077
+    cd "${tls}"
+    serial() { echo "0x$(od -An -tx1 -N8 /dev/urandom | tr -d ' \n')"; }
+    leaf() { # NAME SUBJECT EXTENSIONS: NAME.key and NAME.pem, signed by the CA
+      openssl req -new -newkey rsa:2048 -nodes -keyout "$1.key" -out "$1.csr" -subj "$2"
+      printf '%b' "$3" >"$1.ext"
+      openssl x509 -req -in "$1.csr" -CA ca.pem -CAkey ca.key -set_serial "$(serial)" -days 30 \
+        -extfile "$1.ext" -out "$1.pem"
+      rm -f "$1.csr" "$1.ext"
+    }
+    openssl req -x509 -newkey rsa:2048 -nodes -keyout ca.key -out ca.pem -days 30 \
+      -subj "/CN=processor test CA" -addext "basicConstraints=critical,CA:TRUE" \
+      -addext "keyUsage=critical,keyCertSign,cRLSign"
+    openssl req -x509 -newkey rsa:2048 -nodes -keyout other-ca.key -out other-ca.pem -days 30 \
+      -subj "/CN=processor untrusted test CA" -addext "basicConstraints=critical,CA:TRUE" \
+      -addext "keyUsage=critical,keyCertSign,cRLSign"
+    leaf broker "/CN=localhost" 'subjectAltName=IP:127.0.0.1,DNS:localhost\nextendedKeyUsage=serverAuth,clientAuth\nkeyUsage=critical,digitalSignature,keyEncipherment\n'
+    leaf wrong-host "/CN=wrong-host.invalid" 'subjectAltName=DNS:wrong-host.invalid\nextendedKeyUsage=serverAuth,clientAuth\nkeyUsage=critical,digitalSignature,keyEncipherment\n'
+    leaf alice "/CN=alice" 'extendedKeyUsage=clientAuth\nkeyUsage=critical,digitalSignature,keyEncipherment\n'
+    openssl pkcs12 -export -in broker.pem -inkey broker.key -certfile ca.pem -name broker \
+      -out broker.p12 -passout "pass:${password[broker-keystore]}"
+    openssl pkcs12 -export -in wrong-host.pem -inkey wrong-host.key -certfile ca.pem -name broker \
+      -out wrong-host.p12 -passout "pass:${password[broker-keystore]}"
+    openssl pkcs12 -export -in alice.pem -inkey alice.key -certfile ca.pem -name alice \
+      -out alice.p12 -passout "pass:${password[alice-p12]}"
+    openssl pkcs8 -topk8 -v2 aes-256-cbc -in alice.key -out alice-encrypted.key \
+      -passout "pass:${password[alice-key]}"
+    "${keytool}" -importcert -noprompt -alias ca -file ca.pem -keystore truststore.jks \
+      -storetype JKS -storepass "${password[truststore-jks]}"
+    printf '%s' "${password[alice-p12]}" >alice.p12.password
+    printf '%s' "${password[alice-key]}" >alice-key.password
+    printf '%s' "${password[truststore-jks]}" >truststore.jks.password
+    rm -f ca.key other-ca.key broker.key wrong-host.key
+    chmod 644 ca.pem other-ca.pem
+  ) >"${broker_dir}/tls.log" 2>&1 9>&- &
+  tls_pid=$!
+}
+
+wait_tls() {
+  [[ -n "${tls_pid}" ]] || return 0
+  if ! wait "${tls_pid}"; then
+    cat "${broker_dir}/tls.log" >&2
+    die "making the certificates in ${broker_dir}/tls failed (log: ${broker_dir}/tls.log)"
+  fi
+  tls_pid=""
+}
+
+# DIR/clients/USER-MECHANISM.properties, as an operator hands them to a Kafka tool's
+# --command-config (the bootstrap address is not in them: KAFKA_SASL_SSL_BOOTSTRAP, or
+# KAFKA_OAUTH_BOOTSTRAP for the -oauthbearer ones), and DIR/clients/secrets.txt: every password
+# of this start, one a line.
+write_client_files() {
+  local clients="${broker_dir}/clients" user mechanism jaas name
+  rm -rf "${clients}"
+  mkdir -p "${clients}"
+  for user in "${users[@]}"; do
+    for mechanism in SCRAM-SHA-256 SCRAM-SHA-512 PLAIN OAUTHBEARER; do
+      case "${mechanism}" in
+        SCRAM-*) jaas="org.apache.kafka.common.security.scram.ScramLoginModule required username=\"${user}\" password=\"${password[${user}]}\";" ;;
+        PLAIN) jaas="org.apache.kafka.common.security.plain.PlainLoginModule required username=\"${user}\" password=\"${password[${user}]}\";" ;;
+        OAUTHBEARER) jaas="org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required unsecuredLoginStringClaim_sub=\"${user}\";" ;;
+      esac
+      (
+        umask 077
+        cat >"${clients}/${user}-${mechanism,,}.properties" <<EOF
+security.protocol=SASL_SSL
+sasl.mechanism=${mechanism}
+sasl.jaas.config=${jaas}
+ssl.truststore.type=PEM
+ssl.truststore.location=${broker_dir}/tls/ca.pem
+EOF
+      )
+    done
+  done
+  (
+    umask 077
+    for name in "${users[@]}" broker-keystore alice-p12 alice-key truststore-jks; do
+      echo "${password[${name}]}"
+    done >"${clients}/secrets.txt"
+  )
+}
+
+# server.properties of a secured broker. The listeners:
+#   SASL_SSL  SCRAM-SHA-256, SCRAM-SHA-512, PLAIN; TLS with broker.p12; ssl.client.auth=requested
+#             (a client may show a certificate, which must then be the CA's; the principal is
+#             the SASL user). Also the inter-broker listener: the broker logs in to itself with
+#             PLAIN as admin.
+#   OAUTH     SASL_SSL with OAUTHBEARER only, and Kafka's default server callback, which accepts
+#             unsecured JWTs (alg "none") and takes the principal from the "sub" claim: a client
+#             may claim to be anyone, admin included. It stands in for an identity provider.
+#   MISMATCH  SASL_SSL with SCRAM-SHA-256 and PLAIN and the certificate of wrong-host.invalid:
+#             clients that check the host name (Java's default) refuse it.
+#   CONTROLLER  SASL_PLAINTEXT with PLAIN, where only admin has a password. The broker part of
+#             this process registers with its controller part over it as admin. Not PLAINTEXT:
+#             the controller would see User:ANONYMOUS, which would then have to be a super user,
+#             and any client could use it with --bootstrap-controller (create ACLs, for one).
+# StandardAuthorizer, no access without an ACL, super.users=User:admin: admin is the broker's
+# own principal on the inter-broker and controller listeners (cluster actions), and the tests'
+# administrator (ACLs). SCRAM credentials are in the metadata (format --add-scram); PLAIN users
+# are in the listeners' JAAS options.
+write_secure_properties() {
+  local port="$1" oauth_port="$2" mismatch_port="$3" controller_port="$4" tls="${broker_dir}/tls"
+  local user plain_users=""
+  for user in "${users[@]}"; do plain_users+=" user_${user}=\"${password[${user}]}\""; done
+  local plain="org.apache.kafka.common.security.plain.PlainLoginModule required"
+  local scram="org.apache.kafka.common.security.scram.ScramLoginModule required;"
+  (
+    umask 077
+    cat >"${broker_dir}/server.properties" <<EOF
+# Written by scripts/kafka/broker.sh start --secure for Kafka ${version}: a single-node KRaft test
+# broker with TLS, SASL and ACLs (see the comments of write_secure_properties in broker.sh).
+process.roles=broker,controller
+node.id=1
+controller.quorum.voters=1@127.0.0.1:${controller_port}
+listeners=SASL_SSL://127.0.0.1:${port},OAUTH://127.0.0.1:${oauth_port},MISMATCH://127.0.0.1:${mismatch_port},CONTROLLER://127.0.0.1:${controller_port}
+advertised.listeners=SASL_SSL://127.0.0.1:${port},OAUTH://127.0.0.1:${oauth_port},MISMATCH://127.0.0.1:${mismatch_port}
+inter.broker.listener.name=SASL_SSL
+sasl.mechanism.inter.broker.protocol=PLAIN
+controller.listener.names=CONTROLLER
+sasl.mechanism.controller.protocol=PLAIN
+listener.security.protocol.map=SASL_SSL:SASL_SSL,OAUTH:SASL_SSL,MISMATCH:SASL_SSL,CONTROLLER:SASL_PLAINTEXT
+
+# TLS: the broker's certificate (IP:127.0.0.1, DNS:localhost) and the CA as the truststore, for
+# every TLS listener and for the broker's own connections to the SASL_SSL listener.
+ssl.keystore.type=PKCS12
+ssl.keystore.location=${tls}/broker.p12
+ssl.keystore.password=${password[broker-keystore]}
+ssl.key.password=${password[broker-keystore]}
+ssl.truststore.type=PEM
+ssl.truststore.location=${tls}/ca.pem
+listener.name.sasl_ssl.ssl.client.auth=requested
+listener.name.mismatch.ssl.keystore.type=PKCS12
+listener.name.mismatch.ssl.keystore.location=${tls}/wrong-host.p12
+listener.name.mismatch.ssl.keystore.password=${password[broker-keystore]}
+listener.name.mismatch.ssl.key.password=${password[broker-keystore]}
+
+# SASL, per listener.
+listener.name.sasl_ssl.sasl.enabled.mechanisms=SCRAM-SHA-256,SCRAM-SHA-512,PLAIN
+listener.name.sasl_ssl.scram-sha-256.sasl.jaas.config=${scram}
+listener.name.sasl_ssl.scram-sha-512.sasl.jaas.config=${scram}
+listener.name.sasl_ssl.plain.sasl.jaas.config=${plain} username="admin" password="${password[admin]}"${plain_users};
+listener.name.oauth.sasl.enabled.mechanisms=OAUTHBEARER
+listener.name.oauth.oauthbearer.sasl.jaas.config=org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required unsecuredLoginStringClaim_sub="admin";
+listener.name.mismatch.sasl.enabled.mechanisms=SCRAM-SHA-256,PLAIN
+listener.name.mismatch.scram-sha-256.sasl.jaas.config=${scram}
+listener.name.mismatch.plain.sasl.jaas.config=${plain}${plain_users};
+listener.name.controller.sasl.enabled.mechanisms=PLAIN
+listener.name.controller.plain.sasl.jaas.config=${plain} username="admin" password="${password[admin]}" user_admin="${password[admin]}";
+
+# ACLs: nothing without one, but for admin.
+authorizer.class.name=org.apache.kafka.metadata.authorizer.StandardAuthorizer
+allow.everyone.if.no.acl.found=false
+super.users=User:admin
+
+EOF
+    common_properties >>"${broker_dir}/server.properties"
+  )
+}
+
+# --add-scram arguments of the storage format: SCRAM-SHA-256 and -512 credentials of every user.
+scram_args() {
+  local user mechanism
+  for user in "${users[@]}"; do
+    for mechanism in SCRAM-SHA-256 SCRAM-SHA-512; do
+      printf '%s\n' --add-scram "${mechanism}=[name=${user},password=${password[${user}]}]"
+    done
+  done
+}
+
+# The port of listener NAME in DIR/server.properties (empty if it has none).
+listener_port() {
+  sed -n 's|^listeners=||p' "${broker_dir}/server.properties" | tr ',' '\n' |
+    sed -n "s|^$1://127\.0\.0\.1:\([0-9][0-9]*\)\$|\1|p" | head -n 1
+}
+
 fixed_ports="" # set by restart: the ports are the dir's, a taken one is an error
 wait_ready() {
   local pid="$1" port="$2" timeout="${PROCESSOR_KAFKA_START_TIMEOUT:-120}"
@@ -292,11 +531,14 @@ env_value() {
   sed -n "s/^$1=//p" "${broker_dir}/broker.env" | head -n 1
 }
 
-# Format the metadata log (a static quorum: no --standalone needed).
+# Format the metadata log (a static quorum: no --standalone needed). Arguments: java, then extra
+# arguments of the format (--add-scram ...).
 format_storage() {
-  if ! "$1" -Xshare:auto -XX:TieredStopAtLevel=1 -XX:+UseSerialGC -Xmx256m \
+  local java="$1"
+  shift
+  if ! "${java}" -Xshare:auto -XX:TieredStopAtLevel=1 -XX:+UseSerialGC -Xmx256m \
     -Dlog4j2.configurationFile="${script_dir}/log4j2-tools.properties" -cp "${libs}/*" \
-    kafka.tools.StorageTool format -t "$(cluster_id)" -c "${broker_dir}/server.properties" \
+    kafka.tools.StorageTool format -t "$(cluster_id)" -c "${broker_dir}/server.properties" "$@" \
     >"${broker_dir}/format.log" 2>&1 9>&-; then
     cat "${broker_dir}/format.log" >&2
     die "formatting the storage of ${broker_dir} failed"
@@ -325,11 +567,21 @@ launch() {
 }
 
 cmd_start() {
-  parse_dir "$@"
+  local -a args=()
+  while (($#)); do
+    case "$1" in
+      --secure) secure=1; shift ;;
+      *) args+=("$1"); shift ;;
+    esac
+  done
+  parse_dir "${args[@]}"
   lock_dir
   local running
   running="$(broker_pids)"
-  if [[ -n "${running}" && -f "${broker_dir}/broker.env" ]]; then
+  # A running broker of the other kind (plain or secured) is replaced by a fresh one.
+  if [[ -n "${running}" && -f "${broker_dir}/broker.env" && "$(env_value KAFKA_SECURE)" != "${secure}" ]]; then
+    log "the broker of ${broker_dir} runs $([[ -n "${secure}" ]] && echo "without" || echo "with") --secure: starting a fresh one"
+  elif [[ -n "${running}" && -f "${broker_dir}/broker.env" ]]; then
     local bootstrap
     bootstrap="$(env_value KAFKA_BOOTSTRAP)"
     if port_open "${bootstrap##*:}"; then
@@ -347,18 +599,40 @@ cmd_start() {
   java="$(java_bin)"
   check_java "${java}"
 
-  local attempt port controller_port pid
+  local attempt port controller_port pid oauth_port="" mismatch_port=""
+  local -a format_args=()
+  if [[ -n "${secure}" ]]; then
+    rm -f "${broker_dir}/server.properties" # the old passwords
+    make_secrets
+    make_tls "${java}"
+    write_client_files
+    mapfile -t format_args < <(scram_args)
+  fi
   for attempt in 1 2 3; do
     rm -rf "${broker_dir}/data"
     rm -f "${broker_dir}/broker.pid" "${broker_dir}/broker.env" "${broker_dir}/broker.log" \
       "${broker_dir}/format.log" "${broker_dir}/server.properties"
     local ports
-    ports="$(free_ports)"
-    port="${PROCESSOR_KAFKA_PORT:-${ports%% *}}"
-    controller_port="${PROCESSOR_KAFKA_CONTROLLER_PORT:-${ports##* }}"
-    [[ "${port}" != "${controller_port}" ]] || die "broker and controller ports are both ${port}"
-    write_properties "${port}" "${controller_port}"
-    format_storage "${java}"
+    if [[ -n "${secure}" ]]; then
+      local -a four
+      read -r -a four <<<"$(free_ports 4)"
+      port="${PROCESSOR_KAFKA_PORT:-${four[0]}}"
+      controller_port="${PROCESSOR_KAFKA_CONTROLLER_PORT:-${four[1]}}"
+      oauth_port="${four[2]}"
+      mismatch_port="${four[3]}"
+      [[ "${port}" != "${controller_port}" ]] || die "broker and controller ports are both ${port}"
+      [[ " ${oauth_port} ${mismatch_port} " != *" ${port} "* && " ${oauth_port} ${mismatch_port} " != *" ${controller_port} "* ]] ||
+        die "a fixed port (PROCESSOR_KAFKA_PORT or PROCESSOR_KAFKA_CONTROLLER_PORT) is also a free one picked for another listener: try again"
+      write_secure_properties "${port}" "${oauth_port}" "${mismatch_port}" "${controller_port}"
+    else
+      ports="$(free_ports)"
+      port="${PROCESSOR_KAFKA_PORT:-${ports%% *}}"
+      controller_port="${PROCESSOR_KAFKA_CONTROLLER_PORT:-${ports##* }}"
+      [[ "${port}" != "${controller_port}" ]] || die "broker and controller ports are both ${port}"
+      write_properties "${port}" "${controller_port}"
+    fi
+    format_storage "${java}" "${format_args[@]}"
+    wait_tls
     launch "${java}"
     pid="${launched_pid}"
     local ready=0
@@ -372,11 +646,12 @@ cmd_start() {
   [[ -n "${pid}" ]] || start_failed "the broker is ready but its process cannot be found"
   echo "${pid}" >"${broker_dir}/broker.pid"
 
-  write_env "${port}" "${controller_port}" "${pid}"
+  write_env "${port}" "${controller_port}" "${pid}" "${oauth_port}" "${mismatch_port}"
   log "ready in $((SECONDS - started)) s (pid ${pid}); log ${broker_dir}/broker.log"
   echo "127.0.0.1:${port}"
 }
 
+# Arguments: broker port, controller port, pid, and for a secured broker the OAUTH and MISMATCH ports.
 write_env() {
   {
     printf 'KAFKA_BOOTSTRAP=%q\n' "127.0.0.1:$1"
@@ -385,6 +660,13 @@ write_env() {
     printf 'KAFKA_VERSION=%q\n' "${version}"
     printf 'KAFKA_PID=%q\n' "$3"
     printf 'KAFKA_DIR=%q\n' "${broker_dir}"
+    if [[ -n "${4:-}" ]]; then
+      printf 'KAFKA_SECURE=1\n'
+      printf 'KAFKA_SASL_SSL_BOOTSTRAP=%q\n' "127.0.0.1:$1"
+      printf 'KAFKA_OAUTH_BOOTSTRAP=%q\n' "127.0.0.1:$4"
+      printf 'KAFKA_MISMATCH_BOOTSTRAP=%q\n' "127.0.0.1:$5"
+      printf 'KAFKA_CA=%q\n' "${broker_dir}/tls/ca.pem"
+    fi
   } >"${broker_dir}/broker.env.tmp"
   mv "${broker_dir}/broker.env.tmp" "${broker_dir}/broker.env"
 }
@@ -405,11 +687,21 @@ cmd_restart() {
     stop_pids ${running}
   fi
   cmd_fetch
-  local java started=${SECONDS} port controller_port pid n=1
+  local java started=${SECONDS} port controller_port pid n=1 oauth_port="" mismatch_port=""
   java="$(java_bin)"
   check_java "${java}"
-  port="$(sed -n 's|^listeners=PLAINTEXT://127.0.0.1:\([0-9]*\),.*|\1|p' "${broker_dir}/server.properties")"
-  controller_port="$(sed -n 's|.*CONTROLLER://127.0.0.1:\([0-9]*\)$|\1|p' "${broker_dir}/server.properties")"
+  # A plain broker has the listeners PLAINTEXT and CONTROLLER; a secured one SASL_SSL, OAUTH,
+  # MISMATCH and CONTROLLER.
+  port="$(listener_port SASL_SSL)"
+  if [[ -n "${port}" ]]; then
+    secure=1
+    oauth_port="$(listener_port OAUTH)"
+    mismatch_port="$(listener_port MISMATCH)"
+    [[ -n "${oauth_port}" && -n "${mismatch_port}" ]] || die "cannot read the ports of ${broker_dir}/server.properties"
+  else
+    port="$(listener_port PLAINTEXT)"
+  fi
+  controller_port="$(listener_port CONTROLLER)"
   [[ -n "${port}" && -n "${controller_port}" ]] || die "cannot read the ports of ${broker_dir}/server.properties"
   rm -f "${broker_dir}/broker.pid" "${broker_dir}/broker.env"
   if [[ -f "${broker_dir}/broker.log" ]]; then
@@ -422,7 +714,7 @@ cmd_restart() {
   pid="$(broker_pids | head -n 1)"
   [[ -n "${pid}" ]] || start_failed "the broker is ready but its process cannot be found"
   echo "${pid}" >"${broker_dir}/broker.pid"
-  write_env "${port}" "${controller_port}" "${pid}"
+  write_env "${port}" "${controller_port}" "${pid}" "${oauth_port}" "${mismatch_port}"
   log "restarted in $((SECONDS - started)) s (pid ${pid}); log ${broker_dir}/broker.log"
   echo "127.0.0.1:${port}"
 }
@@ -511,6 +803,7 @@ tool_class() {
     console-consumer) ((v3)) && echo kafka.tools.ConsoleConsumer || echo org.apache.kafka.tools.consumer.ConsoleConsumer ;;
     broker-api-versions) ((v3)) && echo kafka.admin.BrokerApiVersionsCommand || echo org.apache.kafka.tools.BrokerApiVersionsCommand ;;
     configs) ((v3)) && echo kafka.admin.ConfigCommand || echo org.apache.kafka.tools.ConfigCommand ;;
+    acls) ((v3)) && echo kafka.admin.AclCommand || echo org.apache.kafka.tools.AclCommand ;;
     delete-records) echo org.apache.kafka.tools.DeleteRecordsCommand ;;
     transactions) echo org.apache.kafka.tools.TransactionsCommand ;;
     metadata-quorum) echo org.apache.kafka.tools.MetadataQuorumCommand ;;
