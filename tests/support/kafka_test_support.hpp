@@ -93,10 +93,12 @@ class Producer {
 
 // Creates `topic` with `partitions` partitions on a real broker (Admin API) and waits for it.
 // `configs` are topic configs, e.g. {{"retention.ms", "-1"}} for records stamped long ago (the
-// broker's retention check would delete them while a test runs).
+// broker's retention check would delete them while a test runs); `client` the client's own
+// properties (a secured cluster's).
 inline void create_topic(const std::string& bootstrap, const std::string& topic, int partitions,
-                         const std::vector<std::pair<std::string, std::string>>& configs = {}) {
-  Producer admin(bootstrap);
+                         const std::vector<std::pair<std::string, std::string>>& configs = {},
+                         const kafka::KafkaProperties& client = {}) {
+  Producer admin(bootstrap, client);
   char error[512];
   rd_kafka_NewTopic_t* request = rd_kafka_NewTopic_new(topic.c_str(), partitions, 1, error, sizeof error);
   if (request == nullptr) throw std::runtime_error(error);

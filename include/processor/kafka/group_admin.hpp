@@ -109,7 +109,8 @@ class GroupAdmin {
   // Every partition the group has an offset for, ordered by topic then partition.
   std::vector<CommittedOffset> committed_offsets(std::string_view group);
   // The partitions of `topics`, ordered by topic then partition. Throws NotFound naming a topic
-  // that does not exist.
+  // that does not exist, and StateError(Kafka, TOPIC_AUTHORIZATION_FAILED) naming one the
+  // principal may not describe.
   std::vector<TopicPartition> partitions_of(const std::vector<std::string>& topics);
   // Every topic of the cluster, sorted, without internal ones (__consumer_offsets, ...).
   std::vector<std::string> topics();

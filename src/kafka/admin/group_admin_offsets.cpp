@@ -111,9 +111,21 @@ std::vector<TopicPartition> GroupAdmin::partitions_of(const std::vector<std::str
     found.insert(topic.topic);
     for (int p = 0; p < topic.partition_cnt; ++p) out.emplace_back(topic.topic, topic.partitions[p].id);
   }
+  // A topic missing from the listing may exist where the principal may not describe it: asked
+  // by name, the broker says which (TOPIC_AUTHORIZATION_FAILED for both, when not authorized).
+  // The client is a consumer's, whose metadata requests never create a topic.
   for (const auto& topic : wanted) {
-    if (found.count(topic) == 0)
-      throw StateError(ErrorKind::NotFound, "topic '" + topic + "' does not exist");
+    if (found.count(topic) != 0) continue;
+    RdPtr<rd_kafka_topic_t> handle(rd_kafka_topic_new(impl_->rk.get(), topic.c_str(), nullptr));
+    const rd_kafka_metadata_t* named = nullptr;
+    const rd_kafka_resp_err_t asked =
+        rd_kafka_metadata(impl_->rk.get(), 0, handle.get(), &named, internal::to_timeout_ms(impl_->timeout));
+    RdPtr<const rd_kafka_metadata_t> answer(named);
+    if (asked == RD_KAFKA_RESP_ERR_NO_ERROR && answer->topic_cnt == 1 &&
+        answer->topics[0].err == RD_KAFKA_RESP_ERR_TOPIC_AUTHORIZATION_FAILED) {
+      throw internal::kafka_error(RD_KAFKA_RESP_ERR_TOPIC_AUTHORIZATION_FAILED, "topic '" + topic + "'");
+    }
+    throw StateError(ErrorKind::NotFound, "topic '" + topic + "' does not exist");
   }
   std::sort(out.begin(), out.end(), by_topic_then_partition);
   return out;

@@ -26,16 +26,18 @@ std::unordered_map<const rd_kafka_t*, Refusal> refusals;  // GUARDED_BY(refusals
 
 // Whether an error of the error callback says that the broker refused this client for good, as
 // opposed to a connection that broke (a broker restarting mid-handshake also fails a handshake).
-bool is_refusal(int error, std::string_view reason) {
-  if (error == RD_KAFKA_RESP_ERR__AUTHENTICATION) {
-    return reason.find("Disconnected") == std::string_view::npos &&
-           reason.find("timed out") == std::string_view::npos;
+// A host-name mismatch comes first as a transport error ("SSL handshake failed: ... certificate
+// verify failed"), then as _SSL: both are the certificate's refusal, kept as _SSL.
+std::optional<int> refusal_code(int error, std::string_view reason) {
+  const auto says = [&](std::string_view words) { return reason.find(words) != std::string_view::npos; };
+  if (error == RD_KAFKA_RESP_ERR__AUTHENTICATION && !says("Disconnected") && !says("timed out")) return error;
+  if (error == RD_KAFKA_RESP_ERR__SSL && (says("certificate") || says("verify") || says("alert")))
+    return error;
+  if (error == RD_KAFKA_RESP_ERR__TRANSPORT && says("SSL handshake failed") &&
+      says("certificate verify failed")) {
+    return RD_KAFKA_RESP_ERR__SSL;
   }
-  if (error == RD_KAFKA_RESP_ERR__SSL) {
-    return reason.find("certificate") != std::string_view::npos ||
-           reason.find("verify") != std::string_view::npos || reason.find("alert") != std::string_view::npos;
-  }
-  return false;
+  return std::nullopt;
 }
 
 void error_callback(rd_kafka_t* rk, int error, const char* reason, void*) {
@@ -46,9 +48,9 @@ void error_callback(rd_kafka_t* rk, int error, const char* reason, void*) {
     processor::internal::log(LogLevel::Error, "rdkafka", "librdkafka fatal error: ", reason);
   }
   const std::string_view text = reason != nullptr ? reason : "";
-  if (is_refusal(error, text)) {
+  if (const auto code = refusal_code(error, text)) {
     const std::lock_guard lock(refusals_mutex);
-    refusals.insert_or_assign(rk, Refusal{error, std::string(text), std::chrono::steady_clock::now()});
+    refusals.insert_or_assign(rk, Refusal{*code, std::string(text), std::chrono::steady_clock::now()});
   }
 }
 

@@ -27,6 +27,7 @@ struct RdKafkaDeleter {
     rd_kafka_topic_partition_list_destroy(list);
   }
   void operator()(rd_kafka_queue_t* queue) const noexcept { rd_kafka_queue_destroy(queue); }
+  void operator()(rd_kafka_topic_t* topic) const noexcept { rd_kafka_topic_destroy(topic); }
   void operator()(rd_kafka_event_t* event) const noexcept { rd_kafka_event_destroy(event); }
   void operator()(rd_kafka_message_t* message) const noexcept { rd_kafka_message_destroy(message); }
   void operator()(rd_kafka_AdminOptions_t* options) const noexcept { rd_kafka_AdminOptions_destroy(options); }

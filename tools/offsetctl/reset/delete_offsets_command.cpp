@@ -1,6 +1,8 @@
 // `offsetctl groups delete-offsets`: kafka-consumer-groups --delete-offsets (Kafka 4.4): the
 // top line and the TOPIC PARTITION STATUS table as Kafka prints them.
 
+#include <librdkafka/rdkafka.h>
+
 #include <algorithm>
 #include <map>
 #include <memory>
@@ -92,9 +94,14 @@ int run_delete_offsets(const DeleteOffsetsOptions& options, std::ostream& out, s
       try {
         for (auto& tp : admin->partitions_of({topic})) partitions.push_back(std::move(tp));
       } catch (const StateError& e) {
-        if (e.kind() != ErrorKind::NotFound && e.kind() != ErrorKind::InvalidArgument) throw;
+        // A topic that does not exist, or that the principal may not describe: its row says so.
+        const bool unauthorized = e.kafka_error_code() == RD_KAFKA_RESP_ERR_TOPIC_AUTHORIZATION_FAILED;
+        if (e.kind() != ErrorKind::NotFound && e.kind() != ErrorKind::InvalidArgument && !unauthorized) throw;
         err << "offsetctl: " << e.what() << "\n";
-        rows.push_back({TopicPartition(topic, -1), "Error: " + java_error(3).to_string()});
+        rows.push_back(
+            {TopicPartition(topic, -1),
+             "Error: " +
+                 java_error(unauthorized ? RD_KAFKA_RESP_ERR_TOPIC_AUTHORIZATION_FAILED : 3).to_string()});
       }
     }
     std::vector<TopicPartition> unique;
@@ -105,6 +112,9 @@ int run_delete_offsets(const DeleteOffsetsOptions& options, std::ostream& out, s
 
     int top_level = kNoError;
     try {
+      // No partition left to delete (every topic failed): Kafka's tool still asks the group, whose
+      // own error (not authorized, does not exist) heads the report.
+      if (unique.empty()) admin->committed_offsets(options.group);
       for (const auto& result : admin->delete_offsets(options.group, unique)) {
         if (result.error.empty()) {
           rows.push_back({result.tp, "Successful"});

@@ -49,6 +49,22 @@ std::string java_cause(const StateError& error) {
     if (const auto after = reason.rfind(" (after "); after != std::string::npos) reason.resize(after);
     return "org.apache.kafka.common.errors.SaslAuthenticationException: " + reason;
   }
+  if (code == RD_KAFKA_RESP_ERR_GROUP_AUTHORIZATION_FAILED) {
+    // Kafka's Admin client fails the group's FindCoordinator; GroupAdmin's messages name the
+    // group as ('<group>') or group '<group>'.
+    for (const std::string_view opening : {"('", "group '"}) {
+      const auto open = text.find(opening);
+      const auto close = open == std::string::npos ? open : text.find('\'', open + opening.size());
+      if (close == std::string::npos) continue;
+      const std::string group = text.substr(open + opening.size(), close - open - opening.size());
+      return "org.apache.kafka.common.errors.GroupAuthorizationException: FindCoordinator request for "
+             "groupId "
+             "`CoordinatorKey(idValue='" +
+             group + "', type=GROUP)` failed due to authorization failure";
+    }
+    return java_error(*code).to_string();
+  }
+  if (code == RD_KAFKA_RESP_ERR_TOPIC_AUTHORIZATION_FAILED) return java_error(*code).to_string();
   if (code == RD_KAFKA_RESP_ERR__SSL)
     return "org.apache.kafka.common.errors.SslAuthenticationException: SSL handshake failed";
   return text;

@@ -1,0 +1,124 @@
+#pragma once
+// The secured broker of scripts/kafka/broker.sh start --secure (KAFKA_SECURE_DIR): SASL_SSL with
+// SCRAM-SHA-256/512 and PLAIN, an OAUTHBEARER listener (unsecured JWTs), a listener whose
+// certificate names another host, TLS from a CA of its own, the StandardAuthorizer with
+// allow.everyone.if.no.acl.found=false. Users admin (super user), alice and bob, each with a Java
+// client properties file per mechanism in DIR/clients, as an operator hands them to Kafka's
+// tools; every password of the run in DIR/clients/secrets.txt.
+
+#include <librdkafka/rdkafka.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "processor/kafka/java_client_config.hpp"
+#include "processor/kafka/kafka_properties.hpp"
+
+namespace processor::testing {
+
+class SecureBroker {
+ public:
+  // The broker of KAFKA_SECURE_DIR, or nullopt when none was started.
+  static std::optional<SecureBroker> from_env() {
+    const char* dir = std::getenv("KAFKA_SECURE_DIR");
+    if (dir == nullptr || *dir == '\0') return std::nullopt;
+    SecureBroker broker;
+    broker.dir_ = dir;
+    std::ifstream env(broker.dir_ + "/broker.env");
+    for (std::string line; std::getline(env, line);) {
+      const auto equals = line.find('=');
+      if (equals == std::string::npos) continue;
+      const std::string key = line.substr(0, equals);
+      std::string value = line.substr(equals + 1);
+      if (key == "KAFKA_SASL_SSL_BOOTSTRAP") broker.sasl_ssl_ = value;
+      if (key == "KAFKA_OAUTH_BOOTSTRAP") broker.oauth_ = value;
+      if (key == "KAFKA_MISMATCH_BOOTSTRAP") broker.mismatch_ = value;
+      if (key == "KAFKA_CA") broker.ca_ = value;
+    }
+    if (broker.sasl_ssl_.empty()) throw std::runtime_error("no KAFKA_SASL_SSL_BOOTSTRAP in " + broker.dir_);
+    return broker;
+  }
+
+  // "scram-sha-256", "scram-sha-512", "plain", "oauthbearer".
+  static const std::vector<std::string>& mechanisms() {
+    static const std::vector<std::string> all{"scram-sha-256", "scram-sha-512", "plain", "oauthbearer"};
+    return all;
+  }
+
+  const std::string& dir() const { return dir_; }
+  const std::string& ca() const { return ca_; }
+  const std::string& mismatch_bootstrap() const { return mismatch_; }
+  // The listener a mechanism's clients connect to.
+  const std::string& bootstrap(const std::string& mechanism) const {
+    return mechanism == "oauthbearer" ? oauth_ : sasl_ssl_;
+  }
+  // The Java client properties file of `user` for `mechanism`.
+  std::string client_file(const std::string& user, const std::string& mechanism) const {
+    return dir_ + "/clients/" + user + "-" + mechanism + ".properties";
+  }
+  // The same as librdkafka properties (the library's own translation), with bootstrap.servers.
+  kafka::KafkaProperties properties(const std::string& user, const std::string& mechanism) const {
+    auto properties = kafka::load_java_client_config(client_file(user, mechanism)).properties;
+    properties["bootstrap.servers"] = bootstrap(mechanism);
+    return properties;
+  }
+  // Every password of this run.
+  std::vector<std::string> secrets() const {
+    std::vector<std::string> all;
+    std::ifstream in(dir_ + "/clients/secrets.txt");
+    for (std::string line; std::getline(in, line);) {
+      if (!line.empty()) all.push_back(line);
+    }
+    return all;
+  }
+
+  // Grants `principal` ("User:alice") `operation` on a resource, as the super user (CreateAcls).
+  // A literal resource name, or "*" for all of that type.
+  void grant(const std::string& principal, rd_kafka_ResourceType_t type, const std::string& name,
+             rd_kafka_AclOperation_t operation,
+             rd_kafka_ResourcePatternType_t pattern = RD_KAFKA_RESOURCE_PATTERN_LITERAL) const {
+    rd_kafka_conf_t* conf = rd_kafka_conf_new();
+    char error[512];
+    for (const auto& [key, value] : properties("admin", "scram-sha-256")) {
+      if (rd_kafka_conf_set(conf, key.c_str(), value.c_str(), error, sizeof error) != RD_KAFKA_CONF_OK) {
+        throw std::runtime_error(error);
+      }
+    }
+    rd_kafka_t* rk = rd_kafka_new(RD_KAFKA_PRODUCER, conf, error, sizeof error);
+    if (rk == nullptr) throw std::runtime_error(error);
+    rd_kafka_AclBinding_t* binding =
+        rd_kafka_AclBinding_new(type, name.c_str(), pattern, principal.c_str(), "*", operation,
+                                RD_KAFKA_ACL_PERMISSION_TYPE_ALLOW, error, sizeof error);
+    rd_kafka_queue_t* queue = rd_kafka_queue_new(rk);
+    rd_kafka_CreateAcls(rk, &binding, 1, nullptr, queue);
+    rd_kafka_event_t* event = rd_kafka_queue_poll(queue, 30'000);
+    std::string failure = event == nullptr ? "CreateAcls timed out" : "";
+    if (event != nullptr) {
+      if (rd_kafka_event_error(event) != RD_KAFKA_RESP_ERR_NO_ERROR) failure = rd_kafka_event_error_string(event);
+      std::size_t count = 0;
+      const rd_kafka_acl_result_t** results =
+          rd_kafka_CreateAcls_result_acls(rd_kafka_event_CreateAcls_result(event), &count);
+      for (std::size_t i = 0; i < count && failure.empty(); ++i) {
+        if (const rd_kafka_error_t* e = rd_kafka_acl_result_error(results[i])) failure = rd_kafka_error_string(e);
+      }
+      rd_kafka_event_destroy(event);
+    }
+    rd_kafka_queue_destroy(queue);
+    rd_kafka_AclBinding_destroy(binding);
+    rd_kafka_destroy(rk);
+    if (!failure.empty()) throw std::runtime_error("granting " + principal + " failed: " + failure);
+  }
+
+ private:
+  std::string dir_;
+  std::string sasl_ssl_;
+  std::string oauth_;
+  std::string mismatch_;
+  std::string ca_;
+};
+
+}  // namespace processor::testing
