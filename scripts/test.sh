@@ -35,10 +35,18 @@ start_services() {
   export KAFKA_BOOTSTRAP
   export KAFKA_BROKER_SCRIPT="${root}/scripts/kafka/broker.sh"
   echo "test: Kafka broker at ${KAFKA_BOOTSTRAP}"
+  # A secured one beside it (SASL_SSL, OAUTHBEARER, TLS, ACLs: broker.sh start --secure), for the
+  # tests of secured clusters; they find it, its client files and passwords through
+  # KAFKA_SECURE_DIR.
+  bash scripts/kafka/broker.sh start --secure --dir "${build_dir}/kafka-secure" >/dev/null
+  export KAFKA_SECURE_DIR="${root}/${build_dir}/kafka-secure"
+  [[ "${build_dir}" == /* ]] && KAFKA_SECURE_DIR="${build_dir}/kafka-secure"
+  echo "test: secured Kafka broker in ${KAFKA_SECURE_DIR}"
 }
 stop_services() {
   # Must not fail: it runs from the EXIT trap.
   bash scripts/kafka/broker.sh stop --dir "${build_dir}/kafka" || true
+  bash scripts/kafka/broker.sh stop --dir "${build_dir}/kafka-secure" || true
 }
 # ---------------------------------------------------------------------------------------------
 
