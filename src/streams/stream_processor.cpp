@@ -1,6 +1,7 @@
 #include "processor/streams/stream_processor.hpp"
 
 #include <algorithm>
+#include <filesystem>
 #include <optional>
 #include <random>
 #include <set>
@@ -13,6 +14,7 @@
 #include "kafka/rdkafka/partition_list.hpp"
 #include "kafka/rdkafka/retry.hpp"
 #include "streams/changelog_topics.hpp"
+#include "streams/required_permissions.hpp"
 #include "streams/standby_placement.hpp"
 #include "streams/state_keys.hpp"
 #include "streams/stream_processor_impl.hpp"
@@ -127,10 +129,41 @@ void rebalance_callback(rd_kafka_t* rk, rd_kafka_resp_err_t event,
 
 }  // namespace
 
+// An admin client joins no group: the group's own settings stay with the consumer.
+kafka::KafkaProperties StreamProcessor::Impl::admin_properties() const {
+  kafka::KafkaProperties config = kafka::internal::properties_for(RD_KAFKA_CONSUMER, options.properties, {});
+  for (const char* group_only :
+       {"group.protocol", "group.remote.assignor", "group.instance.id", "partition.assignment.strategy",
+        "session.timeout.ms", "heartbeat.interval.ms", "max.poll.interval.ms"}) {
+    config.erase(group_only);
+  }
+  return config;
+}
+
 void StreamProcessor::Impl::open() {
   validate(options);
   for (const auto& store : options.stores)
     changelogs.push_back(changelog_topic(options.application_id, store));
+  // What the principal may do, before anything else: a secured cluster's missing ACL (or its
+  // refusal of the client) leaves the state directory untouched.
+  internal::check_permissions(admin_properties(), options.application_id, options.input_topic, changelogs,
+                              options.request_timeout);
+  const bool state_dir_existed = std::filesystem::exists(options.state_dir);
+  try {
+    open_state_and_clients();
+  } catch (...) {
+    // A refusal found only now (a transactional.id the principal may not use) leaves no state
+    // directory behind that was not there.
+    standby_restorer.reset();
+    restorer.reset();
+    db.reset();
+    std::error_code ignored;
+    if (!state_dir_existed) std::filesystem::remove_all(options.state_dir, ignored);
+    throw;
+  }
+}
+
+void StreamProcessor::Impl::open_state_and_clients() {
   // The state directory first: when it is locked, nothing is created in Kafka either.
   db = std::make_unique<state::RocksDbStateBackend>(options.state_dir);
   const std::string instance = options.instance_id.empty() ? instance_id_of(*db) : options.instance_id;
@@ -186,15 +219,7 @@ void StreamProcessor::Impl::open() {
                                                            options.restore_progress_interval,
                                                            options.request_timeout);
   if (exactly_once() || options.num_standby_replicas > 0) {
-    // An admin client joins no group: the group's own settings stay with the consumer.
-    kafka::KafkaProperties admin_config =
-        kafka::internal::properties_for(RD_KAFKA_CONSUMER, options.properties, {});
-    for (const char* group_only :
-         {"group.protocol", "group.remote.assignor", "group.instance.id", "partition.assignment.strategy",
-          "session.timeout.ms", "heartbeat.interval.ms", "max.poll.interval.ms"}) {
-      admin_config.erase(group_only);
-    }
-    admin = kafka::GroupAdmin::create(std::move(admin_config), std::chrono::seconds(5));
+    admin = kafka::GroupAdmin::create(admin_properties(), std::chrono::seconds(5));
   }
   if (options.num_standby_replicas > 0) {
     standby_restorer = std::make_unique<internal::ChangelogRestorer>(
@@ -583,6 +608,9 @@ void StreamProcessor::Impl::on_consume_error(const rd_kafka_message_t& message) 
     const auto code = rd_kafka_fatal_error(consumer.get(), reason, sizeof reason);
     throw kafka::internal::kafka_error(code, std::string("the consumer failed for good: ") + reason);
   }
+  if (kafka::internal::consume_error_is_final(message.err)) {
+    throw kafka::internal::consume_error(message, options.application_id, {options.input_topic});
+  }
   processor::internal::log(LogLevel::Warning, "streams", "consumer: ", rd_kafka_message_errstr(&message));
 }
 
@@ -615,7 +643,13 @@ std::size_t StreamProcessor::Impl::poll() {
       rewind();
       continue;  // `message` was fetched before the seek
     }
-    if (!message) break;
+    if (!message) {
+      // A cluster that refuses this member (a wrong password, an untrusted certificate): nothing
+      // arrives, librdkafka retries for ever, and only the user can fix it.
+      kafka::internal::throw_if_refused(consumer.get());
+      if (producer) kafka::internal::throw_if_refused(producer.get());
+      break;
+    }
     if (message->err != RD_KAFKA_RESP_ERR_NO_ERROR) {
       on_consume_error(*message);
       continue;

@@ -11,6 +11,7 @@
 #include "kafka/rdkafka/retry.hpp"
 #include "processor/kafka/topic_partition.hpp"
 #include "streams/changelog_format.hpp"
+#include "streams/required_permissions.hpp"
 #include "streams/stream_processor_impl.hpp"
 
 namespace processor::streams {
@@ -157,6 +158,8 @@ void StreamProcessor::Impl::send(std::string_view topic, std::string_view key, s
     validated_topic.assign(topic);
   }
   if (!transaction_open) begin();
+  if (transaction_topics.find(validated_topic) == transaction_topics.end())
+    transaction_topics.insert(validated_topic);
   produce(validated_topic, partition, key, value.data(), value.size(), nullptr);
 }
 
@@ -241,11 +244,13 @@ bool StreamProcessor::Impl::commit() {
     processor::internal::log(LogLevel::Warning, "streams", failure.error.what(),
                              ": aborting the transaction");
     abort(failure.error.what());
+    throw_if_unauthorized(failure.error);
     return false;
   } catch (const StateError& error) {
     if (transaction_failed) {  // a changelog record refused: the transaction's failure, not the processor's
       processor::internal::log(LogLevel::Warning, "streams", error.what(), ": aborting the transaction");
       abort(error.what());
+      throw_if_unauthorized(error);
       return false;
     }
     if (replace_failed_producer()) return false;
@@ -274,6 +279,7 @@ bool StreamProcessor::Impl::commit() {
     throw;
   }
   transaction_open = false;
+  transaction_topics.clear();
   delivery_error = RD_KAFKA_RESP_ERR_NO_ERROR;
   const std::uint64_t records = transaction_records;
   transaction_records = 0;
@@ -286,6 +292,34 @@ bool StreamProcessor::Impl::commit() {
       " changelog records in ",
       std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - started).count(), " us");
   return true;
+}
+
+void StreamProcessor::Impl::throw_if_unauthorized(const StateError& failure) {
+  const auto code = failure.kafka_error_code();
+  if (code != RD_KAFKA_RESP_ERR_TOPIC_AUTHORIZATION_FAILED &&
+      code != RD_KAFKA_RESP_ERR_GROUP_AUTHORIZATION_FAILED &&
+      code != RD_KAFKA_RESP_ERR_CLUSTER_AUTHORIZATION_FAILED) {
+    return;
+  }
+  // A missing ACL does not heal by itself: processing the records again would only fail again.
+  std::string refused;
+  if (code == RD_KAFKA_RESP_ERR_TOPIC_AUTHORIZATION_FAILED) {
+    std::vector<std::string> written(written_topics.begin(), written_topics.end());
+    written.insert(written.end(), changelogs.begin(), changelogs.end());
+    for (const auto& topic : internal::unwritable_topics(producer.get(), written, options.request_timeout)) {
+      refused += (refused.empty() ? "topic '" : ", '") + topic + "'";
+    }
+  }
+  try {
+    throw kafka::internal::kafka_error(
+        static_cast<rd_kafka_resp_err_t>(*code),
+        "the principal may not write " +
+            (refused.empty() ? std::string("the transaction's records") : refused) + " (" + failure.what() +
+            ")");
+  } catch (const StateError&) {
+    broken = std::current_exception();
+    throw;
+  }
 }
 
 void StreamProcessor::Impl::abort(const std::string& reason) {
@@ -308,6 +342,8 @@ void StreamProcessor::Impl::abort(const std::string& reason) {
     }
   }
   rd_kafka_poll(producer.get(), 0);
+  written_topics.swap(transaction_topics);
+  transaction_topics.clear();
   drop_open_transaction();
   count([](StreamProcessorStats& stats) { ++stats.aborts; });
   processor::internal::log(LogLevel::Warning, "streams", "transaction aborted (", reason,

@@ -99,6 +99,9 @@ struct StreamProcessor::Impl final : RecordContext, OutputSink {
   // The record being processed, for RecordContext.
   Task* current = nullptr;
   std::string validated_topic;  // the last output topic checked
+  // The output topics of the open transaction: a refusal of the principal names them.
+  std::set<std::string, std::less<>> transaction_topics;
+  std::set<std::string, std::less<>> written_topics;  // those of the transaction aborted last
 
   mutable processor::detail::Mutex stats_mutex;
   StreamProcessorStats counters PROCESSOR_GUARDED_BY(stats_mutex);
@@ -116,7 +119,11 @@ struct StreamProcessor::Impl final : RecordContext, OutputSink {
             std::int32_t partition) override;
 
   // stream_processor.cpp
+  // Checks the principal's permissions, then open_state_and_clients(); a state directory it
+  // created is removed again when opening fails.
   void open();
+  void open_state_and_clients();
+  kafka::KafkaProperties admin_properties() const;
   void on_rebalance(rd_kafka_resp_err_t event, rd_kafka_topic_partition_list_t* partitions);
   // The store partitions of `partition`, in StreamProcessorOptions::stores order; a damaged
   // local position means no usable local state (restored from the changelog's start).
@@ -152,6 +159,9 @@ struct StreamProcessor::Impl final : RecordContext, OutputSink {
   // cannot go on (see `broken`).
   bool commit();
   void abort(const std::string& reason);
+  // After an abort: throws (and keeps the processor broken) when Kafka refused the transaction for
+  // a missing ACL, naming the topics of the aborted transaction the principal may not write.
+  void throw_if_unauthorized(const StateError& failure);
   // The local side of an abort: the stores drop the open transaction's writes, and every active
   // partition must rewind before another record is processed.
   void drop_open_transaction();

@@ -68,7 +68,8 @@ class SecureOffsetctl : public ::testing::Test {
  protected:
   void SetUp() override {
     broker_ = SecureBroker::from_env();
-    if (!broker_) GTEST_SKIP() << "no secured broker (KAFKA_SECURE_DIR): scripts/kafka/broker.sh start --secure";
+    if (!broker_)
+      GTEST_SKIP() << "no secured broker (KAFKA_SECURE_DIR): scripts/kafka/broker.sh start --secure";
     admin_ = broker_->properties("admin", "scram-sha-256");
     // alice may do anything with groups and topics; bob nothing until a test grants it.
     broker_->grant("User:alice", RD_KAFKA_RESOURCE_GROUP, "*", RD_KAFKA_ACL_OPERATION_ALL);
@@ -86,7 +87,8 @@ class SecureOffsetctl : public ::testing::Test {
     producer.produce(topic, 2, 4);
     auto admin = kafka::GroupAdmin::create(admin_);
     for (const auto& group : groups) {
-      admin->alter_offsets(group, {{kafka::TopicPartition(topic, 0), 3}, {kafka::TopicPartition(topic, 2), 1}});
+      admin->alter_offsets(group,
+                           {{kafka::TopicPartition(topic, 0), 3}, {kafka::TopicPartition(topic, 2), 1}});
     }
     return topic;
   }
@@ -114,12 +116,17 @@ class SecureOffsetctl : public ::testing::Test {
   kafka::KafkaProperties admin_;
 };
 
-class SecureOffsetctlByMechanism : public SecureOffsetctl, public ::testing::WithParamInterface<std::string> {};
+class SecureOffsetctlByMechanism : public SecureOffsetctl,
+                                   public ::testing::WithParamInterface<std::string> {};
 
 // Both tools, the same arguments and the same --command-config: the same stdout and exit code.
 void expect_same(const ToolRun& ours, const ToolRun& kafka, const std::string& what) {
-  EXPECT_EQ(ours.out, kafka.out) << what << "\nour stderr:\n" << ours.err << "\nKafka's stderr:\n" << kafka.err;
-  EXPECT_EQ(ours.exit_code, kafka.exit_code) << what << "\nours:\n" << ours.out << ours.err << "\nKafka's:\n" << kafka.out << kafka.err;
+  EXPECT_EQ(ours.out, kafka.out) << what << "\nour stderr:\n"
+                                 << ours.err << "\nKafka's stderr:\n"
+                                 << kafka.err;
+  EXPECT_EQ(ours.exit_code, kafka.exit_code) << what << "\nours:\n"
+                                             << ours.out << ours.err << "\nKafka's:\n"
+                                             << kafka.out << kafka.err;
 }
 
 TEST_P(SecureOffsetctlByMechanism, GroupsVerbsPrintWhatKafkasToolPrints) {
@@ -131,7 +138,8 @@ TEST_P(SecureOffsetctlByMechanism, GroupsVerbsPrintWhatKafkasToolPrints) {
   const std::string kafkas_deleted = unique_name("secure-delete-kafka");
   const std::string topic = topic_with_groups({group, ours_deleted, kafkas_deleted});
 
-  expect_same(offsetctl("groups list", bootstrap, config, ""), kafka_tool(bootstrap, config, "--list"), "list");
+  expect_same(offsetctl("groups list", bootstrap, config, ""), kafka_tool(bootstrap, config, "--list"),
+              "list");
   for (const std::string view : {"", "--members", "--state", "--members --verbose", "--offsets --verbose"}) {
     const std::string args = "--describe --group " + group + " " + view;
     expect_same(offsetctl("groups describe", bootstrap, config, "--group " + group + " " + view),
@@ -150,8 +158,8 @@ TEST_P(SecureOffsetctlByMechanism, GroupsVerbsPrintWhatKafkasToolPrints) {
   // delete-offsets on two twin groups: the same report, but for the group's name.
   ToolRun ours = offsetctl("groups delete-offsets", bootstrap, config,
                            "--group " + ours_deleted + " --topic " + topic + ":0");
-  const ToolRun kafkas =
-      kafka_tool(bootstrap, config, "--delete-offsets --group " + kafkas_deleted + " --topic " + topic + ":0");
+  const ToolRun kafkas = kafka_tool(
+      bootstrap, config, "--delete-offsets --group " + kafkas_deleted + " --topic " + topic + ":0");
   ours.out = std::regex_replace(ours.out, std::regex(ours_deleted), kafkas_deleted);
   expect_same(ours, kafkas, "delete-offsets");
   EXPECT_EQ(committed(ours_deleted), committed(kafkas_deleted));
@@ -162,8 +170,8 @@ TEST_P(SecureOffsetctlByMechanism, GroupsVerbsPrintWhatKafkasToolPrints) {
   EXPECT_NE(lag.out.find(group), std::string::npos) << lag.out;
 }
 
-INSTANTIATE_TEST_SUITE_P(Mechanisms, SecureOffsetctlByMechanism, ::testing::ValuesIn(SecureBroker::mechanisms()),
-                         [](const auto& param_info) {
+INSTANTIATE_TEST_SUITE_P(Mechanisms, SecureOffsetctlByMechanism,
+                         ::testing::ValuesIn(SecureBroker::mechanisms()), [](const auto& param_info) {
                            std::string name = param_info.param;
                            std::replace(name.begin(), name.end(), '-', '_');
                            return name;
@@ -171,15 +179,15 @@ INSTANTIATE_TEST_SUITE_P(Mechanisms, SecureOffsetctlByMechanism, ::testing::Valu
 
 // A refusal: Kafka's exception in Kafka's form on stdout, exit 1, within --timeout (5 s here) and
 // a margin for the process to start, and the same exception from Kafka's tool.
-void expect_refusal(const ToolRun& ours, Clock::duration took, const ToolRun& kafkas, const std::string& exception) {
+void expect_refusal(const ToolRun& ours, Clock::duration took, const ToolRun& kafkas,
+                    const std::string& exception) {
   const std::string form = "Error: Executing consumer group command failed due to ";
   EXPECT_NE(ours.out.find(form), std::string::npos) << ours.out << ours.err;
   EXPECT_NE(ours.out.find(exception), std::string::npos) << "ours:\n" << ours.out << ours.err;
   EXPECT_NE(kafkas.out.find(exception), std::string::npos) << "Kafka's:\n" << kafkas.out << kafkas.err;
   EXPECT_EQ(ours.exit_code, 1);
-  EXPECT_LT(took, std::chrono::seconds(8)) << "the refusal took "
-                                           << std::chrono::duration_cast<std::chrono::milliseconds>(took).count()
-                                           << " ms";
+  EXPECT_LT(took, std::chrono::seconds(8))
+      << "the refusal took " << std::chrono::duration_cast<std::chrono::milliseconds>(took).count() << " ms";
 }
 
 struct Timed {
@@ -212,7 +220,8 @@ TEST_F(SecureOffsetctl, RefusedConnectionsNameKafkasExceptionOnTimeAndChangeNoOf
                             .c_str()),
             0);
   const std::string untrusted = edited_file("alice", [&](std::string text) {
-    return std::regex_replace(text, std::regex("ssl.truststore.location=.*"), "ssl.truststore.location=" + other_ca);
+    return std::regex_replace(text, std::regex("ssl.truststore.location=.*"),
+                              "ssl.truststore.location=" + other_ca);
   });
   const std::string alice = broker_->client_file("alice", "scram-sha-256");
 
@@ -220,9 +229,12 @@ TEST_F(SecureOffsetctl, RefusedConnectionsNameKafkasExceptionOnTimeAndChangeNoOf
     std::string what, bootstrap, config, exception;
   };
   const std::vector<Case> cases{
-      {"a wrong password", bootstrap, wrong_password, "org.apache.kafka.common.errors.SaslAuthenticationException"},
-      {"an unknown user", bootstrap, unknown_user, "org.apache.kafka.common.errors.SaslAuthenticationException"},
-      {"an untrusted certificate", bootstrap, untrusted, "org.apache.kafka.common.errors.SslAuthenticationException"},
+      {"a wrong password", bootstrap, wrong_password,
+       "org.apache.kafka.common.errors.SaslAuthenticationException"},
+      {"an unknown user", bootstrap, unknown_user,
+       "org.apache.kafka.common.errors.SaslAuthenticationException"},
+      {"an untrusted certificate", bootstrap, untrusted,
+       "org.apache.kafka.common.errors.SslAuthenticationException"},
       {"a host-name mismatch", broker_->mismatch_bootstrap(), alice,
        "org.apache.kafka.common.errors.SslAuthenticationException"},
   };
@@ -230,12 +242,16 @@ TEST_F(SecureOffsetctl, RefusedConnectionsNameKafkasExceptionOnTimeAndChangeNoOf
     SCOPED_TRACE(c.what);
     const std::string describe = "--group " + group + " --timeout 5000";
     const Timed ours = timed([&] { return offsetctl("groups describe", c.bootstrap, c.config, describe); });
-    expect_refusal(ours.run, ours.took, kafka_tool(c.bootstrap, c.config, "--describe " + describe), c.exception);
-    const std::string reset = "--group " + group + " --topic " + topic + " --to-latest --execute --timeout 5000";
-    const Timed refused_reset = timed([&] { return offsetctl("groups reset", c.bootstrap, c.config, reset); });
-    expect_refusal(refused_reset.run, refused_reset.took, kafka_tool(c.bootstrap, c.config, "--reset-offsets " + reset),
+    expect_refusal(ours.run, ours.took, kafka_tool(c.bootstrap, c.config, "--describe " + describe),
                    c.exception);
-    const Timed listed = timed([&] { return offsetctl("groups list", c.bootstrap, c.config, "--timeout 5000"); });
+    const std::string reset =
+        "--group " + group + " --topic " + topic + " --to-latest --execute --timeout 5000";
+    const Timed refused_reset =
+        timed([&] { return offsetctl("groups reset", c.bootstrap, c.config, reset); });
+    expect_refusal(refused_reset.run, refused_reset.took,
+                   kafka_tool(c.bootstrap, c.config, "--reset-offsets " + reset), c.exception);
+    const Timed listed =
+        timed([&] { return offsetctl("groups list", c.bootstrap, c.config, "--timeout 5000"); });
     EXPECT_NE(listed.run.out.find(c.exception), std::string::npos) << listed.run.out << listed.run.err;
     EXPECT_EQ(listed.run.exit_code, 1);
     EXPECT_LT(listed.took, std::chrono::seconds(8));
@@ -259,14 +275,16 @@ TEST_F(SecureOffsetctl, AGroupOrTopicWithoutAnAclIsRefusedAsKafkaRefusesItAndCha
   expect_refusal(described.run, described.took, kafka_tool(bootstrap, bob, "--describe " + describe),
                  "org.apache.kafka.common.errors.GroupAuthorizationException");
 
-  const std::string reset = "--group " + group + " --topic " + topic + " --to-latest --execute --timeout 5000";
+  const std::string reset =
+      "--group " + group + " --topic " + topic + " --to-latest --execute --timeout 5000";
   const Timed reset_run = timed([&] { return offsetctl("groups reset", bootstrap, bob, reset); });
   expect_refusal(reset_run.run, reset_run.took, kafka_tool(bootstrap, bob, "--reset-offsets " + reset),
                  "org.apache.kafka.common.errors.GroupAuthorizationException");
 
   // delete-offsets reports as Kafka's tool does: the group's error on top, then the topic's row.
   const std::string delete_args = "--group " + group + " --topic " + topic + " --timeout 5000";
-  const Timed deleted = timed([&] { return offsetctl("groups delete-offsets", bootstrap, bob, delete_args); });
+  const Timed deleted =
+      timed([&] { return offsetctl("groups delete-offsets", bootstrap, bob, delete_args); });
   const ToolRun kafkas_delete = kafka_tool(bootstrap, bob, "--delete-offsets " + delete_args);
   EXPECT_EQ(deleted.run.out, kafkas_delete.out);
   EXPECT_NE(deleted.run.out.find("Error: Group authorization failed."), std::string::npos) << deleted.run.out;
@@ -275,13 +293,15 @@ TEST_F(SecureOffsetctl, AGroupOrTopicWithoutAnAclIsRefusedAsKafkaRefusesItAndCha
   EXPECT_LT(deleted.took, std::chrono::seconds(8));
 
   // His own group, a topic he may not describe.
-  const std::string bobs_reset = "--group " + bobs_group + " --topic " + topic + " --to-latest --execute --timeout 5000";
+  const std::string bobs_reset =
+      "--group " + bobs_group + " --topic " + topic + " --to-latest --execute --timeout 5000";
   const Timed topic_refused = timed([&] { return offsetctl("groups reset", bootstrap, bob, bobs_reset); });
   const ToolRun kafkas = kafka_tool(bootstrap, bob, "--reset-offsets " + bobs_reset);
   EXPECT_EQ(topic_refused.run.exit_code, 1) << topic_refused.run.out << topic_refused.run.err;
   EXPECT_LT(topic_refused.took, std::chrono::seconds(8));
   for (const auto* run : {&topic_refused.run, &kafkas}) {
-    EXPECT_NE((run->out + run->err).find("TopicAuthorizationException"), std::string::npos) << run->out << run->err;
+    EXPECT_NE((run->out + run->err).find("TopicAuthorizationException"), std::string::npos)
+        << run->out << run->err;
   }
   EXPECT_EQ(committed(group), before);
   EXPECT_EQ(committed(bobs_group), bobs_before);
@@ -304,9 +324,8 @@ TEST_F(SecureOffsetctl, NoSecretInAnythingEitherToolPrinted) {
     return std::regex_replace(text, std::regex("password=\"[^\"]*\""), "password=\"Wr0ng-Passw0rd-42\"");
   });
   offsetctl("groups describe", bootstrap, wrong, "--group " + group + " --timeout 3000");
-  const std::string typo = edited_file("alice", [](std::string text) {
-    return std::regex_replace(text, std::regex("required"), "requird");
-  });
+  const std::string typo = edited_file(
+      "alice", [](std::string text) { return std::regex_replace(text, std::regex("required"), "requird"); });
   offsetctl("groups describe", bootstrap, typo, "--group " + group);
 
   std::vector<std::string> secrets = broker_->secrets();
@@ -316,7 +335,8 @@ TEST_F(SecureOffsetctl, NoSecretInAnythingEitherToolPrinted) {
   for (const auto& text : printed()) {
     bytes += text.size();
     for (const auto& secret : secrets) {
-      EXPECT_EQ(text.find(secret), std::string::npos) << "a password was printed in:\n" << text.substr(0, 4000);
+      EXPECT_EQ(text.find(secret), std::string::npos) << "a password was printed in:\n"
+                                                      << text.substr(0, 4000);
     }
   }
   EXPECT_GT(bytes, 10'000u) << "the debug run printed little: the check would prove nothing";

@@ -98,12 +98,14 @@ class SecureBroker {
     rd_kafka_event_t* event = rd_kafka_queue_poll(queue, 30'000);
     std::string failure = event == nullptr ? "CreateAcls timed out" : "";
     if (event != nullptr) {
-      if (rd_kafka_event_error(event) != RD_KAFKA_RESP_ERR_NO_ERROR) failure = rd_kafka_event_error_string(event);
+      if (rd_kafka_event_error(event) != RD_KAFKA_RESP_ERR_NO_ERROR)
+        failure = rd_kafka_event_error_string(event);
       std::size_t count = 0;
       const rd_kafka_acl_result_t** results =
           rd_kafka_CreateAcls_result_acls(rd_kafka_event_CreateAcls_result(event), &count);
       for (std::size_t i = 0; i < count && failure.empty(); ++i) {
-        if (const rd_kafka_error_t* e = rd_kafka_acl_result_error(results[i])) failure = rd_kafka_error_string(e);
+        if (const rd_kafka_error_t* e = rd_kafka_acl_result_error(results[i]))
+          failure = rd_kafka_error_string(e);
       }
       rd_kafka_event_destroy(event);
     }

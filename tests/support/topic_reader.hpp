@@ -23,10 +23,12 @@ struct ReadRecord {
 };
 
 // Every record of `topic` up to each partition's end, in offset order per partition; under
-// read_committed, once every transaction there is decided. Throws std::runtime_error on timeout.
+// read_committed, once every transaction there is decided. `client`: more properties of the
+// reader (a secured cluster's). Throws std::runtime_error on timeout.
 inline std::vector<ReadRecord> read_topic(const std::string& bootstrap, const std::string& topic,
                                           bool read_committed = true,
-                                          std::chrono::milliseconds timeout = std::chrono::seconds(60)) {
+                                          std::chrono::milliseconds timeout = std::chrono::seconds(60),
+                                          const std::map<std::string, std::string>& client = {}) {
   char error[512];
   rd_kafka_conf_t* conf = rd_kafka_conf_new();
   auto set = [&](const char* name, const std::string& value) {
@@ -40,6 +42,7 @@ inline std::vector<ReadRecord> read_topic(const std::string& bootstrap, const st
   set("enable.auto.commit", "false");
   set("isolation.level", read_committed ? "read_committed" : "read_uncommitted");
   set("log_level", "3");
+  for (const auto& [name, value] : client) set(name.c_str(), value);
   rd_kafka_conf_t* uncommitted_conf = rd_kafka_conf_dup(conf);
   std::unique_ptr<rd_kafka_t, void (*)(rd_kafka_t*)> rk(
       rd_kafka_new(RD_KAFKA_CONSUMER, conf, error, sizeof error), rd_kafka_destroy);

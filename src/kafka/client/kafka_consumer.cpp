@@ -14,6 +14,7 @@
 #include "kafka/client/record_sink.hpp"
 #include "kafka/group/rebalance.hpp"
 #include "kafka/group/start_offsets.hpp"
+#include "kafka/rdkafka/client_factory.hpp"
 #include "kafka/wrap_errors.hpp"
 
 namespace processor::kafka {
@@ -606,21 +607,11 @@ void KafkaConsumer::Impl::on_consume_error(const rd_kafka_message_t& message) {
   const rd_kafka_resp_err_t fatal = rd_kafka_fatal_error(rk(), reason, sizeof reason);
   if (fatal != RD_KAFKA_RESP_ERR_NO_ERROR)
     throw internal::kafka_error(fatal, std::string("fatal consumer error: ") + reason);
-  // A broker's refusal that Kafka does not class as retriable (a JoinGroup refused for group
-  // authorization, an inconsistent protocol, an invalid session timeout) cannot heal by itself:
-  // librdkafka keeps trying, and only the user can fix the cause, so it is surfaced with its
-  // code. The membership errors (of classic groups and of Kafka 4's consumer groups) are
-  // answered by rejoining, and anything else is transient (a broker connection, a leader move):
-  // librdkafka retries those quietly.
+  // A broker's refusal that cannot heal by itself is surfaced with its code; anything else is
+  // transient (a broker connection, a leader move, a rejoin): librdkafka retries those quietly.
   const rd_kafka_resp_err_t code = message.err;
-  const bool rejoins =
-      code == RD_KAFKA_RESP_ERR_UNKNOWN_MEMBER_ID || code == RD_KAFKA_RESP_ERR_ILLEGAL_GENERATION ||
-      code == RD_KAFKA_RESP_ERR_REBALANCE_IN_PROGRESS || code == RD_KAFKA_RESP_ERR_MEMBER_ID_REQUIRED ||
-      code == RD_KAFKA_RESP_ERR_FENCED_MEMBER_EPOCH || code == RD_KAFKA_RESP_ERR_STALE_MEMBER_EPOCH;
-  if (code > RD_KAFKA_RESP_ERR_NO_ERROR && !rejoins && !internal::kafka_code_is_retriable(code)) {
-    throw internal::kafka_error(code,
-                                std::string("consumer error (") + rd_kafka_message_errstr(&message) + ")");
-  }
+  if (internal::consume_error_is_final(code))
+    throw internal::consume_error(message, client->group_id(), options.topics);
 }
 
 void KafkaConsumer::Impl::restart_at(rd_kafka_topic_partition_list_t* positions,
@@ -744,6 +735,9 @@ RdPtr<rd_kafka_message_t> KafkaConsumer::Impl::next_record(int timeout_ms, bool&
   }
   RdPtr<rd_kafka_message_t> message = buffer.pop();
   arrived = message != nullptr;
+  // Nothing arrives from a cluster that refuses this client (a wrong password, an untrusted
+  // certificate): librdkafka retries for ever, and only the user can fix it.
+  if (!message) internal::throw_if_refused(rk());
   if (message && message->err != RD_KAFKA_RESP_ERR_NO_ERROR) {
     on_consume_error(*message);
     message.reset();

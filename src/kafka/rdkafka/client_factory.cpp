@@ -117,6 +117,10 @@ std::optional<StateError> connection_refusal(const rd_kafka_t* rk) {
   return StateError(ErrorKind::Kafka, it->second.text, it->second.code, false);
 }
 
+void throw_if_refused(const rd_kafka_t* rk) {
+  if (auto refusal = connection_refusal(rk)) throw std::move(*refusal);
+}
+
 void forget_connection_refusal(const rd_kafka_t* rk) noexcept {
   const std::lock_guard lock(refusals_mutex);
   refusals.erase(rk);

@@ -34,6 +34,9 @@ bool is_secret_property(std::string_view name) noexcept;
 // (_AUTHENTICATION or _SSL) and text, not retriable. nullopt when there was none.
 std::optional<StateError> connection_refusal(const rd_kafka_t* rk);
 
+// Throws connection_refusal(rk) when there is one.
+void throw_if_refused(const rd_kafka_t* rk);
+
 // Forgets what connection_refusal() knows of `rk`: after its destruction (RdKafkaDeleter), or
 // once a request went through.
 void forget_connection_refusal(const rd_kafka_t* rk) noexcept;

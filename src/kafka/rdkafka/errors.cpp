@@ -76,4 +76,27 @@ void throw_if_error(RdPtr<rd_kafka_error_t> error, const std::string& what) {
   if (error) throw kafka_error(error.get(), what);
 }
 
+StateError consume_error(const rd_kafka_message_t& message, const std::string& group,
+                         const std::vector<std::string>& topics) {
+  std::string resource = "group '" + group + "'";
+  if (message.err == RD_KAFKA_RESP_ERR_TOPIC_AUTHORIZATION_FAILED) {
+    resource = "topic";
+    if (message.rkt != nullptr) {
+      resource += " '" + std::string(rd_kafka_topic_name(message.rkt)) + "'";
+    } else {
+      for (std::size_t i = 0; i < topics.size(); ++i) resource += (i == 0 ? " '" : ", '") + topics[i] + "'";
+    }
+  }
+  return kafka_error(message.err,
+                     "consumer of " + resource + " (" + std::string(rd_kafka_message_errstr(&message)) + ")");
+}
+
+bool consume_error_is_final(rd_kafka_resp_err_t code) noexcept {
+  const bool rejoins =
+      code == RD_KAFKA_RESP_ERR_UNKNOWN_MEMBER_ID || code == RD_KAFKA_RESP_ERR_ILLEGAL_GENERATION ||
+      code == RD_KAFKA_RESP_ERR_REBALANCE_IN_PROGRESS || code == RD_KAFKA_RESP_ERR_MEMBER_ID_REQUIRED ||
+      code == RD_KAFKA_RESP_ERR_FENCED_MEMBER_EPOCH || code == RD_KAFKA_RESP_ERR_STALE_MEMBER_EPOCH;
+  return code > RD_KAFKA_RESP_ERR_NO_ERROR && !rejoins && !kafka_code_is_retriable(code);
+}
+
 }  // namespace processor::kafka::internal

@@ -5,6 +5,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "kafka/rdkafka/handles.hpp"
 #include "processor/error.hpp"
@@ -35,5 +36,19 @@ void throw_if_error(RdPtr<rd_kafka_error_t> error, const std::string& what);
 // connection. librdkafka returns plain codes without this flag; error objects carry their own
 // (see above).
 bool kafka_code_is_retriable(rd_kafka_resp_err_t code) noexcept;
+
+// Whether a consume error (a message with err set, from a consumer's poll) is a broker's refusal
+// that cannot heal by itself: not retriable, and not one of the membership errors of classic groups
+// and of Kafka 4's consumer groups, which librdkafka answers by rejoining. A group or topic the
+// principal may not use (GROUP_AUTHORIZATION_FAILED, TOPIC_AUTHORIZATION_FAILED), an inconsistent
+// protocol, an invalid session timeout: librdkafka keeps trying and only the user can fix the
+// cause, so every consumer surfaces them. Local errors (negative codes) are librdkafka's to retry.
+bool consume_error_is_final(rd_kafka_resp_err_t code) noexcept;
+
+// A final consume error as StateError, named after its resource: the consumer's group, or for a
+// topic's refusal the message's topic, else `topics` (the subscription: Kafka 4's consumer group
+// protocol reports it from the group's heartbeat, which names none).
+StateError consume_error(const rd_kafka_message_t& message, const std::string& group,
+                         const std::vector<std::string>& topics);
 
 }  // namespace processor::kafka::internal

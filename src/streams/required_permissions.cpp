@@ -1,0 +1,71 @@
+#include "streams/required_permissions.hpp"
+
+#include "kafka/admin/authorized_operations.hpp"
+#include "kafka/rdkafka/client_factory.hpp"
+#include "kafka/rdkafka/errors.hpp"
+#include "processor/error.hpp"
+
+namespace processor::streams::internal {
+namespace {
+
+using kafka::internal::Permissions;
+
+[[noreturn]] void refuse(rd_kafka_resp_err_t code, const std::string& what) {
+  throw kafka::internal::kafka_error(code, what);
+}
+
+// `needed` on `permissions` (of a topic or a group, `kind`), or the refusal naming what is missing.
+void require(const Permissions& permissions, const char* kind, rd_kafka_resp_err_t refused_code,
+             std::initializer_list<rd_kafka_AclOperation_t> needed, const std::string& why) {
+  const std::string resource = std::string(kind) + " '" + permissions.resource + "'";
+  if (permissions.error == refused_code) {
+    refuse(refused_code, "the principal may not describe " + resource + ", which " + why);
+  }
+  // A broker that does not report authorized operations leaves the check to the requests.
+  if (permissions.operations.empty()) return;
+  for (const auto operation : needed) {
+    if (!permissions.may(operation)) {
+      refuse(refused_code, "the principal lacks " + kafka::internal::operation_name(operation) + " on " + resource +
+                               ", which " + why);
+    }
+  }
+}
+
+}  // namespace
+
+void check_permissions(const kafka::KafkaProperties& client, const std::string& group, const std::string& input,
+                       const std::vector<std::string>& changelogs, std::chrono::milliseconds timeout) {
+  auto rk = kafka::internal::create_client(RD_KAFKA_CONSUMER, client, {}, "the permission check's client");
+  require(kafka::internal::group_permissions(rk.get(), group, timeout), "group", RD_KAFKA_RESP_ERR_GROUP_AUTHORIZATION_FAILED,
+          {RD_KAFKA_ACL_OPERATION_READ}, "the processor's consumer group needs");
+  std::vector<std::string> topics{input};
+  topics.insert(topics.end(), changelogs.begin(), changelogs.end());
+  const auto permissions = kafka::internal::topic_permissions(rk.get(), topics, timeout);
+  require(permissions[0], "topic", RD_KAFKA_RESP_ERR_TOPIC_AUTHORIZATION_FAILED, {RD_KAFKA_ACL_OPERATION_READ},
+          "the processor reads as its input");
+  for (std::size_t i = 1; i < permissions.size(); ++i) {
+    // A changelog not created yet: its creation will say whether the principal may.
+    if (permissions[i].error == RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART) continue;
+    require(permissions[i], "topic", RD_KAFKA_RESP_ERR_TOPIC_AUTHORIZATION_FAILED,
+            {RD_KAFKA_ACL_OPERATION_READ, RD_KAFKA_ACL_OPERATION_WRITE},
+            "the processor writes as a changelog and reads to restore");
+  }
+}
+
+std::vector<std::string> unwritable_topics(rd_kafka_t* rk, const std::vector<std::string>& topics,
+                                           std::chrono::milliseconds timeout) {
+  std::vector<std::string> out;
+  try {
+    for (const auto& permissions : kafka::internal::topic_permissions(rk, topics, timeout)) {
+      if (permissions.error == RD_KAFKA_RESP_ERR_TOPIC_AUTHORIZATION_FAILED ||
+          (permissions.error == RD_KAFKA_RESP_ERR_NO_ERROR && !permissions.may(RD_KAFKA_ACL_OPERATION_WRITE))) {
+        out.push_back(permissions.resource);
+      }
+    }
+  } catch (const StateError&) {
+    // The refusal is reported without the topic's name.
+  }
+  return out;
+}
+
+}  // namespace processor::streams::internal

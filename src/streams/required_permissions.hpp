@@ -1,0 +1,29 @@
+#pragma once
+// What a StreamProcessor's principal must be allowed, checked before it touches its state
+// directory (a secured cluster's ACLs: READ on its group and input topic, READ and WRITE on the
+// changelog topics that exist), and which topics of a refused transaction it may not write.
+// Internal.
+
+#include <librdkafka/rdkafka.h>
+
+#include <chrono>
+#include <string>
+#include <vector>
+
+#include "processor/kafka/kafka_properties.hpp"
+
+namespace processor::streams::internal {
+
+// Throws StateError(Kafka) with Kafka's code (GROUP_AUTHORIZATION_FAILED,
+// TOPIC_AUTHORIZATION_FAILED) naming the first permission `client`'s principal lacks, and the
+// cluster's refusal of the client (a wrong password: _AUTHENTICATION). `client`: the processor's
+// properties, for a client of its own that joins no group.
+void check_permissions(const kafka::KafkaProperties& client, const std::string& group, const std::string& input,
+                       const std::vector<std::string>& changelogs, std::chrono::milliseconds timeout);
+
+// The topics of `topics` that the principal of `rk` may not write (may not even describe
+// included); empty when it may write them all or the cluster cannot say.
+std::vector<std::string> unwritable_topics(rd_kafka_t* rk, const std::vector<std::string>& topics,
+                                           std::chrono::milliseconds timeout);
+
+}  // namespace processor::streams::internal
