@@ -18,12 +18,15 @@ namespace processor::streams::internal {
 // TOPIC_AUTHORIZATION_FAILED) naming the first permission `client`'s principal lacks, and the
 // cluster's refusal of the client (a wrong password: _AUTHENTICATION). `client`: the processor's
 // properties, for a client of its own that joins no group.
-void check_permissions(const kafka::KafkaProperties& client, const std::string& group, const std::string& input,
-                       const std::vector<std::string>& changelogs, std::chrono::milliseconds timeout);
+void check_permissions(const kafka::KafkaProperties& client, const std::string& group,
+                       const std::string& input, const std::vector<std::string>& changelogs,
+                       std::chrono::milliseconds timeout);
 
-// The topics of `topics` that the principal of `rk` may not write (may not even describe
-// included); empty when it may write them all or the cluster cannot say.
-std::vector<std::string> unwritable_topics(rd_kafka_t* rk, const std::vector<std::string>& topics,
-                                           std::chrono::milliseconds timeout);
+// What Kafka's authorized operations say the principal of `rk` may not do, of a transaction Kafka
+// refused with `code`: "write topic 'x', 'y'" (TOPIC_AUTHORIZATION_FAILED, among `topics`) or
+// "commit offsets for group 'g'" (GROUP_AUTHORIZATION_FAILED); "" when it may, or when the cluster
+// cannot say (it reports no authorized operations, or does not answer).
+std::string refused_by_acls(rd_kafka_t* rk, rd_kafka_resp_err_t code, const std::string& group,
+                            const std::vector<std::string>& topics, std::chrono::milliseconds timeout);
 
 }  // namespace processor::streams::internal

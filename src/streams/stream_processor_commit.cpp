@@ -297,25 +297,21 @@ bool StreamProcessor::Impl::commit() {
 void StreamProcessor::Impl::throw_if_unauthorized(const StateError& failure) {
   const auto code = failure.kafka_error_code();
   if (code != RD_KAFKA_RESP_ERR_TOPIC_AUTHORIZATION_FAILED &&
-      code != RD_KAFKA_RESP_ERR_GROUP_AUTHORIZATION_FAILED &&
-      code != RD_KAFKA_RESP_ERR_CLUSTER_AUTHORIZATION_FAILED) {
+      code != RD_KAFKA_RESP_ERR_GROUP_AUTHORIZATION_FAILED) {
     return;
   }
-  // A missing ACL does not heal by itself: processing the records again would only fail again.
-  std::string refused;
-  if (code == RD_KAFKA_RESP_ERR_TOPIC_AUTHORIZATION_FAILED) {
-    std::vector<std::string> written(written_topics.begin(), written_topics.end());
-    written.insert(written.end(), changelogs.begin(), changelogs.end());
-    for (const auto& topic : internal::unwritable_topics(producer.get(), written, options.request_timeout)) {
-      refused += (refused.empty() ? "topic '" : ", '") + topic + "'";
-    }
-  }
+  // Only a missing ACL that Kafka's authorized operations confirm: processing the records again
+  // would fail again, for good. A refusal the ACLs do not explain (a broker's transient state, a
+  // cluster that cannot say) is answered as before: abort and process again.
+  std::vector<std::string> written(written_topics.begin(), written_topics.end());
+  written.insert(written.end(), changelogs.begin(), changelogs.end());
+  const std::string refused =
+      internal::refused_by_acls(producer.get(), static_cast<rd_kafka_resp_err_t>(*code),
+                                options.application_id, written, options.request_timeout);
+  if (refused.empty()) return;
   try {
-    throw kafka::internal::kafka_error(
-        static_cast<rd_kafka_resp_err_t>(*code),
-        "the principal may not write " +
-            (refused.empty() ? std::string("the transaction's records") : refused) + " (" + failure.what() +
-            ")");
+    throw kafka::internal::kafka_error(static_cast<rd_kafka_resp_err_t>(*code),
+                                       "the principal may not " + refused + " (" + failure.what() + ")");
   } catch (const StateError&) {
     broken = std::current_exception();
     throw;

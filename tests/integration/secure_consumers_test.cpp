@@ -36,7 +36,8 @@ class SecureConsumers : public ::testing::TestWithParam<std::string> {
  protected:
   void SetUp() override {
     broker_ = SecureBroker::from_env();
-    if (!broker_) GTEST_SKIP() << "no secured broker (KAFKA_SECURE_DIR): scripts/kafka/broker.sh start --secure";
+    if (!broker_)
+      GTEST_SKIP() << "no secured broker (KAFKA_SECURE_DIR): scripts/kafka/broker.sh start --secure";
     admin_ = broker_->properties("admin", "scram-sha-256");
     broker_->grant("User:alice", RD_KAFKA_RESOURCE_GROUP, "*", RD_KAFKA_ACL_OPERATION_ALL);
     broker_->grant("User:alice", RD_KAFKA_RESOURCE_TOPIC, "*", RD_KAFKA_ACL_OPERATION_ALL);
@@ -51,7 +52,8 @@ class SecureConsumers : public ::testing::TestWithParam<std::string> {
 
   // alice's properties, as ConsumerSetup takes them (bootstrap.servers is a field of its own),
   // with the test's group protocol.
-  KafkaProperties client(const std::string& user = "alice", const std::string& mechanism = "scram-sha-256") const {
+  KafkaProperties client(const std::string& user = "alice",
+                         const std::string& mechanism = "scram-sha-256") const {
     KafkaProperties properties = broker_->properties(user, mechanism);
     for (const auto& [name, value] : testing::group_properties("", "", GetParam())) {
       if (name != "bootstrap.servers" && name != "group.id") properties[name] = value;
@@ -70,7 +72,8 @@ class SecureConsumers : public ::testing::TestWithParam<std::string> {
 
   std::map<std::string, std::int64_t> committed(const std::string& group) const {
     std::map<std::string, std::int64_t> out;
-    for (const auto& offset : GroupAdmin::create(admin_)->committed_offsets(group)) out[offset.tp.to_key()] = offset.offset;
+    for (const auto& offset : GroupAdmin::create(admin_)->committed_offsets(group))
+      out[offset.tp.to_key()] = offset.offset;
     return out;
   }
 
@@ -105,7 +108,10 @@ TEST_P(SecureConsumers, KafkaConsumerConsumesAndCommits) {
   auto consumer = KafkaConsumer::connect(setup(group, client()));
   std::set<std::pair<int, std::int64_t>> seen;
   ASSERT_TRUE(testing::poll_until(
-      *consumer, [&](const ConsumedRecord& record) { seen.insert({record.partition, record.offset}); },
+      *consumer,
+      [&](const ConsumedRecord& record) {
+        seen.insert({record.partition, record.offset});
+      },
       [&] { return seen.size() == kPartitions * kPerPartition; }, std::chrono::seconds(60)))
       << seen.size() << " records";
   consumer->manager().commit();
@@ -235,11 +241,13 @@ TEST_P(SecureConsumers, StreamProcessorWithoutATransactionalIdAclRefusesToStart)
   options.poll_timeout = std::chrono::milliseconds(20);
   std::unique_ptr<streams::StreamProcessor> processor;
   const auto [error, took] = first_error([&] {
-    if (!processor) processor = std::make_unique<streams::StreamProcessor>(options, testing::count_per_key(output));
+    if (!processor)
+      processor = std::make_unique<streams::StreamProcessor>(options, testing::count_per_key(output));
     processor->poll();
   });
   EXPECT_EQ(error.kind(), ErrorKind::Kafka) << error.what();
-  EXPECT_EQ(error.kafka_error_code(), RD_KAFKA_RESP_ERR_TRANSACTIONAL_ID_AUTHORIZATION_FAILED) << error.what();
+  EXPECT_EQ(error.kafka_error_code(), RD_KAFKA_RESP_ERR_TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
+      << error.what();
   EXPECT_LT(took, std::chrono::seconds(10));
   EXPECT_FALSE(std::filesystem::exists(state_dir)) << "the state directory was touched";
   EXPECT_TRUE(committed(application).empty());
@@ -283,7 +291,9 @@ TEST_P(SecureConsumers, StreamProcessorWithoutWriteOnItsOutputSurfacesFromPoll) 
 }
 
 INSTANTIATE_TEST_SUITE_P(EveryProtocol, SecureConsumers, ::testing::ValuesIn(testing::group_protocols()),
-                         [](const auto& param_info) { return testing::group_protocol_name(param_info.param); });
+                         [](const auto& param_info) {
+                           return testing::group_protocol_name(param_info.param);
+                         });
 
 }  // namespace
 }  // namespace processor::kafka

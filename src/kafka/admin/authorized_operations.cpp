@@ -45,7 +45,8 @@ std::vector<Permissions> topic_permissions(rd_kafka_t* rk, const std::vector<std
   const auto event = describe(
       rk, RD_KAFKA_ADMIN_OP_DESCRIBETOPICS, timeout,
       [&](rd_kafka_AdminOptions_t* options, rd_kafka_queue_t* queue) {
-        rd_kafka_TopicCollection_t* collection = rd_kafka_TopicCollection_of_topic_names(names.data(), names.size());
+        rd_kafka_TopicCollection_t* collection =
+            rd_kafka_TopicCollection_of_topic_names(names.data(), names.size());
         rd_kafka_DescribeTopics(rk, collection, options, queue);
         rd_kafka_TopicCollection_destroy(collection);
       },
@@ -63,7 +64,8 @@ std::vector<Permissions> topic_permissions(rd_kafka_t* rk, const std::vector<std
       const rd_kafka_error_t* error = rd_kafka_TopicDescription_error(described[i]);
       permissions.error = error != nullptr ? rd_kafka_error_code(error) : RD_KAFKA_RESP_ERR_NO_ERROR;
       std::size_t operations = 0;
-      const rd_kafka_AclOperation_t* list = rd_kafka_TopicDescription_authorized_operations(described[i], &operations);
+      const rd_kafka_AclOperation_t* list =
+          rd_kafka_TopicDescription_authorized_operations(described[i], &operations);
       add_operations(permissions, list, operations);
     }
     out.push_back(std::move(permissions));
@@ -95,6 +97,8 @@ Permissions group_permissions(rd_kafka_t* rk, const std::string& group, std::chr
   return permissions;
 }
 
-std::string operation_name(rd_kafka_AclOperation_t operation) { return rd_kafka_AclOperation_name(operation); }
+std::string operation_name(rd_kafka_AclOperation_t operation) {
+  return rd_kafka_AclOperation_name(operation);
+}
 
 }  // namespace processor::kafka::internal
