@@ -35,8 +35,13 @@ packages=(
   libsasl2-dev
   libsasl2-modules-gssapi-mit
   libcurl4-openssl-dev
-  # The monitor's HTTP exporter (processor::monitor).
-  libcpp-httplib-dev
+  # The monitor's HTTP(S) exporter (processor::monitor, in the library): libmicrohttpd, an
+  # event-driven server (a slow client costs a descriptor, not a thread), its TLS library GnuTLS
+  # (also called directly for certificates and client certificates), and libxcrypt's crypt_r for
+  # basic auth's bcrypt hashes.
+  libmicrohttpd-dev
+  libgnutls28-dev
+  libcrypt-dev
 )
 if [[ "${profile}" == all ]]; then
   packages+=(
@@ -50,10 +55,13 @@ if [[ "${profile}" == all ]]; then
     libclang-rt-14-dev
     libfuzzer-14-dev
     clang-format-14
-    # offsetctl (tools/offsetctl): arguments, JSON output.
+    # offsetctl (tools/offsetctl): arguments, JSON output, the exporter's --web-config (YAML).
     libcli11-dev
     libfmt-dev
     nlohmann-json3-dev
+    libyaml-cpp-dev
+    # The exporter's TLS tests make their certificates with the openssl command line.
+    openssl
     # The exporter's page is rendered in headless Chromium by a test.
     chromium
     # The example that plugs spdlog into the library's log sink (spdlog brings libfmt-dev).

@@ -2,7 +2,7 @@
 // processor::monitor — see every offset and lag, and export them: the lag monitor (lag in offsets
 // and seconds, Burrow's status per partition and group), Prometheus metrics in kafka-lag-exporter's
 // names, the embeddable HTTP exporter with its chart, and the application's own metrics.
-// Link processor::monitor (it serves HTTP with cpp-httplib).
+// Link processor::monitor (it serves HTTP and HTTPS with libmicrohttpd and GnuTLS).
 
 #include "processor/kafka/group_admin.hpp"
 #include "processor/monitor/app_metrics.hpp"

@@ -4,15 +4,17 @@
 #include "processor/monitor/metrics_server.hpp"
 
 #include <gtest/gtest.h>
-#include <httplib.h>
 #include <stdlib.h>
 
 #include <filesystem>
 #include <fstream>
 #include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "command_output.hpp"
+#include "http_client.hpp"
 #include "processor/monitor/lag_metrics.hpp"
 #include "state_error_of.hpp"
 #include "synthetic_lag.hpp"
@@ -20,6 +22,7 @@
 namespace processor::monitor {
 namespace {
 
+using processor::testing::http_get;
 using processor::testing::run_command;
 using std::chrono::system_clock;
 
@@ -51,20 +54,19 @@ TEST(MetricsServer, ServesMetricsThatPrometheusParses) {
   server.start();
   ASSERT_GT(server.port(), 0);
 
-  httplib::Client client("127.0.0.1", server.port());
-  const auto response = client.Get("/metrics");
-  ASSERT_TRUE(response) << httplib::to_string(response.error());
-  EXPECT_EQ(response->status, 200);
-  EXPECT_EQ(response->get_header_value("Content-Type"), "text/plain; version=0.0.4; charset=utf-8");
+  const auto response = http_get(server.url() + "/metrics");
+  ASSERT_TRUE(response) << response.error;
+  EXPECT_EQ(response.status, 200);
+  EXPECT_EQ(response.header("Content-Type"), "text/plain; version=0.0.4; charset=utf-8");
 
   const std::string dir = temp_dir();
   const std::string file = dir + "/metrics.txt";
-  std::ofstream(file) << response->body;
+  std::ofstream(file) << response.body;
   const auto parsed =
       run_command("python3 " PROCESSOR_TEST_SUPPORT_DIR "/prometheus_parse.py " + file + " 2>&1");
   std::filesystem::remove_all(dir);
   if (parsed.exit_code == 2) GTEST_SKIP() << "prometheus_client is not installed: " << parsed.output;
-  ASSERT_EQ(parsed.exit_code, 0) << parsed.output << "\n--- scraped:\n" << response->body;
+  ASSERT_EQ(parsed.exit_code, 0) << parsed.output << "\n--- scraped:\n" << response.body;
 
   const std::string& out = parsed.output;
   const auto has = [&out](const std::string& line) { return out.find(line + "\n") != std::string::npos; };
@@ -113,35 +115,35 @@ TEST(MetricsServer, ServesHealthThePageAndTheChart) {
   LagHistory history = processor::testing::synthetic_history(6, kTaken);
   MetricsServer server(served.registry, {}, [&history] { return history; });
   server.start();
-  httplib::Client client("127.0.0.1", server.port());
+  const std::string url = server.url();
 
-  const auto health = client.Get("/healthz");
-  ASSERT_TRUE(health);
-  EXPECT_EQ(health->status, 200);
-  EXPECT_EQ(health->body, "ok\n");
+  const auto health = http_get(url + "/healthz");
+  ASSERT_TRUE(health) << health.error;
+  EXPECT_EQ(health.status, 200);
+  EXPECT_EQ(health.body, "ok\n");
 
-  const auto page = client.Get("/");
-  ASSERT_TRUE(page);
-  EXPECT_EQ(page->get_header_value("Content-Type"), "text/html; charset=utf-8");
-  EXPECT_NE(page->body.find("<svg xmlns=\"http://www.w3.org/2000/svg\""), std::string::npos);
-  EXPECT_NE(page->body.find("fetch('/lag.svg'"), std::string::npos);  // the refresh
-  EXPECT_NE(page->body.find(">orders (ERR)</text>"), std::string::npos);
+  const auto page = http_get(url + "/");
+  ASSERT_TRUE(page) << page.error;
+  EXPECT_EQ(page.header("Content-Type"), "text/html; charset=utf-8");
+  EXPECT_NE(page.body.find("<svg xmlns=\"http://www.w3.org/2000/svg\""), std::string::npos);
+  EXPECT_NE(page.body.find("fetch('/lag.svg'"), std::string::npos);  // the refresh
+  EXPECT_NE(page.body.find(">orders (ERR)</text>"), std::string::npos);
 
-  const auto svg = client.Get("/lag.svg");
-  ASSERT_TRUE(svg);
-  EXPECT_EQ(svg->get_header_value("Content-Type"), "image/svg+xml");
-  EXPECT_EQ(svg->body.rfind("<svg", 0), 0u);
+  const auto svg = http_get(url + "/lag.svg");
+  ASSERT_TRUE(svg) << svg.error;
+  EXPECT_EQ(svg.header("Content-Type"), "image/svg+xml");
+  EXPECT_EQ(svg.body.rfind("<svg", 0), 0u);
 
-  EXPECT_EQ(client.Get("/nothing-here")->status, 404);
+  EXPECT_EQ(http_get(url + "/nothing-here").status, 404);
 }
 
 TEST(MetricsServer, PageWithoutAMonitorSaysSo) {
   MetricsRegistry registry;
   MetricsServer server(registry);
   server.start();
-  const auto page = httplib::Client("127.0.0.1", server.port()).Get("/");
-  ASSERT_TRUE(page);
-  EXPECT_NE(page->body.find("no lag monitor"), std::string::npos);
+  const auto page = http_get(server.url() + "/");
+  ASSERT_TRUE(page) << page.error;
+  EXPECT_NE(page.body.find("no lag monitor"), std::string::npos);
 }
 
 TEST(MetricsServer, StopsAndStartsAgain) {
@@ -151,9 +153,9 @@ TEST(MetricsServer, StopsAndStartsAgain) {
   const int port = server.port();
   server.stop();
   EXPECT_THROW(server.port(), StateError);
-  EXPECT_FALSE(httplib::Client("127.0.0.1", port).Get("/healthz"));
+  EXPECT_FALSE(http_get("http://127.0.0.1:" + std::to_string(port) + "/healthz"));
   server.start();
-  EXPECT_TRUE(httplib::Client("127.0.0.1", server.port()).Get("/healthz"));
+  EXPECT_TRUE(http_get(server.url() + "/healthz"));
 }
 
 TEST(MetricsServer, BadOptionsThrowNamingTheValue) {
@@ -176,7 +178,68 @@ TEST(MetricsServer, PortInUseIsUnavailable) {
   const StateError error = processor::testing::error_of([&] { second.start(); });
   EXPECT_EQ(error.kind(), ErrorKind::Unavailable);
   EXPECT_TRUE(processor::testing::mentions(error, "127.0.0.1:" + std::to_string(first.port())));
-  EXPECT_TRUE(httplib::Client("127.0.0.1", first.port()).Get("/healthz"));  // the first one is untouched
+  EXPECT_TRUE(http_get(first.url() + "/healthz"));  // the first one is untouched
+}
+
+TEST(MetricsServer, RestartsOnTheSamePortAtOnce) {
+  // SO_REUSEADDR: the connections the first server closed (TIME_WAIT) do not keep the port.
+  MetricsRegistry registry;
+  MetricsServer first(registry);
+  first.start();
+  const int port = first.port();
+  processor::testing::HttpSession keep_alive;
+  ASSERT_TRUE(keep_alive.get(first.url() + "/healthz"));
+  first.stop();  // closes the kept-alive connection from the server's side
+  MetricsServerOptions options;
+  options.port = port;
+  MetricsServer second(registry, options);
+  second.start();
+  EXPECT_EQ(second.port(), port);
+  EXPECT_TRUE(http_get(second.url() + "/healthz"));
+}
+
+TEST(MetricsServer, ServesOnIpv6Loopback) {
+  MetricsRegistry registry;
+  MetricsServerOptions options;
+  options.host = "::1";
+  MetricsServer server(registry, options);
+  try {
+    server.start();
+  } catch (const StateError& error) {
+    GTEST_SKIP() << "no IPv6 loopback here: " << error.what();
+  }
+  EXPECT_EQ(server.url(), "http://[::1]:" + std::to_string(server.port()));
+  const auto health = http_get(server.url() + "/healthz");
+  ASSERT_TRUE(health) << health.error;
+  EXPECT_EQ(health.body, "ok\n");
+}
+
+TEST(MetricsServer, BadLimitsThrowNamingTheField) {
+  MetricsRegistry registry;
+  for (const auto& [field, set] : std::vector<std::pair<std::string, void (*)(MetricsServerOptions&)>>{
+           {"idle_timeout_seconds 0", [](MetricsServerOptions& o) { o.idle_timeout_seconds = 0; }},
+           {"max_connections -1", [](MetricsServerOptions& o) { o.max_connections = -1; }},
+           {"max_connections_per_client 0",
+            [](MetricsServerOptions& o) { o.max_connections_per_client = 0; }},
+           {"max_request_header_bytes 0", [](MetricsServerOptions& o) { o.max_request_header_bytes = 0; }},
+           {"worker_threads 0", [](MetricsServerOptions& o) { o.worker_threads = 0; }}}) {
+    MetricsServerOptions options;
+    set(options);
+    MetricsServer server(registry, options);
+    const StateError error = processor::testing::error_of([&] { server.start(); });
+    EXPECT_EQ(error.kind(), ErrorKind::InvalidArgument) << field;
+    EXPECT_TRUE(processor::testing::mentions(error, field));
+  }
+}
+
+TEST(MetricsServer, StartingTwiceIsRefused) {
+  MetricsRegistry registry;
+  MetricsServer server(registry);
+  server.start();
+  const StateError error = processor::testing::error_of([&] { server.start(); });
+  EXPECT_EQ(error.kind(), ErrorKind::InvalidArgument);
+  EXPECT_TRUE(processor::testing::mentions(error, "already started"));
+  EXPECT_TRUE(http_get(server.url() + "/healthz"));
 }
 
 TEST(MetricsServer, FailingCollectorAnswers500NamingTheError) {
@@ -185,10 +248,10 @@ TEST(MetricsServer, FailingCollectorAnswers500NamingTheError) {
       [](MetricWriter&) { throw StateError(ErrorKind::Unavailable, "stats source gone"); });
   MetricsServer server(registry);
   server.start();
-  const auto response = httplib::Client("127.0.0.1", server.port()).Get("/metrics");
-  ASSERT_TRUE(response);
-  EXPECT_EQ(response->status, 500);
-  EXPECT_NE(response->body.find("stats source gone"), std::string::npos);
+  const auto response = http_get(server.url() + "/metrics");
+  ASSERT_TRUE(response) << response.error;
+  EXPECT_EQ(response.status, 500);
+  EXPECT_NE(response.body.find("stats source gone"), std::string::npos);
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
 // offsetctl exporter: the lag of consumer groups as Prometheus metrics (kafka-lag-exporter's names)
-// and a page with the lag chart, served over HTTP until SIGINT or SIGTERM.
+// and a page with the lag chart, served over HTTP until SIGINT or SIGTERM; over HTTPS and behind
+// basic auth with --web-config (Prometheus exporter-toolkit's web configuration file).
 
 #include <chrono>
 #include <iostream>
@@ -11,6 +12,7 @@
 #include "command.hpp"
 #include "lag/stop_signal.hpp"
 #include "lag/watch_args.hpp"
+#include "lag/web_config.hpp"
 #include "processor/error.hpp"
 #include "processor/monitor/lag_metrics.hpp"
 #include "processor/monitor/metrics_server.hpp"
@@ -24,6 +26,7 @@ struct ExporterArgs {
   std::string listen;
   std::size_t history = 60;
   std::string cluster_name = "default";
+  std::string web_config;
 };
 
 struct ListenAddress {
@@ -52,6 +55,9 @@ ListenAddress parse_listen(const std::string& listen) {
 }
 
 int run_exporter(const ExporterArgs& args, const ListenAddress& address) {
+  // Read when the command runs, not when its arguments are parsed (parsing reads no file), and
+  // before anything connects or binds.
+  const WebConfig web_config = args.web_config.empty() ? WebConfig{} : load_web_config(args.web_config);
   const StopSignalScope signals;
   const std::unique_ptr<monitor::LagMonitor> monitor = make_lag_monitor(args.watch, args.history);
   monitor::LagMonitor& lag_monitor = *monitor;
@@ -72,6 +78,7 @@ int run_exporter(const ExporterArgs& args, const ListenAddress& address) {
   server_options.host = address.host;
   server_options.port = address.port;
   server_options.page_refresh_seconds = std::max(1, static_cast<int>(args.watch.interval_seconds + 0.5));
+  apply_web_config(web_config, server_options);
   monitor::MetricsServer server(registry, server_options, [&lag_monitor] { return lag_monitor.history(); });
   server.start();
   lag_monitor.start();
@@ -104,6 +111,10 @@ void add_exporter_commands(CLI::App& app, Invocation& invocation) {
       ->check(CLI::Range(1, 100000));
   exporter->add_option("--cluster-name", args->cluster_name,
                        "the cluster_name label of every lag metric (default \"default\")");
+  exporter->add_option("--web-config", args->web_config,
+                       "Prometheus exporter-toolkit's web configuration file (YAML): tls_server_config "
+                       "(HTTPS, client certificates) and basic_auth_users (bcrypt hashes); relative paths "
+                       "in it resolve against its directory");
   exporter->callback([args, &invocation] {
     check_watch_args(args->watch, "exporter");
     const ListenAddress address = parse_listen(args->listen);
