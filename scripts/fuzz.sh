@@ -6,7 +6,8 @@
 #   --time SECONDS  how long each target runs (libFuzzer's -max_total_time). Default: 60
 #   --build-only    build the targets and stop (.ci/run builds them ahead of its fuzz stage)
 #   TARGET          fuzz_stored_offset fuzz_checkpoint_record fuzz_ack_metadata fuzz_ack_reference fuzz_encoding
-#                   fuzz_changelog_record fuzz_offsets_csv fuzz_offsetctl_args fuzz_java_client_config.
+#                   fuzz_changelog_record fuzz_offsets_csv fuzz_offsetctl_args fuzz_java_client_config
+#                   fuzz_web_config.
 #                   Default: all of them
 #   FUZZ_PARALLEL   targets run at once. Default: 2 (one per core of the CI box)
 #   FUZZ_BUILD_DIR  Default: build-fuzz
@@ -24,7 +25,7 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "${root}"
 
 all_targets=(fuzz_stored_offset fuzz_checkpoint_record fuzz_ack_metadata fuzz_ack_reference fuzz_encoding fuzz_changelog_record
-  fuzz_offsets_csv fuzz_offsetctl_args fuzz_java_client_config)
+  fuzz_offsets_csv fuzz_offsetctl_args fuzz_java_client_config fuzz_web_config)
 seconds=60
 build_only=0
 targets=()

@@ -560,6 +560,25 @@ void java_client_config_corpus() {
   write("regressions", "fuzz_java_client_config", "trailing-backslash", "sasl.password=Hunter2Pass\\");
 }
 
+// ---- fuzz_web_config: an exporter web configuration file's bytes (YAML) ----
+
+void web_config_corpus() {
+  const std::string hash = "$2b$10$N9qo8uLOickgx2ZMRZoMyeIjZAgcfl7p92ldGxad68LJZdL17lhWy";
+  write("corpus", "fuzz_web_config", "tls-and-users",
+        "tls_server_config:\n  cert_file: server.crt\n  key_file: /etc/exporter/server.key\n"
+        "  min_version: TLS13\n  client_auth_type: RequireAndVerifyClientCert\n  client_ca_file: ca.pem\n"
+        "basic_auth_users:\n  prometheus: " +
+            hash + "\n  'quoted user': \"" + hash + "\"\n");
+  write("corpus", "fuzz_web_config", "users-only", "basic_auth_users:\n  alice: " + hash + "\n");
+  write("corpus", "fuzz_web_config", "empty", "");
+  write("corpus", "fuzz_web_config", "flow-style", "{tls_server_config: {cert_file: a, key_file: b}}\n");
+  write("corpus", "fuzz_web_config", "unsupported-key", "http_server_config:\n  http2: true\n");
+  write("corpus", "fuzz_web_config", "not-bcrypt", "basic_auth_users:\n  bob: $6$salt$abcdef\n");
+  write("corpus", "fuzz_web_config", "anchors", "a: &x {cert_file: c}\ntls_server_config: *x\n");
+  write("regressions", "fuzz_web_config", "duplicate-key",
+        "basic_auth_users:\n  alice: " + hash + "\n  alice: " + hash + "\n");
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -580,6 +599,7 @@ int main(int argc, char** argv) {
   offsets_csv_corpus();
   offsetctl_args_corpus();
   java_client_config_corpus();
+  web_config_corpus();
   std::printf("wrote %zu files under %s\n", g_written, g_root.c_str());
   return 0;
 }
