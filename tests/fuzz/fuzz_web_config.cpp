@@ -31,8 +31,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     config = offsetctl::parse_web_config(text, "/etc/exporter", "web.yml");
   } catch (const StateError& error) {
     if (error.kind() != ErrorKind::InvalidArgument) {
-      fuzz::violation("parse_web_config threw StateError(" + std::string(to_string(error.kind())) + "): " +
-                      error.what());
+      fuzz::violation("parse_web_config threw StateError(" + std::string(to_string(error.kind())) +
+                      "): " + error.what());
     }
     const std::string message = error.what();
     // A bcrypt hash in the input ("$2b$10$" and 53 more characters) never reaches the message.

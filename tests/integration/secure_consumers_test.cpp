@@ -18,7 +18,9 @@
 #include "counting_function.hpp"
 #include "kafka_test_support.hpp"
 #include "processor/kafka.hpp"
+#include "processor/log.hpp"
 #include "processor/streams.hpp"
+#include "recording_log_sink.hpp"
 #include "secure_broker.hpp"
 #include "topic_reader.hpp"
 
@@ -288,6 +290,39 @@ TEST_P(SecureConsumers, StreamProcessorWithoutWriteOnItsOutputSurfacesFromPoll) 
   EXPECT_LT(took, std::chrono::seconds(10));
   EXPECT_TRUE(committed(application).empty());
   std::filesystem::remove_all(state_dir);
+}
+
+// Every log line of the library, librdkafka's with debug=all included, while a consumer connects,
+// consumes and commits, and while one is refused its password: none holds a password of the run.
+TEST_P(SecureConsumers, NoSecretInTheLibrarysLogWithDebuggingOn) {
+  testing::RecordingSink sink;
+  set_log_sink(sink.sink());
+  set_log_level(LogLevel::Debug);
+  {
+    KafkaProperties properties = client();
+    properties["debug"] = "all";
+    auto consumer = KafkaConsumer::connect(setup(unique_name("secure-debug"), properties));
+    int handled = 0;
+    testing::poll_until(
+        *consumer, [&](const ConsumedRecord&) { ++handled; },
+        [&] { return handled == kPartitions * kPerPartition; }, std::chrono::seconds(60));
+    consumer->manager().commit();
+    properties["sasl.password"] = "Wr0ng-Passw0rd-42";
+    auto refused = KafkaConsumer::connect(setup(unique_name("secure-debug-refused"), properties));
+    first_error([&] { refused->poll([](const ConsumedRecord&) {}); });
+  }
+  set_log_level(LogLevel::Info);
+  set_log_sink(nullptr);
+  std::vector<std::string> secrets = broker_->secrets();
+  secrets.push_back("Wr0ng-Passw0rd-42");
+  const auto records = sink.records();
+  ASSERT_GT(records.size(), 500u) << "librdkafka's debugging logged little: the check would prove nothing";
+  for (const auto& record : records) {
+    for (const auto& secret : secrets) {
+      ASSERT_EQ(record.message.find(secret), std::string::npos)
+          << "a password was logged: " << record.message;
+    }
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(EveryProtocol, SecureConsumers, ::testing::ValuesIn(testing::group_protocols()),
