@@ -240,7 +240,9 @@ class Translation {
       scope_claim = it->second;
     }
     bool any_unsecured = false;
-    for (const auto& [name, value] : entry.options) {
+    for (const auto& option : entry.options) {
+      const std::string& name = option.first;  // not a structured binding: the lambda captures them
+      const std::string& value = option.second;
       const auto word = [&](const std::string& librdkafka_name) {
         if (value.find_first_of(" \t\r\n") != std::string::npos) {
           refuse("sasl.jaas.config", "the option " + name +
