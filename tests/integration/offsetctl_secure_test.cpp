@@ -73,9 +73,7 @@ class SecureOffsetctl : public ::testing::Test {
     if (!broker_)
       GTEST_SKIP() << "no secured broker (KAFKA_SECURE_DIR): scripts/kafka/broker.sh start --secure";
     admin_ = broker_->properties("admin", "scram-sha-256");
-    // alice may do anything with groups and topics; bob nothing until a test grants it.
-    broker_->grant("User:alice", RD_KAFKA_RESOURCE_GROUP, "*", RD_KAFKA_ACL_OPERATION_ALL);
-    broker_->grant("User:alice", RD_KAFKA_RESOURCE_TOPIC, "*", RD_KAFKA_ACL_OPERATION_ALL);
+    broker_->grant_alice_everything();
   }
 
   // A topic of 3 partitions with 5, 2 and 4 records, and `groups` with committed offsets

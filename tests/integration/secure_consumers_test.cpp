@@ -35,15 +35,13 @@ constexpr int kPartitions = 3;
 constexpr int kPerPartition = 20;
 
 class SecureConsumers : public ::testing::TestWithParam<std::string> {
- protected:
+ public:
   void SetUp() override {
     broker_ = SecureBroker::from_env();
     if (!broker_)
       GTEST_SKIP() << "no secured broker (KAFKA_SECURE_DIR): scripts/kafka/broker.sh start --secure";
     admin_ = broker_->properties("admin", "scram-sha-256");
-    broker_->grant("User:alice", RD_KAFKA_RESOURCE_GROUP, "*", RD_KAFKA_ACL_OPERATION_ALL);
-    broker_->grant("User:alice", RD_KAFKA_RESOURCE_TOPIC, "*", RD_KAFKA_ACL_OPERATION_ALL);
-    broker_->grant("User:alice", RD_KAFKA_RESOURCE_TRANSACTIONAL_ID, "*", RD_KAFKA_ACL_OPERATION_ALL);
+    broker_->grant_alice_everything();
     topic_ = unique_name("secure-input");
     testing::create_topic(bootstrap(), topic_, kPartitions, {}, admin_);
     testing::Producer producer(bootstrap(), admin_);
@@ -172,35 +170,38 @@ TEST_P(SecureConsumers, StreamProcessorKeepsExactlyOnce) {
   EXPECT_EQ(committed(application), everything_committed());
 }
 
+// bob's KafkaConsumer of `group`: its first poll() error is StateError(Kafka) with `code`, naming
+// `resource`, within the session time, with nothing handled or committed.
+void expect_refused_from_poll(SecureConsumers& test, const std::string& group, rd_kafka_resp_err_t code,
+                              const std::string& resource);
+
 // bob may read the topic but not use the group.
 TEST_P(SecureConsumers, AGroupWithoutAnAclSurfacesFromPollNamingTheGroup) {
   const std::string group = unique_name("secure-no-group-acl");
   broker_->grant("User:bob", RD_KAFKA_RESOURCE_TOPIC, topic_, RD_KAFKA_ACL_OPERATION_READ);
   broker_->grant("User:bob", RD_KAFKA_RESOURCE_TOPIC, topic_, RD_KAFKA_ACL_OPERATION_DESCRIBE);
-  auto consumer = KafkaConsumer::connect(setup(group, client("bob")));
-  int handled = 0;
-  const auto [error, took] = first_error([&] { consumer->poll([&](const ConsumedRecord&) { ++handled; }); });
-  EXPECT_EQ(error.kind(), ErrorKind::Kafka) << error.what();
-  EXPECT_EQ(error.kafka_error_code(), RD_KAFKA_RESP_ERR_GROUP_AUTHORIZATION_FAILED) << error.what();
-  EXPECT_NE(std::string(error.what()).find(group), std::string::npos) << error.what();
-  EXPECT_LT(took, std::chrono::seconds(10));
-  EXPECT_EQ(handled, 0);
-  EXPECT_TRUE(committed(group).empty());
+  expect_refused_from_poll(*this, group, RD_KAFKA_RESP_ERR_GROUP_AUTHORIZATION_FAILED, group);
 }
 
 // bob may use his group but not read the topic.
 TEST_P(SecureConsumers, AnInputTopicWithoutAnAclSurfacesFromPollNamingTheTopic) {
   const std::string group = unique_name("secure-no-topic-acl");
   broker_->grant("User:bob", RD_KAFKA_RESOURCE_GROUP, group, RD_KAFKA_ACL_OPERATION_ALL);
-  auto consumer = KafkaConsumer::connect(setup(group, client("bob")));
+  expect_refused_from_poll(*this, group, RD_KAFKA_RESP_ERR_TOPIC_AUTHORIZATION_FAILED, topic_);
+}
+
+void expect_refused_from_poll(SecureConsumers& test, const std::string& group, rd_kafka_resp_err_t code,
+                              const std::string& resource) {
+  auto consumer = KafkaConsumer::connect(test.setup(group, test.client("bob")));
   int handled = 0;
-  const auto [error, took] = first_error([&] { consumer->poll([&](const ConsumedRecord&) { ++handled; }); });
+  const auto [error, took] =
+      test.first_error([&] { consumer->poll([&](const ConsumedRecord&) { ++handled; }); });
   EXPECT_EQ(error.kind(), ErrorKind::Kafka) << error.what();
-  EXPECT_EQ(error.kafka_error_code(), RD_KAFKA_RESP_ERR_TOPIC_AUTHORIZATION_FAILED) << error.what();
-  EXPECT_NE(std::string(error.what()).find(topic_), std::string::npos) << error.what();
+  EXPECT_EQ(error.kafka_error_code(), code) << error.what();
+  EXPECT_NE(std::string(error.what()).find(resource), std::string::npos) << error.what();
   EXPECT_LT(took, std::chrono::seconds(10));
   EXPECT_EQ(handled, 0);
-  EXPECT_TRUE(committed(group).empty());
+  EXPECT_TRUE(test.committed(group).empty());
 }
 
 TEST_P(SecureConsumers, AWrongPasswordSurfacesFromPoll) {

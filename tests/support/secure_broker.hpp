@@ -76,6 +76,15 @@ class SecureBroker {
     return all;
   }
 
+  // alice may do anything with groups, topics and transactional ids; bob nothing until a test
+  // grants it.
+  void grant_alice_everything() const {
+    for (const auto type :
+         {RD_KAFKA_RESOURCE_GROUP, RD_KAFKA_RESOURCE_TOPIC, RD_KAFKA_RESOURCE_TRANSACTIONAL_ID}) {
+      grant("User:alice", type, "*", RD_KAFKA_ACL_OPERATION_ALL);
+    }
+  }
+
   // Grants `principal` ("User:alice") `operation` on a resource, as the super user (CreateAcls).
   // A literal resource name, or "*" for all of that type.
   void grant(const std::string& principal, rd_kafka_ResourceType_t type, const std::string& name,
