@@ -4,6 +4,7 @@
 #include "processor/kafka/java_client_config.hpp"
 
 #include <gtest/gtest.h>
+#include <librdkafka/rdkafka.h>
 
 #include <filesystem>
 #include <fstream>
@@ -36,6 +37,20 @@ std::string refusal(Call&& call) {
     return error.what();
   }
   return "";
+}
+
+// The librdkafka the library runs with has every SASL mechanism Kafka has (scripts/librdkafka.sh).
+TEST(Librdkafka, HasEverySaslMechanismKafkaHas) {
+  rd_kafka_conf_t* conf = rd_kafka_conf_new();
+  char features[512];
+  std::size_t size = sizeof features;
+  ASSERT_EQ(rd_kafka_conf_get(conf, "builtin.features", features, &size), RD_KAFKA_CONF_OK);
+  rd_kafka_conf_destroy(conf);
+  const std::string list = "," + std::string(features) + ",";
+  for (const char* feature : {"ssl", "sasl_plain", "sasl_scram", "sasl_oauthbearer", "oidc", "sasl_gssapi"}) {
+    EXPECT_NE(list.find("," + std::string(feature) + ","), std::string::npos)
+        << feature << " not in " << features;
+  }
 }
 
 TEST(JavaProperties, SeparatorsCommentsAndBlanksAsJavaReadsThem) {
