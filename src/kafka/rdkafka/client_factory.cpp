@@ -4,12 +4,12 @@
 #include <cstdio>
 #include <cstdlib>
 #include <map>
-#include <mutex>
 #include <sstream>
 #include <string>
 #include <unordered_map>
 
 #include "common/log_internal.hpp"
+#include "processor/detail/mutex.hpp"
 #include "processor/error.hpp"
 
 namespace processor::kafka::internal {
@@ -21,8 +21,15 @@ struct Refusal {
   std::string text;
   std::chrono::steady_clock::time_point when;
 };
-std::mutex refusals_mutex;
-std::unordered_map<const rd_kafka_t*, Refusal> refusals;  // GUARDED_BY(refusals_mutex)
+struct Refusals {
+  detail::Mutex mutex;
+  std::unordered_map<const rd_kafka_t*, Refusal> by_client PROCESSOR_GUARDED_BY(mutex);
+};
+// Never destroyed: a client destroyed during exit (by a static destructor) still forgets its own.
+Refusals& refusals() {
+  static Refusals* const state = new Refusals();
+  return *state;
+}
 
 // Whether an error of the error callback says that the broker refused this client for good, as
 // opposed to a connection that broke (a broker restarting mid-handshake also fails a handshake).
@@ -49,8 +56,9 @@ void error_callback(rd_kafka_t* rk, int error, const char* reason, void*) {
   }
   const std::string_view text = reason != nullptr ? reason : "";
   if (const auto code = refusal_code(error, text)) {
-    const std::lock_guard lock(refusals_mutex);
-    refusals.insert_or_assign(rk, Refusal{*code, std::string(text), std::chrono::steady_clock::now()});
+    Refusals& state = refusals();
+    const detail::MutexLock lock(state.mutex);
+    state.by_client.insert_or_assign(rk, Refusal{*code, std::string(text), std::chrono::steady_clock::now()});
   }
 }
 
@@ -109,9 +117,11 @@ const std::map<std::string, char, std::less<>>& property_scopes() {
 }  // namespace
 
 std::optional<StateError> connection_refusal(const rd_kafka_t* rk) {
-  const std::lock_guard lock(refusals_mutex);
-  const auto it = refusals.find(rk);
-  if (it == refusals.end() || std::chrono::steady_clock::now() - it->second.when > std::chrono::seconds(10)) {
+  Refusals& state = refusals();
+  const detail::MutexLock lock(state.mutex);
+  const auto it = state.by_client.find(rk);
+  if (it == state.by_client.end() ||
+      std::chrono::steady_clock::now() - it->second.when > std::chrono::seconds(10)) {
     return std::nullopt;
   }
   return StateError(ErrorKind::Kafka, it->second.text, it->second.code, false);
@@ -122,8 +132,9 @@ void throw_if_refused(const rd_kafka_t* rk) {
 }
 
 void forget_connection_refusal(const rd_kafka_t* rk) noexcept {
-  const std::lock_guard lock(refusals_mutex);
-  refusals.erase(rk);
+  Refusals& state = refusals();
+  const detail::MutexLock lock(state.mutex);
+  state.by_client.erase(rk);
 }
 
 bool is_librdkafka_property(std::string_view name) { return property_scopes().count(name) > 0; }
