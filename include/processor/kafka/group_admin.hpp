@@ -104,6 +104,12 @@ class GroupAdmin {
   GroupAdmin& operator=(const GroupAdmin&) = delete;
 
   std::vector<GroupListing> list_groups();
+  // The ids of every group of the cluster (any type) in the order the brokers list them, as
+  // Kafka's Admin client receives them: list_groups() comes sorted by name (librdkafka sorts its
+  // ListConsumerGroups result), and tools that print groups as Kafka's do need the brokers' order.
+  // Exact for a cluster of one broker; with several, Kafka's own order depends on which answers
+  // first. Throws StateError(Kafka or Timeout) when the cluster does not answer.
+  std::vector<std::string> group_ids_in_broker_order();
   // One description per name, in the order given; a group that does not exist is "Dead".
   std::vector<GroupDescription> describe_groups(const std::vector<std::string>& groups);
   // Every partition the group has an offset for, ordered by topic then partition.

@@ -81,6 +81,25 @@ std::unique_ptr<GroupAdmin> GroupAdmin::create(KafkaProperties properties,
 GroupAdmin::GroupAdmin(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 GroupAdmin::~GroupAdmin() = default;
 
+std::vector<std::string> GroupAdmin::group_ids_in_broker_order() {
+  // The classic ListGroups and DescribeGroups (librdkafka's legacy rd_kafka_list_groups): the
+  // brokers' answers in their order, not re-sorted.
+  std::vector<std::string> out;
+  impl_->with_retries([&]() -> std::optional<StateError> {
+    out.clear();
+    const struct rd_kafka_group_list* list = nullptr;
+    const rd_kafka_resp_err_t error =
+        rd_kafka_list_groups(impl_->rk.get(), nullptr, &list, internal::to_timeout_ms(impl_->timeout));
+    if (list != nullptr) {
+      for (int i = 0; i < list->group_cnt; ++i) out.emplace_back(or_empty(list->groups[i].group));
+      rd_kafka_group_list_destroy(list);
+    }
+    if (error == RD_KAFKA_RESP_ERR_NO_ERROR || error == RD_KAFKA_RESP_ERR__PARTIAL) return std::nullopt;
+    return internal::kafka_error(error, "listing the groups in the brokers' order");
+  });
+  return out;
+}
+
 std::vector<GroupListing> GroupAdmin::list_groups() {
   std::vector<GroupListing> out;
   const std::string what = "listing consumer groups";

@@ -33,17 +33,15 @@ Refusals& refusals() {
 
 // Whether an error of the error callback says that the broker refused this client for good, as
 // opposed to a connection that broke (a broker restarting mid-handshake also fails a handshake).
-// A host-name mismatch comes first as a transport error ("SSL handshake failed: ... certificate
-// verify failed"), then as _SSL: both are the certificate's refusal, kept as _SSL.
+// A host-name mismatch can come as a transport error ("... certificate verify failed (after 17ms
+// in state SSL_HANDSHAKE)"), then as _SSL: both are the certificate's refusal, kept as _SSL.
 std::optional<int> refusal_code(int error, std::string_view reason) {
   const auto says = [&](std::string_view words) { return reason.find(words) != std::string_view::npos; };
   if (error == RD_KAFKA_RESP_ERR__AUTHENTICATION && !says("Disconnected") && !says("timed out")) return error;
   if (error == RD_KAFKA_RESP_ERR__SSL && (says("certificate") || says("verify") || says("alert")))
     return error;
-  if (error == RD_KAFKA_RESP_ERR__TRANSPORT && says("SSL handshake failed") &&
-      says("certificate verify failed")) {
+  if (error == RD_KAFKA_RESP_ERR__TRANSPORT && says("certificate verify failed"))
     return RD_KAFKA_RESP_ERR__SSL;
-  }
   return std::nullopt;
 }
 
