@@ -374,11 +374,14 @@ void StreamProcessor::Impl::place_standbys() {
   const std::string self = self_id != nullptr ? self_id : "";
   if (self_id != nullptr) rd_kafka_mem_free(consumer.get(), self_id);
   std::vector<internal::MemberPartitions> members;
+  std::set<std::int32_t> assigned_here;  // by the group, whether or not the assignment was served yet
   for (const auto& member : group.members) {
     internal::MemberPartitions& entry = members.emplace_back();
     entry.member_id = member.member_id;
     for (const auto& tp : member.assignment) {
-      if (tp.topic == options.input_topic) entry.partitions.push_back(tp.partition);
+      if (tp.topic != options.input_topic) continue;
+      entry.partitions.push_back(tp.partition);
+      if (member.member_id == self) assigned_here.insert(tp.partition);
     }
   }
   std::set<std::int32_t> wanted = internal::standby_partitions(members, self, options.num_standby_replicas);
@@ -386,7 +389,9 @@ void StreamProcessor::Impl::place_standbys() {
   for (auto it = standbys.begin(); it != standbys.end();) {
     const std::int32_t partition = it->first;
     ++it;
-    if (wanted.count(partition) == 0) {
+    // A standby of a partition the group has just given this member stays until the assignment
+    // is served: it is then promoted (a failover's warm copy), not dropped a moment before.
+    if (wanted.count(partition) == 0 && assigned_here.count(partition) == 0) {
       drop_standby(partition);
       processor::internal::log(LogLevel::Info, "streams", "standby of ", options.input_topic, ":", partition,
                                " dropped (placed elsewhere now)");
