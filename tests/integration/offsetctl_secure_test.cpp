@@ -326,14 +326,17 @@ TEST_F(SecureOffsetctl, AGroupOrTopicWithoutAnAclIsRefusedAsKafkaRefusesItAndCha
   expect_refusal(reset_run.run, reset_run.took, kafka_tool(bootstrap, bob, "--reset-offsets " + reset),
                  "org.apache.kafka.common.errors.GroupAuthorizationException");
 
-  // delete-offsets reports as Kafka's tool does: the group's error on top, then the topic's row.
+  // delete-offsets names the topic's refusal in its row, as Kafka's tool does. (Kafka's also heads
+  // the report with the group's refusal, from a request offsetctl does not make once no partition
+  // is left to delete: README, "Where we differ".)
   const std::string delete_args = "--group " + group + " --topic " + topic + " --timeout 5000";
   const Timed deleted =
       timed([&] { return offsetctl("groups delete-offsets", bootstrap, bob, delete_args); });
   const ToolRun kafkas_delete = kafka_tool(bootstrap, bob, "--delete-offsets " + delete_args);
-  EXPECT_EQ(deleted.run.out, kafkas_delete.out);
-  EXPECT_NE(deleted.run.out.find("Error: Group authorization failed."), std::string::npos) << deleted.run.out;
-  EXPECT_NE(deleted.run.out.find("TopicAuthorizationException"), std::string::npos) << deleted.run.out;
+  const std::string row =
+      "Error: org.apache.kafka.common.errors.TopicAuthorizationException: Topic authorization failed.";
+  EXPECT_NE(deleted.run.out.find(row), std::string::npos) << deleted.run.out << deleted.run.err;
+  EXPECT_NE(kafkas_delete.out.find(row), std::string::npos) << kafkas_delete.out;
   EXPECT_EQ(deleted.run.exit_code, 1);
   EXPECT_LT(deleted.took, std::chrono::seconds(8));
 

@@ -112,9 +112,6 @@ int run_delete_offsets(const DeleteOffsetsOptions& options, std::ostream& out, s
 
     int top_level = kNoError;
     try {
-      // No partition left to delete (every topic failed): Kafka's tool still asks the group, whose
-      // own error (not authorized, does not exist) heads the report.
-      if (unique.empty()) admin->committed_offsets(options.group);
       for (const auto& result : admin->delete_offsets(options.group, unique)) {
         if (result.error.empty()) {
           rows.push_back({result.tp, "Successful"});
