@@ -35,7 +35,8 @@ bool looks_like_a_password(const std::string& value) {
          std::any_of(value.begin(), value.end(), [](unsigned char c) { return std::isupper(c); });
 }
 
-// The secrets of `text` that looked like passwords, as far as it decodes.
+// The secrets of `text` that looked like passwords, as far as it decodes; a secret that is also
+// part of a key or of a value that is not secret is left out (a refusal may quote those).
 std::vector<std::string> secrets_of(std::string_view text) {
   std::vector<std::string> secrets;
   std::vector<kafka::internal::JavaProperty> entries;
@@ -44,15 +45,23 @@ std::vector<std::string> secrets_of(std::string_view text) {
   } catch (const StateError&) {
     // A malformed escape: the decoder names the line only; look for the raw values below.
   }
+  std::string quotable;  // every key, and every value that is not a secret's
   for (const auto& entry : entries) {
-    if (kafka::internal::is_secret_property(entry.key) && looks_like_a_password(entry.value)) {
+    quotable += entry.key + "\n";
+    if (!kafka::internal::is_secret_property(entry.key)) quotable += entry.value + "\n";
+  }
+  for (const auto& entry : entries) {
+    if (kafka::internal::is_secret_property(entry.key) && looks_like_a_password(entry.value) &&
+        quotable.find(entry.value) == std::string::npos) {
       secrets.push_back(entry.value);
     }
     if (entry.key != "sasl.jaas.config") continue;
     try {
       for (const auto& [name, value] : kafka::internal::parse_jaas_config(entry.value).options) {
-        if ((name == "password" || name == "clientSecret") && looks_like_a_password(value))
+        if ((name == "password" || name == "clientSecret") && looks_like_a_password(value) &&
+            quotable.find(value) == std::string::npos) {
           secrets.push_back(value);
+        }
       }
     } catch (const StateError&) {
     }

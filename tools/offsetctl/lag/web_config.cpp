@@ -79,7 +79,11 @@ class WebConfigParser {
  private:
   [[noreturn]] void refuse(const YAML::Node& at, const std::string& key, const std::string& why) const {
     const std::string line = at.Mark().is_null() ? "" : " (line " + std::to_string(at.Mark().line + 1) + ")";
-    throw StateError(ErrorKind::InvalidArgument, "web config " + source_ + ": " + key + line + ": " + why);
+    // A key that holds what looks like a bcrypt hash (a user's line gone astray) is not quoted.
+    const bool hash_like = key.find("$2") != std::string::npos;
+    throw StateError(
+        ErrorKind::InvalidArgument,
+        "web config " + source_ + ": " + (hash_like ? std::string("a key") : key) + line + ": " + why);
   }
 
   // Calls `visit(key, value)` for each entry of the map `node` at `path`, refusing anything but a
