@@ -70,6 +70,21 @@ class SecureConsumers : public ::testing::TestWithParam<std::string> {
                          .properties = std::move(properties)};
   }
 
+  // A per-key counting StreamProcessor of the input topic as `user`, over SASL_SSL.
+  streams::StreamProcessorOptions streams_options(const std::string& application,
+                                                  const std::filesystem::path& state_dir,
+                                                  const std::string& user) const {
+    streams::StreamProcessorOptions options;
+    options.application_id = application;
+    options.input_topic = topic_;
+    options.stores = {"counts"};
+    options.state_dir = state_dir;
+    options.properties = client(user);
+    options.properties["bootstrap.servers"] = broker_->bootstrap("scram-sha-256");
+    options.poll_timeout = std::chrono::milliseconds(20);
+    return options;
+  }
+
   std::map<std::string, std::int64_t> committed(const std::string& group) const {
     std::map<std::string, std::int64_t> out;
     for (const auto& offset : GroupAdmin::create(admin_)->committed_offsets(group))
@@ -135,14 +150,7 @@ TEST_P(SecureConsumers, StreamProcessorKeepsExactlyOnce) {
   const std::string output = application + "-output";
   testing::create_topic(bootstrap(), output, kPartitions, {}, admin_);
   const auto state_dir = std::filesystem::temp_directory_path() / unique_name("secure-state");
-  streams::StreamProcessorOptions options;
-  options.application_id = application;
-  options.input_topic = topic_;
-  options.stores = {"counts"};
-  options.state_dir = state_dir;
-  options.properties = client();
-  options.properties["bootstrap.servers"] = broker_->bootstrap("scram-sha-256");
-  options.poll_timeout = std::chrono::milliseconds(20);
+  const streams::StreamProcessorOptions options = streams_options(application, state_dir, "alice");
   {
     streams::StreamProcessor processor(options, testing::count_per_key(output));
     const auto deadline = Clock::now() + std::chrono::seconds(90);
@@ -234,14 +242,7 @@ TEST_P(SecureConsumers, StreamProcessorWithoutATransactionalIdAclRefusesToStart)
   broker_->grant("User:bob", RD_KAFKA_RESOURCE_TOPIC, application, RD_KAFKA_ACL_OPERATION_ALL,
                  RD_KAFKA_RESOURCE_PATTERN_PREFIXED);
   const auto state_dir = std::filesystem::temp_directory_path() / unique_name("secure-state");
-  streams::StreamProcessorOptions options;
-  options.application_id = application;
-  options.input_topic = topic_;
-  options.stores = {"counts"};
-  options.state_dir = state_dir;
-  options.properties = client("bob");
-  options.properties["bootstrap.servers"] = broker_->bootstrap("scram-sha-256");
-  options.poll_timeout = std::chrono::milliseconds(20);
+  const streams::StreamProcessorOptions options = streams_options(application, state_dir, "bob");
   std::unique_ptr<streams::StreamProcessor> processor;
   const auto [error, took] = first_error([&] {
     if (!processor)
@@ -272,14 +273,7 @@ TEST_P(SecureConsumers, StreamProcessorWithoutWriteOnItsOutputSurfacesFromPoll) 
   broker_->grant("User:bob", RD_KAFKA_RESOURCE_TRANSACTIONAL_ID, application, RD_KAFKA_ACL_OPERATION_ALL,
                  RD_KAFKA_RESOURCE_PATTERN_PREFIXED);
   const auto state_dir = std::filesystem::temp_directory_path() / unique_name("secure-state");
-  streams::StreamProcessorOptions options;
-  options.application_id = application;
-  options.input_topic = topic_;
-  options.stores = {"counts"};
-  options.state_dir = state_dir;
-  options.properties = client("bob");
-  options.properties["bootstrap.servers"] = broker_->bootstrap("scram-sha-256");
-  options.poll_timeout = std::chrono::milliseconds(20);
+  const streams::StreamProcessorOptions options = streams_options(application, state_dir, "bob");
   streams::StreamProcessor processor(options, testing::count_per_key(forbidden));
   const auto [error, took] = first_error([&] {
     processor.poll();
