@@ -8,6 +8,7 @@
 #include "kafka/rdkafka/client_factory.hpp"
 #include "kafka/rdkafka/errors.hpp"
 #include "kafka/rdkafka/partition_list.hpp"
+#include "kafka/rdkafka/produce.hpp"
 #include "kafka/rdkafka/retry.hpp"
 #include "processor/kafka/topic_partition.hpp"
 #include "streams/changelog_format.hpp"
@@ -69,8 +70,8 @@ void StreamProcessor::Impl::start_producer() {
 }
 
 bool StreamProcessor::Impl::replace_failed_producer() {
-  char reason[512];
-  const rd_kafka_resp_err_t code = rd_kafka_fatal_error(producer.get(), reason, sizeof reason);
+  const auto fatal = kafka::internal::fatal_error(producer.get(), "the producer failed for good");
+  const int code = fatal ? fatal->kafka_error_code().value_or(0) : 0;
   // Only what a new producer clears: a sequence out of step with the broker, a producer id the
   // broker forgot, a transaction whose end timed out (librdkafka #5423). Fencing by a newer
   // instance of this transactional.id, and authorization, are not.
@@ -79,9 +80,8 @@ bool StreamProcessor::Impl::replace_failed_producer() {
                            code == RD_KAFKA_RESP_ERR_DUPLICATE_SEQUENCE_NUMBER ||
                            code == RD_KAFKA_RESP_ERR__TIMED_OUT || code == RD_KAFKA_RESP_ERR__INCONSISTENT;
   if (!exactly_once() || !replaceable) return false;
-  processor::internal::log(LogLevel::Warning, "streams", "the producer failed for good (",
-                           rd_kafka_err2name(code), ": ", reason, "): replacing it as '", transactional_id,
-                           "' and processing the open transaction's records again");
+  processor::internal::log(LogLevel::Warning, "streams", fatal->what(), ": replacing it as '",
+                           transactional_id, "' and processing the open transaction's records again");
   producer.reset();  // its transaction dies with it; the new one's initialisation aborts it
   start_producer();
   drop_open_transaction();
@@ -92,9 +92,8 @@ bool StreamProcessor::Impl::replace_failed_producer() {
   return true;
 }
 
-bool StreamProcessor::Impl::producer_failed_for_good() const noexcept {
-  char reason[256];
-  return rd_kafka_fatal_error(producer.get(), reason, sizeof reason) != RD_KAFKA_RESP_ERR_NO_ERROR;
+bool StreamProcessor::Impl::producer_failed_for_good() const {
+  return kafka::internal::fatal_error(producer.get(), "").has_value();
 }
 
 void StreamProcessor::Impl::begin() {
@@ -132,22 +131,13 @@ void StreamProcessor::Impl::on_delivery(rd_kafka_t*, const rd_kafka_message_t* m
 
 void StreamProcessor::Impl::produce(const std::string& topic, std::int32_t partition, std::string_view key,
                                     const char* value, std::size_t value_size, void* opaque) {
-  for (;;) {
-    const rd_kafka_resp_err_t error = rd_kafka_producev(
-        producer.get(), RD_KAFKA_V_TOPIC(topic.c_str()), RD_KAFKA_V_PARTITION(partition),
-        RD_KAFKA_V_KEY(key.data(), key.size()), RD_KAFKA_V_VALUE(const_cast<char*>(value), value_size),
-        RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY), RD_KAFKA_V_OPAQUE(opaque), RD_KAFKA_V_END);
-    if (error == RD_KAFKA_RESP_ERR__QUEUE_FULL) {
-      rd_kafka_poll(producer.get(), 10);  // let deliveries drain the queue
-      continue;
-    }
-    if (error != RD_KAFKA_RESP_ERR_NO_ERROR) {
-      // In a transaction, a refusal without a fatal error means the transaction is in its
-      // abortable state: aborting clears it.
-      if (exactly_once() && !producer_failed_for_good()) transaction_failed = true;
-      throw kafka::internal::kafka_error(error, "producing to " + topic);
-    }
-    return;
+  try {
+    kafka::internal::produce_copy(producer.get(), topic, partition, key, value, value_size, opaque);
+  } catch (const StateError&) {
+    // In a transaction, a refusal without a fatal error means the transaction is in its abortable
+    // state: aborting clears it.
+    if (exactly_once() && !producer_failed_for_good()) transaction_failed = true;
+    throw;
   }
 }
 

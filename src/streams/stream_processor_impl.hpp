@@ -166,7 +166,7 @@ struct StreamProcessor::Impl final : RecordContext, OutputSink {
   // partition must rewind before another record is processed.
   void drop_open_transaction();
   // Whether `producer` has failed for good (fenced, or an error only a new producer clears).
-  bool producer_failed_for_good() const noexcept;
+  bool producer_failed_for_good() const;
   // Creates `producer` from producer_config and, exactly-once, initialises its transactions
   // (which fences an older producer of the same transactional.id and aborts its transaction).
   void start_producer();

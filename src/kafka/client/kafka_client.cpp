@@ -4,6 +4,7 @@
 #include "kafka/client/kafka_client_impl.hpp"
 #include "kafka/group/rebalance.hpp"
 #include "kafka/rdkafka/client_factory.hpp"
+#include "kafka/rdkafka/errors.hpp"
 
 namespace processor::kafka {
 
@@ -67,8 +68,7 @@ KafkaClient::~KafkaClient() {
     processor::detail::MutexLock lock(impl_->rebalance_mutex);
     impl_->rebalance_handler = nullptr;  // the default handler unassigns
   }
-  char reason[256];
-  if (rd_kafka_fatal_error(impl_->rk(), reason, sizeof reason) != RD_KAFKA_RESP_ERR_NO_ERROR) {
+  if (internal::fatal_error(impl_->rk(), "").has_value()) {
     // After a fatal error (e.g. a fenced static member) librdkafka 2.0.2's close never finishes:
     // leave the group to the session timeout.
     impl_->closed = true;

@@ -603,10 +603,7 @@ void KafkaConsumer::Impl::on_consume_error(const rd_kafka_message_t& message) {
     restart_at(list.get(), restarts, "seek");
     return;
   }
-  char reason[512];
-  const rd_kafka_resp_err_t fatal = rd_kafka_fatal_error(rk(), reason, sizeof reason);
-  if (fatal != RD_KAFKA_RESP_ERR_NO_ERROR)
-    throw internal::kafka_error(fatal, std::string("fatal consumer error: ") + reason);
+  if (auto fatal = internal::fatal_error(rk(), "the consumer failed for good")) throw *std::move(fatal);
   // A broker's refusal that cannot heal by itself is surfaced with its code; anything else is
   // transient (a broker connection, a leader move, a rejoin): librdkafka retries those quietly.
   const rd_kafka_resp_err_t code = message.err;

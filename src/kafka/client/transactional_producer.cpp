@@ -3,6 +3,7 @@
 #include "common/log_internal.hpp"
 #include "kafka/client/kafka_client_impl.hpp"
 #include "kafka/rdkafka/client_factory.hpp"
+#include "kafka/rdkafka/produce.hpp"
 #include "kafka/rdkafka/retry.hpp"
 
 namespace processor::kafka {
@@ -48,20 +49,7 @@ void TransactionalProducer::begin() {
 
 void TransactionalProducer::produce(std::string_view topic, std::string_view key, std::string_view value,
                                     std::int32_t partition) {
-  const std::string topic_name(topic);
-  for (;;) {
-    const rd_kafka_resp_err_t error =
-        rd_kafka_producev(impl_->rk(), RD_KAFKA_V_TOPIC(topic_name.c_str()), RD_KAFKA_V_PARTITION(partition),
-                          RD_KAFKA_V_KEY(key.data(), key.size()),
-                          RD_KAFKA_V_VALUE(const_cast<char*>(value.data()), value.size()),
-                          RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY), RD_KAFKA_V_END);
-    if (error == RD_KAFKA_RESP_ERR__QUEUE_FULL) {
-      rd_kafka_poll(impl_->rk(), 10);  // let deliveries drain the queue
-      continue;
-    }
-    if (error != RD_KAFKA_RESP_ERR_NO_ERROR) throw internal::kafka_error(error, "producing to " + topic_name);
-    return;
-  }
+  internal::produce_copy(impl_->rk(), std::string(topic), partition, key, value.data(), value.size());
 }
 
 std::size_t TransactionalProducer::commit(const KafkaClient& consumer, OffsetManager& manager) {

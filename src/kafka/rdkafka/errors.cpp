@@ -72,6 +72,13 @@ std::optional<StateError> failure_of(rd_kafka_resp_err_t code, const std::string
   return kafka_error(code, partition.empty() ? what : what + " (" + partition + ")");
 }
 
+std::optional<StateError> fatal_error(rd_kafka_t* rk, const std::string& what) {
+  char reason[512];
+  const rd_kafka_resp_err_t code = rd_kafka_fatal_error(rk, reason, sizeof reason);
+  if (code == RD_KAFKA_RESP_ERR_NO_ERROR) return std::nullopt;
+  return make_error(code, what, reason, false);
+}
+
 void throw_if_error(RdPtr<rd_kafka_error_t> error, const std::string& what) {
   if (error) throw kafka_error(error.get(), what);
 }

@@ -30,6 +30,12 @@ std::optional<StateError> failure_of(rd_kafka_resp_err_t code, const std::string
 // Throws kafka_error(error, what) when `error` holds one; frees it either way.
 void throw_if_error(RdPtr<rd_kafka_error_t> error, const std::string& what);
 
+// The client's fatal error (rd_kafka_fatal_error: a producer fenced, an idempotent producer whose
+// sequence broke or whose IdempotentWrite the cluster refused, a static member fenced) as
+// StateError with the cause's code and librdkafka's reason, after "<what>: "; nullopt while the
+// client has none. The one place the library reads it.
+std::optional<StateError> fatal_error(rd_kafka_t* rk, const std::string& what);
+
 // Whether Kafka's protocol classes the error as retriable (its RetriableException errors and
 // librdkafka's local transport and time-out errors): a coordinator loading, moving or
 // unreachable, a leader moving, metadata not yet propagated, a timed-out request, a broken
