@@ -12,6 +12,7 @@
 #include <stdexcept>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 extern char** environ;
@@ -68,6 +69,22 @@ class ChildProcess {
       if (n <= 0) return {};
       buffer_.append(chunk, static_cast<std::size_t>(n));
     }
+  }
+
+  // The output not read yet, up to its end (the process exited) or `timeout`.
+  std::string read_rest(std::chrono::milliseconds timeout) {
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    while (true) {
+      const auto left =
+          std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+      pollfd fd{out_, POLLIN, 0};
+      if (left.count() <= 0 || ::poll(&fd, 1, static_cast<int>(left.count())) <= 0) break;
+      char chunk[4096];
+      const ssize_t n = ::read(out_, chunk, sizeof chunk);
+      if (n <= 0) break;
+      buffer_.append(chunk, static_cast<std::size_t>(n));
+    }
+    return std::exchange(buffer_, {});
   }
 
   // Sends `signal` and waits up to `timeout` for the exit; the exit code, or -1.

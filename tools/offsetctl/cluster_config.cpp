@@ -3,6 +3,7 @@
 #include <iostream>
 
 #include "processor/kafka/java_client_config.hpp"
+#include "processor/log.hpp"
 
 namespace processor::offsetctl {
 
@@ -22,7 +23,11 @@ kafka::KafkaProperties cluster_properties(const std::string& bootstrap, const st
     properties = std::move(config.properties);
   }
   properties.insert_or_assign("bootstrap.servers", bootstrap);
-  for (const auto& [name, value] : own) properties.insert_or_assign(name, value);
+  const bool debugging = properties.contains("debug");
+  for (const auto& [name, value] : own) {
+    if (!(debugging && name == "log_level")) properties.insert_or_assign(name, value);
+  }
+  if (debugging) set_log_level(LogLevel::Debug);
   return properties;
 }
 
