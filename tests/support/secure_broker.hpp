@@ -4,13 +4,15 @@
 // certificate names another host, TLS from a CA of its own, the StandardAuthorizer with
 // allow.everyone.if.no.acl.found=false. Users admin (super user), alice and bob, each with a Java
 // client properties file per mechanism in DIR/clients, as an operator hands them to Kafka's
-// tools; every password of the run in DIR/clients/secrets.txt.
+// tools, and users a test creates; every password of the run in DIR/clients/secrets.txt.
 
 #include <librdkafka/rdkafka.h>
 
 #include <cstdlib>
 #include <fstream>
+#include <functional>
 #include <optional>
+#include <random>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -90,41 +92,93 @@ class SecureBroker {
   void grant(const std::string& principal, rd_kafka_ResourceType_t type, const std::string& name,
              rd_kafka_AclOperation_t operation,
              rd_kafka_ResourcePatternType_t pattern = RD_KAFKA_RESOURCE_PATTERN_LITERAL) const {
+    char error[512];
+    rd_kafka_AclBinding_t* binding =
+        rd_kafka_AclBinding_new(type, name.c_str(), pattern, principal.c_str(), "*", operation,
+                                RD_KAFKA_ACL_PERMISSION_TYPE_ALLOW, error, sizeof error);
+    if (binding == nullptr) throw std::runtime_error(error);
+    as_admin(
+        "granting " + principal,
+        [&](rd_kafka_t* rk, rd_kafka_queue_t* queue) {
+          rd_kafka_CreateAcls(rk, &binding, 1, nullptr, queue);
+        },
+        [](rd_kafka_event_t* event) -> std::string {
+          std::size_t count = 0;
+          const rd_kafka_acl_result_t** results =
+              rd_kafka_CreateAcls_result_acls(rd_kafka_event_CreateAcls_result(event), &count);
+          for (std::size_t i = 0; i < count; ++i) {
+            if (const rd_kafka_error_t* e = rd_kafka_acl_result_error(results[i]))
+              return rd_kafka_error_string(e);
+          }
+          return {};
+        });
+    rd_kafka_AclBinding_destroy(binding);
+  }
+
+  // A SCRAM-SHA-256 user of the test's own, with no ACL at all (bob collects the grants of every
+  // test that ran before on this broker); its librdkafka properties. Its password joins secrets().
+  kafka::KafkaProperties new_user(const std::string& name) const {
+    const std::string password = "Pw-" + name + "-" + std::to_string(std::random_device{}());
+    const std::string salt = "salt-of-" + name;
+    rd_kafka_UserScramCredentialAlteration_t* upsert = rd_kafka_UserScramCredentialUpsertion_new(
+        name.c_str(), RD_KAFKA_SCRAM_MECHANISM_SHA_256, 4096,
+        reinterpret_cast<const unsigned char*>(password.data()), password.size(),
+        reinterpret_cast<const unsigned char*>(salt.data()), salt.size());
+    as_admin(
+        "creating user " + name,
+        [&](rd_kafka_t* rk, rd_kafka_queue_t* queue) {
+          rd_kafka_AlterUserScramCredentials(rk, &upsert, 1, nullptr, queue);
+        },
+        [](rd_kafka_event_t* event) -> std::string {
+          std::size_t count = 0;
+          const rd_kafka_AlterUserScramCredentials_result_response_t** responses =
+              rd_kafka_AlterUserScramCredentials_result_responses(
+                  rd_kafka_event_AlterUserScramCredentials_result(event), &count);
+          for (std::size_t i = 0; i < count; ++i) {
+            const rd_kafka_error_t* e =
+                rd_kafka_AlterUserScramCredentials_result_response_error(responses[i]);
+            if (e != nullptr && rd_kafka_error_code(e) != RD_KAFKA_RESP_ERR_NO_ERROR)
+              return rd_kafka_error_string(e);
+          }
+          return {};
+        });
+    rd_kafka_UserScramCredentialAlteration_destroy(upsert);
+    std::ofstream(dir_ + "/clients/secrets.txt", std::ios::app) << password << "\n";
+    kafka::KafkaProperties user = properties("bob", "scram-sha-256");
+    user["sasl.username"] = name;
+    user["sasl.password"] = password;
+    return user;
+  }
+
+ private:
+  // Sends one admin request as the super user (`send` on a client and a queue of its own) and
+  // waits for its result; throws with what `failure` reads from the result event.
+  void as_admin(const std::string& what, const std::function<void(rd_kafka_t*, rd_kafka_queue_t*)>& send,
+                const std::function<std::string(rd_kafka_event_t*)>& failure_of) const {
     rd_kafka_conf_t* conf = rd_kafka_conf_new();
     char error[512];
     for (const auto& [key, value] : properties("admin", "scram-sha-256")) {
       if (rd_kafka_conf_set(conf, key.c_str(), value.c_str(), error, sizeof error) != RD_KAFKA_CONF_OK) {
+        rd_kafka_conf_destroy(conf);
         throw std::runtime_error(error);
       }
     }
     rd_kafka_t* rk = rd_kafka_new(RD_KAFKA_PRODUCER, conf, error, sizeof error);
     if (rk == nullptr) throw std::runtime_error(error);
-    rd_kafka_AclBinding_t* binding =
-        rd_kafka_AclBinding_new(type, name.c_str(), pattern, principal.c_str(), "*", operation,
-                                RD_KAFKA_ACL_PERMISSION_TYPE_ALLOW, error, sizeof error);
     rd_kafka_queue_t* queue = rd_kafka_queue_new(rk);
-    rd_kafka_CreateAcls(rk, &binding, 1, nullptr, queue);
+    send(rk, queue);
     rd_kafka_event_t* event = rd_kafka_queue_poll(queue, 30'000);
-    std::string failure = event == nullptr ? "CreateAcls timed out" : "";
+    std::string failure = event == nullptr ? "the request timed out" : "";
     if (event != nullptr) {
-      if (rd_kafka_event_error(event) != RD_KAFKA_RESP_ERR_NO_ERROR)
-        failure = rd_kafka_event_error_string(event);
-      std::size_t count = 0;
-      const rd_kafka_acl_result_t** results =
-          rd_kafka_CreateAcls_result_acls(rd_kafka_event_CreateAcls_result(event), &count);
-      for (std::size_t i = 0; i < count && failure.empty(); ++i) {
-        if (const rd_kafka_error_t* e = rd_kafka_acl_result_error(results[i]))
-          failure = rd_kafka_error_string(e);
-      }
+      failure = rd_kafka_event_error(event) != RD_KAFKA_RESP_ERR_NO_ERROR ? rd_kafka_event_error_string(event)
+                                                                          : failure_of(event);
       rd_kafka_event_destroy(event);
     }
     rd_kafka_queue_destroy(queue);
-    rd_kafka_AclBinding_destroy(binding);
     rd_kafka_destroy(rk);
-    if (!failure.empty()) throw std::runtime_error("granting " + principal + " failed: " + failure);
+    if (!failure.empty()) throw std::runtime_error(what + " failed: " + failure);
   }
 
- private:
   std::string dir_;
   std::string sasl_ssl_;
   std::string oauth_;
