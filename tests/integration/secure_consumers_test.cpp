@@ -6,7 +6,7 @@
 // IdempotentWrite for StreamProcessor) and a refused password surface from poll() as
 // StateError(Kafka) with Kafka's code and the resource's name, within the session time, with no
 // offset committed; StreamProcessor refuses to start, before it touches its state directory,
-// without its group, its transactional id or its changelog. Every test's log lines (and its errors'
+// without its group, its input topic, its transactional id or its changelog. Every test's log lines (and its errors'
 // messages) hold no password of the run.
 
 #include <gtest/gtest.h>
@@ -289,6 +289,13 @@ TEST_P(SecureConsumers, StreamProcessorWithoutAGroupAclRefusesToStart) {
   grant_bob_a_processor(*this, application, {"group"});
   expect_refuses_to_start(*this, application, RD_KAFKA_RESP_ERR_GROUP_AUTHORIZATION_FAILED,
                           "group '" + application + "'");
+}
+
+TEST_P(SecureConsumers, StreamProcessorWithoutAnInputTopicAclRefusesToStart) {
+  const std::string application = unique_name("secure-no-input-acl");
+  grant_bob_a_processor(*this, application, {"input"});
+  expect_refuses_to_start(*this, application, RD_KAFKA_RESP_ERR_TOPIC_AUTHORIZATION_FAILED,
+                          "topic '" + topic_ + "'");
 }
 
 // A changelog that does not exist yet and that bob may neither describe nor create.
