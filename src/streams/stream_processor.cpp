@@ -9,6 +9,7 @@
 #include "common/log_internal.hpp"
 #include "kafka/group/rebalance.hpp"
 #include "kafka/group/start_offsets.hpp"
+#include "kafka/producer/transactions.hpp"
 #include "kafka/rdkafka/client_factory.hpp"
 #include "kafka/rdkafka/errors.hpp"
 #include "kafka/rdkafka/partition_list.hpp"
@@ -35,7 +36,7 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 // How many records one poll() processes at most before it checks the commit and returns.
-constexpr std::size_t kMaxBatch = 10'000;
+constexpr std::size_t kMaxRecordsPerPoll = 10'000;
 
 void require(bool condition, const std::string& message) {
   if (!condition) throw StateError(ErrorKind::InvalidArgument, message);
@@ -308,7 +309,7 @@ void StreamProcessor::Impl::add_task(std::int32_t partition) {
   if (standbys.count(partition) != 0) {
     // Its warm copy becomes the task's local state: the restoration replays only the tail.
     drop_standby(partition);
-    processor::internal::log(LogLevel::Info, "streams", options.input_topic, ":", partition,
+    processor::internal::log(LogLevel::Info, "streams", input_key(partition),
                              " was kept warm by a standby here: restoring only what it had not read");
     count([](StreamProcessorStats& stats) { ++stats.standbys_promoted; });
   }
@@ -393,7 +394,7 @@ void StreamProcessor::Impl::place_standbys() {
     // is served: it is then promoted (a failover's warm copy), not dropped a moment before.
     if (wanted.count(partition) == 0 && assigned_here.count(partition) == 0) {
       drop_standby(partition);
-      processor::internal::log(LogLevel::Info, "streams", "standby of ", options.input_topic, ":", partition,
+      processor::internal::log(LogLevel::Info, "streams", "standby of ", input_key(partition),
                                " dropped (placed elsewhere now)");
     }
   }
@@ -403,8 +404,8 @@ void StreamProcessor::Impl::place_standbys() {
       auto& stores = standbys[partition] = open_stores(partition);
       for (std::size_t i = 0; i < stores.size(); ++i) standby_restorer->add(*stores[i], changelogs[i]);
     } catch (const StateError& error) {
-      processor::internal::log(LogLevel::Warning, "streams", "no standby of ", options.input_topic, ":",
-                               partition, " (", error.what(), ")");
+      processor::internal::log(LogLevel::Warning, "streams", "no standby of ", input_key(partition), " (",
+                               error.what(), ")");
       drop_standby(partition);
     }
   }
@@ -454,7 +455,7 @@ void StreamProcessor::Impl::fence_departed_owner(std::int32_t partition) {
   if (owner.size() <= prefix.size() || owner.size() > 249 || owner.compare(0, prefix.size(), prefix) != 0 ||
       !printable || owner == transactional_id) {
     processor::internal::log(LogLevel::Info, "streams", "a transaction still blocks the changelog of ",
-                             options.input_topic, ":", partition,
+                             input_key(partition),
                              " and no departed member of this application committed it last: waiting for "
                              "the coordinator to abort it (transaction timeout)");
     return;
@@ -462,25 +463,20 @@ void StreamProcessor::Impl::fence_departed_owner(std::int32_t partition) {
   if (ids_known && std::any_of(members->begin(), members->end(),
                                [&](const auto& member) { return member.client_id == owner; })) {
     processor::internal::log(LogLevel::Info, "streams", "a transaction of '", owner,
-                             "', a live member, blocks the changelog of ", options.input_topic, ":",
-                             partition, ": waiting for it to end");
+                             "', a live member, blocks the changelog of ", input_key(partition),
+                             ": waiting for it to end");
     return;
   }
   processor::internal::log(
-      LogLevel::Info, "streams", "a transaction blocks the changelog of ", options.input_topic, ":",
-      partition, ids_known ? std::string() : " for " + std::to_string(kFenceAfter.count()) + " s",
-      ": fencing '", owner, "' (its last committer, ",
-      ids_known ? "no longer a member" : "a member that departed", ") so that the coordinator aborts it");
+      LogLevel::Info, "streams", "a transaction blocks the changelog of ", input_key(partition),
+      ids_known ? std::string() : " for " + std::to_string(kFenceAfter.count()) + " s", ": fencing '", owner,
+      "' (its last committer, ", ids_known ? "no longer a member" : "a member that departed",
+      ") so that the coordinator aborts it");
   try {
     kafka::KafkaProperties config = producer_config;
     config["transactional.id"] = owner;
     auto fencer = kafka::internal::create_client(RD_KAFKA_PRODUCER, config, {}, "the fencing producer");
-    kafka::internal::with_error_object_retries(
-        [&] {
-          return rd_kafka_init_transactions(fencer.get(),
-                                            kafka::internal::to_timeout_ms(options.request_timeout));
-        },
-        "fencing '" + owner + "'", options.request_timeout);
+    kafka::internal::init_transactions(fencer.get(), options.request_timeout, "fencing '" + owner + "'");
   } catch (const StateError& error) {
     processor::internal::log(LogLevel::Warning, "streams", "fencing '", owner, "' failed (", error.what(),
                              "): waiting for the transaction timeout instead");
@@ -508,8 +504,8 @@ bool StreamProcessor::Impl::activate(Task& task) {
   std::int64_t start = list->elems[0].offset;
   if (start < 0) {
     if (options.no_offset == kafka::OutOfRangeAction::Error) {
-      throw StateError(ErrorKind::Kafka, "no committed offset for " + options.input_topic + ":" +
-                                             std::to_string(task.partition) + " and no_offset is Error");
+      throw StateError(ErrorKind::Kafka,
+                       "no committed offset for " + input_key(task.partition) + " and no_offset is Error");
     }
     start = options.no_offset == kafka::OutOfRangeAction::Latest ? RD_KAFKA_OFFSET_END
                                                                  : RD_KAFKA_OFFSET_BEGINNING;
@@ -518,7 +514,7 @@ bool StreamProcessor::Impl::activate(Task& task) {
     seek(task.partition, start);
   } catch (const StateError& error) {
     if (error.kafka_error_code() != RD_KAFKA_RESP_ERR__STATE) throw;
-    processor::internal::log(LogLevel::Debug, "streams", options.input_topic, ":", task.partition,
+    processor::internal::log(LogLevel::Debug, "streams", input_key(task.partition),
                              " cannot be positioned yet (", error.what(), "): trying again");
     return false;
   }
@@ -527,7 +523,7 @@ bool StreamProcessor::Impl::activate(Task& task) {
   task.active = true;
   list->elems[0].offset = RD_KAFKA_OFFSET_INVALID;
   rd_kafka_resume_partitions(consumer.get(), list.get());
-  processor::internal::log(LogLevel::Info, "streams", options.input_topic, ":", task.partition,
+  processor::internal::log(LogLevel::Info, "streams", input_key(task.partition),
                            " restored; processing from ", describe_start(start));
   return true;
 }
@@ -540,9 +536,8 @@ void StreamProcessor::Impl::seek(std::int32_t partition, std::int64_t offset) {
           consumer.get(), list.get(), kafka::internal::to_timeout_ms(options.request_timeout))),
       "seeking " + kafka::partition_key(options.input_topic, partition) + " to " + std::to_string(offset));
   if (list->elems[0].err != RD_KAFKA_RESP_ERR_NO_ERROR) {
-    throw kafka::internal::kafka_error(
-        list->elems[0].err,
-        "seeking " + options.input_topic + ":" + std::to_string(partition) + " to " + std::to_string(offset));
+    throw kafka::internal::kafka_error(list->elems[0].err,
+                                       "seeking " + input_key(partition) + " to " + std::to_string(offset));
   }
 }
 
@@ -640,7 +635,7 @@ std::size_t StreamProcessor::Impl::poll() {
         std::clamp<int>(static_cast<int>(std::chrono::duration_cast<std::chrono::milliseconds>(due).count()),
                         0, kafka::internal::to_timeout_ms(options.poll_timeout));
   }
-  while (processed < kMaxBatch && !stop_requested.load(std::memory_order_relaxed)) {
+  while (processed < kMaxRecordsPerPoll && !stop_requested.load(std::memory_order_relaxed)) {
     RdPtr<rd_kafka_message_t> message(rd_kafka_consumer_poll(consumer.get(), timeout_ms));
     timeout_ms = 0;
     rethrow_callback_error();
@@ -669,7 +664,7 @@ std::size_t StreamProcessor::Impl::poll() {
       processor::internal::log(
           LogLevel::Warning, "streams",
           transaction_failure ? "the transaction failed while processing " : "the record function failed at ",
-          options.input_topic, ":", message->partition, "@", message->offset, ": aborting");
+          input_key(message->partition), "@", message->offset, ": aborting");
       abort(transaction_failure ? "producing into the transaction failed" : "the record function failed");
       rewind();
       if (transaction_failure) continue;

@@ -5,40 +5,18 @@
 #include <thread>
 
 #include "common/log_internal.hpp"
+#include "kafka/producer/produce.hpp"
+#include "kafka/producer/transactions.hpp"
 #include "kafka/rdkafka/client_factory.hpp"
 #include "kafka/rdkafka/errors.hpp"
 #include "kafka/rdkafka/partition_list.hpp"
-#include "kafka/rdkafka/produce.hpp"
-#include "kafka/rdkafka/retry.hpp"
 #include "processor/kafka/topic_partition.hpp"
 #include "streams/changelog_format.hpp"
 #include "streams/required_permissions.hpp"
 #include "streams/stream_processor_impl.hpp"
 
 namespace processor::streams {
-namespace {
-
-using kafka::internal::RdPtr;
-
-// Runs a transactional call: retried while librdkafka says the error is retriable; a fatal
-// error (this producer is fenced) throws StateError, any other one AbortRequired.
-template <class Call>
-void transactional(Call&& call, const std::string& what, std::chrono::milliseconds timeout) {
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
-  for (;;) {
-    RdPtr<rd_kafka_error_t> error(call());
-    if (!error) return;
-    StateError failure = kafka::internal::kafka_error(error.get(), what);
-    if (rd_kafka_error_is_fatal(error.get())) throw failure;
-    if (rd_kafka_error_is_retriable(error.get()) && std::chrono::steady_clock::now() < deadline) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(100));
-      continue;
-    }
-    throw AbortRequired{std::move(failure)};
-  }
-}
-
-}  // namespace
+using kafka::internal::AbortableTransactionError;
 
 void StreamProcessor::Impl::drop_open_transaction() {
   for (auto& [partition, task] : tasks) {
@@ -60,12 +38,8 @@ void StreamProcessor::Impl::start_producer() {
                                             "the stream processor's producer");
   if (exactly_once()) {
     // Fences an older incarnation with this transactional.id and aborts its open transaction.
-    kafka::internal::with_error_object_retries(
-        [&] {
-          return rd_kafka_init_transactions(producer.get(),
-                                            kafka::internal::to_timeout_ms(options.request_timeout));
-        },
-        "initialising transactions as '" + transactional_id + "'", options.request_timeout);
+    kafka::internal::init_transactions(producer.get(), options.request_timeout,
+                                       "initialising transactions as '" + transactional_id + "'");
   }
 }
 
@@ -97,10 +71,7 @@ bool StreamProcessor::Impl::producer_failed_for_good() const {
 }
 
 void StreamProcessor::Impl::begin() {
-  if (exactly_once()) {
-    kafka::internal::throw_if_error(RdPtr<rd_kafka_error_t>(rd_kafka_begin_transaction(producer.get())),
-                                    "beginning a transaction");
-  }
+  if (exactly_once()) kafka::internal::begin_transaction(producer.get());
   transaction_failed = false;
   transaction_open = true;
   transaction_started = Clock::now();
@@ -194,43 +165,31 @@ bool StreamProcessor::Impl::commit() {
     }
     if (exactly_once()) {
       if (offsets->cnt > 0) {
-        RdPtr<rd_kafka_consumer_group_metadata_t> group(rd_kafka_consumer_group_metadata(consumer.get()));
-        transactional(
-            [&] {
-              return rd_kafka_send_offsets_to_transaction(
-                  producer.get(), offsets.get(), group.get(),
-                  kafka::internal::to_timeout_ms(options.request_timeout));
-            },
-            "sending " + std::to_string(offsets->cnt) + " offsets into the transaction",
-            options.request_timeout);
+        kafka::internal::send_offsets_to_transaction(producer.get(), consumer.get(), offsets.get(),
+                                                     options.request_timeout);
       }
-      transactional(
-          [&] {
-            return rd_kafka_commit_transaction(producer.get(),
-                                               kafka::internal::to_timeout_ms(options.request_timeout));
-          },
-          "committing the transaction", options.request_timeout);
+      kafka::internal::commit_transaction(producer.get(), options.request_timeout);
     } else {
       const auto flushed =
           rd_kafka_flush(producer.get(), kafka::internal::to_timeout_ms(options.request_timeout));
       if (flushed != RD_KAFKA_RESP_ERR_NO_ERROR) {
-        throw AbortRequired{
+        throw AbortableTransactionError{
             kafka::internal::kafka_error(flushed, "flushing the output and changelog records")};
       }
       if (delivery_error != RD_KAFKA_RESP_ERR_NO_ERROR) {
-        throw AbortRequired{
+        throw AbortableTransactionError{
             kafka::internal::kafka_error(delivery_error, "delivering the output and changelog records")};
       }
       if (offsets->cnt > 0) {
         const auto error = rd_kafka_commit(consumer.get(), offsets.get(), 0);
         const auto first = kafka::internal::first_error(error, offsets.get(), nullptr);
         if (first != RD_KAFKA_RESP_ERR_NO_ERROR) {
-          throw AbortRequired{kafka::internal::kafka_error(first, "committing the offsets")};
+          throw AbortableTransactionError{kafka::internal::kafka_error(first, "committing the offsets")};
         }
       }
     }
     rd_kafka_poll(producer.get(), 0);  // the last delivery reports, for the changelog positions
-  } catch (AbortRequired& failure) {
+  } catch (AbortableTransactionError& failure) {
     processor::internal::log(LogLevel::Warning, "streams", failure.error.what(),
                              ": aborting the transaction");
     abort(failure.error.what());
@@ -311,16 +270,8 @@ void StreamProcessor::Impl::throw_if_unauthorized(const StateError& failure) {
 void StreamProcessor::Impl::abort(const std::string& reason) {
   if (!transaction_open) return;
   if (exactly_once()) {
-    // librdkafka 2.0.2 can fail an abort with INVALID_TXN_STATE while produce requests are still
-    // in flight; letting them finish first is harmless, as the abort discards them anyway.
-    rd_kafka_flush(producer.get(), kafka::internal::to_timeout_ms(options.request_timeout));
     try {
-      kafka::internal::with_error_object_retries(
-          [&] {
-            return rd_kafka_abort_transaction(producer.get(),
-                                              kafka::internal::to_timeout_ms(options.request_timeout));
-          },
-          "aborting the transaction", options.request_timeout);
+      kafka::internal::abort_transaction(producer.get(), options.request_timeout);
     } catch (const StateError&) {
       if (replace_failed_producer()) return;
       broken = std::current_exception();

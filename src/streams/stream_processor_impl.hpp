@@ -38,11 +38,6 @@ struct Task {
   std::int32_t next_leader_epoch = -1;
 };
 
-// Thrown inside the commit path when the transaction cannot commit and must be aborted.
-struct AbortRequired {
-  StateError error;
-};
-
 struct StreamProcessor::Impl final : RecordContext, OutputSink {
   using Clock = std::chrono::steady_clock;
 
@@ -55,6 +50,10 @@ struct StreamProcessor::Impl final : RecordContext, OutputSink {
   std::int32_t partitions = 0;          // of the input topic, and of every changelog
   std::string transactional_id;
   kafka::KafkaProperties producer_config;  // kept to replace a producer that failed for good
+  // "<input topic>:<partition>", as every message names an input partition.
+  std::string input_key(std::int32_t partition) const {
+    return kafka::partition_key(options.input_topic, partition);
+  }
   bool exactly_once() const noexcept { return options.guarantee == ProcessingGuarantee::ExactlyOnce; }
 
   // Destroyed in reverse order: the clients before the database their callbacks write to.

@@ -2,9 +2,10 @@
 
 #include "common/log_internal.hpp"
 #include "kafka/client/kafka_client_impl.hpp"
+#include "kafka/producer/produce.hpp"
+#include "kafka/producer/transactions.hpp"
 #include "kafka/rdkafka/client_factory.hpp"
-#include "kafka/rdkafka/produce.hpp"
-#include "kafka/rdkafka/retry.hpp"
+#include "kafka/rdkafka/partition_list.hpp"
 
 namespace processor::kafka {
 
@@ -23,11 +24,8 @@ TransactionalProducer::TransactionalProducer(KafkaProperties properties, std::ch
                                "TransactionalProducer");
   impl_->handle =
       internal::create_client(RD_KAFKA_PRODUCER, properties, internal::ClientCallbacks{}, "the producer");
-  rd_kafka_t* rk = impl_->rk();
   impl_->timeout = timeout;
-  internal::with_error_object_retries(
-      [&] { return rd_kafka_init_transactions(rk, internal::to_timeout_ms(timeout)); },
-      "initialising transactions", timeout);
+  internal::init_transactions(impl_->rk(), timeout, "initialising transactions");
 }
 
 TransactionalProducer::~TransactionalProducer() {
@@ -42,8 +40,7 @@ TransactionalProducer::~TransactionalProducer() {
 }
 
 void TransactionalProducer::begin() {
-  internal::throw_if_error(RdPtr<rd_kafka_error_t>(rd_kafka_begin_transaction(impl_->rk())),
-                           "beginning a transaction");
+  internal::begin_transaction(impl_->rk());
   impl_->in_transaction = true;
 }
 
@@ -54,29 +51,22 @@ void TransactionalProducer::produce(std::string_view topic, std::string_view key
 
 std::size_t TransactionalProducer::commit(const KafkaClient& consumer, OffsetManager& manager) {
   const auto offsets = manager.committable_offsets();
-  if (!offsets.empty()) {
-    auto list = internal::to_partition_list(std::span<const PartitionOffset>(offsets));
-    RdPtr<rd_kafka_consumer_group_metadata_t> group(rd_kafka_consumer_group_metadata(consumer.impl().rk()));
-    internal::throw_if_error(
-        RdPtr<rd_kafka_error_t>(rd_kafka_send_offsets_to_transaction(
-            impl_->rk(), list.get(), group.get(), internal::to_timeout_ms(impl_->timeout))),
-        "sending " + std::to_string(offsets.size()) + " offsets into the transaction");
+  try {
+    if (!offsets.empty()) {
+      auto list = internal::to_partition_list(std::span<const PartitionOffset>(offsets));
+      internal::send_offsets_to_transaction(impl_->rk(), consumer.impl().rk(), list.get(), impl_->timeout);
+    }
+    internal::commit_transaction(impl_->rk(), impl_->timeout);
+  } catch (internal::AbortableTransactionError& failure) {
+    throw std::move(failure.error);  // the caller aborts (see the header)
   }
-  internal::with_error_object_retries(
-      [&] { return rd_kafka_commit_transaction(impl_->rk(), internal::to_timeout_ms(impl_->timeout)); },
-      "committing the transaction", impl_->timeout);
   impl_->in_transaction = false;
   manager.mark_committed(offsets);
   return offsets.size();
 }
 
 void TransactionalProducer::abort() {
-  // librdkafka 2.0.2 can fail an abort with INVALID_TXN_STATE while produce requests are still
-  // in flight; letting them finish first is harmless, as the abort discards them anyway.
-  rd_kafka_flush(impl_->rk(), internal::to_timeout_ms(impl_->timeout));
-  internal::with_error_object_retries(
-      [&] { return rd_kafka_abort_transaction(impl_->rk(), internal::to_timeout_ms(impl_->timeout)); },
-      "aborting the transaction", impl_->timeout);
+  internal::abort_transaction(impl_->rk(), impl_->timeout);
   impl_->in_transaction = false;
 }
 

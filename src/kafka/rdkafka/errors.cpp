@@ -76,7 +76,8 @@ std::optional<StateError> fatal_error(rd_kafka_t* rk, const std::string& what) {
   char reason[512];
   const rd_kafka_resp_err_t code = rd_kafka_fatal_error(rk, reason, sizeof reason);
   if (code == RD_KAFKA_RESP_ERR_NO_ERROR) return std::nullopt;
-  return make_error(code, what, reason, false);
+  return make_error(code, what, (std::string(reason) + " (fatal: only a new client can go on)").c_str(),
+                    false);
 }
 
 void throw_if_error(RdPtr<rd_kafka_error_t> error, const std::string& what) {

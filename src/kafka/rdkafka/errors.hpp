@@ -32,8 +32,8 @@ void throw_if_error(RdPtr<rd_kafka_error_t> error, const std::string& what);
 
 // The client's fatal error (rd_kafka_fatal_error: a producer fenced, an idempotent producer whose
 // sequence broke or whose IdempotentWrite the cluster refused, a static member fenced) as
-// StateError with the cause's code and librdkafka's reason, after "<what>: "; nullopt while the
-// client has none. The one place the library reads it.
+// StateError with the cause's code and librdkafka's reason, after "<what>: " and before
+// "(fatal: ...)"; nullopt while the client has none. The one place the library reads it.
 std::optional<StateError> fatal_error(rd_kafka_t* rk, const std::string& what);
 
 // Whether Kafka's protocol classes the error as retriable (its RetriableException errors and

@@ -1,4 +1,4 @@
-#include "kafka/rdkafka/produce.hpp"
+#include "kafka/producer/produce.hpp"
 
 #include "kafka/rdkafka/errors.hpp"
 
