@@ -117,25 +117,24 @@ std::int32_t ensure_changelog_topics(rd_kafka_t* rk, const std::string& input_to
                              partitions, " partitions, cleanup.policy=compact)");
   }
   // The new topics' metadata reaches every broker shortly after creation.
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
-  for (;;) {
+  const kafka::internal::RetryPolicy policy{timeout, std::chrono::milliseconds(100),
+                                            std::chrono::milliseconds(100)};
+  kafka::internal::with_retries(policy, [&]() -> std::optional<StateError> {
     counts = partition_counts(rk, timeout);
-    bool all = true;
     for (const auto& changelog : missing) {
-      if (const auto it = counts.find(changelog); it != counts.end()) {
-        check(changelog, it->second);
-      } else {
-        all = false;
+      const auto it = counts.find(changelog);
+      if (it == counts.end()) {
+        return StateError(ErrorKind::Timeout,
+                          "the changelog topic '" + changelog +
+                              "' created is still missing from the metadata after " +
+                              std::to_string(timeout.count()) + " ms",
+                          RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART, /*retriable=*/true);
       }
+      check(changelog, it->second);
     }
-    if (all) return partitions;
-    if (std::chrono::steady_clock::now() > deadline) {
-      throw StateError(ErrorKind::Timeout,
-                       "the changelog topics created are still missing from the metadata after " +
-                           std::to_string(timeout.count()) + " ms");
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  }
+    return std::nullopt;
+  });
+  return partitions;
 }
 
 }  // namespace processor::streams::internal

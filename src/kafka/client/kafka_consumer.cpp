@@ -687,7 +687,7 @@ void KafkaConsumer::Impl::rethrow_callback_error() {
 
 std::size_t KafkaConsumer::poll(const RecordHandler& handler) {
   if (impl_->closed) throw StateError(ErrorKind::InvalidArgument, "poll on a closed KafkaConsumer");
-  constexpr std::size_t kMaxBatch = 500;
+  constexpr std::size_t kMaxBatch = internal::FetchBuffer::kMaxBatch;  // one batch of the fetch path
   // Outside run(), a stop() ends only the poll() it interrupted.
   if (!impl_->running) impl_->stop_requested = false;
   std::size_t handled = 0;
@@ -809,10 +809,8 @@ void KafkaConsumer::rewind_to_committed() {
   const auto assigned = impl_->client->assignment();
   if (assigned.empty()) return;
   auto committed = internal::to_partition_list(assigned);
-  const rd_kafka_resp_err_t fetch_error = rd_kafka_committed(
-      impl_->rk(), committed.get(), internal::to_timeout_ms(impl_->options.request_timeout));
-  if (fetch_error != RD_KAFKA_RESP_ERR_NO_ERROR)
-    throw internal::kafka_error(fetch_error, "reading committed offsets");
+  const auto timeout = impl_->options.request_timeout;
+  internal::read_committed(impl_->rk(), committed.get(), timeout, internal::start_retry_policy(timeout));
   auto positions = internal::to_partition_list(assigned);
   const auto committed_views = impl_->manager.get_all_committed();
   std::vector<Impl::Start> restarts;

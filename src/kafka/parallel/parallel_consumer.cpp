@@ -10,6 +10,7 @@
 
 #include "common/log_internal.hpp"
 #include "kafka/client/consumer_setup.hpp"
+#include "kafka/client/fetch_buffer.hpp"
 #include "kafka/parallel/parallel_consumer_impl.hpp"
 #include "kafka/rdkafka/errors.hpp"
 #include "kafka/rdkafka/partition_list.hpp"
@@ -20,8 +21,8 @@ namespace processor::kafka {
 namespace {
 
 constexpr int kMaxConcurrency = 100'000;
-// Records one poll() fetches at most, as KafkaConsumer::poll().
-constexpr std::size_t kMaxBatch = 500;
+// Records one poll() fetches at most: one batch of the fetch path, as KafkaConsumer::poll().
+constexpr std::size_t kMaxBatch = internal::FetchBuffer::kMaxBatch;
 // Records handed to the WorkQueue at once: one lock for many records.
 constexpr std::size_t kSubmitBatch = 64;
 // While a partition is paused the poller comes back this often to resume it when room is free.
