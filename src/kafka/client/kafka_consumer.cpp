@@ -389,8 +389,9 @@ void KafkaConsumer::Impl::validate_starts() {
                              rd_kafka_topic_partition_get_leader_epoch(&entry)});
       continue;
     }
-    processor::internal::log(LogLevel::Warning, "consumer", entry.topic, ":", entry.partition, " starts at ",
-                             entry.offset, " without its leader epoch checked against the log: ",
+    processor::internal::log(LogLevel::Warning, "consumer", partition_key(entry.topic, entry.partition),
+                             " starts at ", entry.offset,
+                             " without its leader epoch checked against the log: ",
                              error ? rd_kafka_error_string(error.get()) : rd_kafka_err2str(code));
   }
 }

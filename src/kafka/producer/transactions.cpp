@@ -11,7 +11,8 @@ namespace {
 // while retriable, then a fatal error as StateError (its message says "fatal") and any other as
 // AbortableTransactionError.
 template <class Call>
-void transactional(rd_kafka_t* producer, Call&& call, const std::string& what, std::chrono::milliseconds timeout) {
+void transactional(rd_kafka_t* producer, Call&& call, const std::string& what,
+                   std::chrono::milliseconds timeout) {
   try {
     with_error_object_retries(std::forward<Call>(call), what, timeout);
   } catch (StateError& failure) {
@@ -24,8 +25,8 @@ void transactional(rd_kafka_t* producer, Call&& call, const std::string& what, s
 }  // namespace
 
 void init_transactions(rd_kafka_t* producer, std::chrono::milliseconds timeout, const std::string& what) {
-  with_error_object_retries([&] { return rd_kafka_init_transactions(producer, to_timeout_ms(timeout)); }, what,
-                            timeout);
+  with_error_object_retries([&] { return rd_kafka_init_transactions(producer, to_timeout_ms(timeout)); },
+                            what, timeout);
 }
 
 void begin_transaction(rd_kafka_t* producer) {
@@ -38,7 +39,9 @@ void send_offsets_to_transaction(rd_kafka_t* producer, rd_kafka_t* consumer,
   RdPtr<rd_kafka_consumer_group_metadata_t> group(rd_kafka_consumer_group_metadata(consumer));
   transactional(
       producer,
-      [&] { return rd_kafka_send_offsets_to_transaction(producer, offsets, group.get(), to_timeout_ms(timeout)); },
+      [&] {
+        return rd_kafka_send_offsets_to_transaction(producer, offsets, group.get(), to_timeout_ms(timeout));
+      },
       "sending " + std::to_string(offsets->cnt) + " offsets into the transaction", timeout);
 }
 
