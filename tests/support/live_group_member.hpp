@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -112,7 +113,9 @@ class LiveGroupMember {
                            rd_kafka_topic_partition_list_t* partitions, void* opaque) {
     auto* self = static_cast<LiveGroupMember*>(opaque);
     // The consumer protocol hands partitions over incrementally, as cooperative-sticky does.
-    const bool incremental = std::string(rd_kafka_rebalance_protocol(rk)) == "COOPERATIVE";
+    // librdkafka returns NULL for the protocol once the consumer is closing.
+    const char* protocol = rd_kafka_rebalance_protocol(rk);
+    const bool incremental = protocol != nullptr && std::string_view(protocol) == "COOPERATIVE";
     if (error == RD_KAFKA_RESP_ERR__ASSIGN_PARTITIONS) {
       if (incremental) {
         if (rd_kafka_error_t* failed = rd_kafka_incremental_assign(rk, partitions))
