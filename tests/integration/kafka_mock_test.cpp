@@ -12,6 +12,7 @@
 #include <thread>
 #include <vector>
 
+#include "kafka/group/start_offsets.hpp"
 #include "kafka/rdkafka/client_factory.hpp"
 #include "kafka_api_keys.hpp"
 #include "kafka_test_support.hpp"
@@ -95,6 +96,40 @@ TEST_F(KafkaMock, CommitsCarryMetadataAndReadBackThroughOffsetFetch) {
   const auto committed = store.committed({{topic_, 0}, {topic_, 2}, {topic_, 3}});
   EXPECT_EQ(committed.size(), 2u);
   EXPECT_EQ(committed.at(TopicPartition(topic_, 3)).offset, 40);
+}
+
+// A changelog's partition that librdkafka's metadata does not know for a moment (a broker
+// restarting, a topic seconds old) is waited for: a StreamProcessor restoring it once exited on
+// `_UNKNOWN_PARTITION` while one broker of three restarted.
+TEST_F(KafkaMock, ALogRangeOfAPartitionTheMetadataDoesNotKnowYetIsWaitedFor) {
+  const std::string late = unique_name("late");
+  auto client = internal::create_client(RD_KAFKA_CONSUMER, group_properties(cluster_.bootstrap(), group_), {},
+                                        "the test's consumer");
+  std::thread creator([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+    cluster_.create_topic(late, 1);
+  });
+  std::optional<StateError> failure;
+  try {
+    const auto range =
+        internal::query_log_range(client.get(), TopicPartition(late, 0), std::chrono::seconds(2),
+                                  internal::RetryPolicy{std::chrono::seconds(20)});
+    EXPECT_EQ(range.low, 0);
+    EXPECT_EQ(range.high, 0);
+  } catch (const StateError& error) {
+    failure = error;
+  }
+  creator.join();
+  ASSERT_FALSE(failure) << failure->what();
+  // A partition that never appears still fails, once the policy gives up, naming it.
+  try {
+    internal::query_log_range(client.get(), TopicPartition(late, 7), std::chrono::milliseconds(500),
+                              internal::RetryPolicy{std::chrono::seconds(2)});
+    FAIL() << "a partition that does not exist has a log range";
+  } catch (const StateError& error) {
+    EXPECT_EQ(error.kafka_error_code(), RD_KAFKA_RESP_ERR__UNKNOWN_PARTITION) << error.what();
+    EXPECT_NE(std::string(error.what()).find(late + ":7"), std::string::npos) << error.what();
+  }
 }
 
 TEST_F(KafkaMock, RefusesAnotherGroup) {

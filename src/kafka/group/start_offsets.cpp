@@ -48,7 +48,12 @@ LogRange query_log_range(rd_kafka_t* rk, const TopicPartition& tp, std::chrono::
   retry_start(policy, [&]() -> std::optional<StateError> {
     const rd_kafka_resp_err_t error = rd_kafka_query_watermark_offsets(
         rk, tp.topic.c_str(), tp.partition, &range.low, &range.high, to_timeout_ms(request_timeout));
-    return failure_of(error, "reading the log range of " + tp.to_key());
+    auto failure = failure_of(error, "reading the log range of " + tp.to_key());
+    // A partition missing from librdkafka's metadata while a broker restarts, or a topic seconds
+    // old: as passing as a leader that moves, so retried as one is.
+    if (failure && error == RD_KAFKA_RESP_ERR__UNKNOWN_PARTITION)
+      failure.emplace(failure->kind(), failure->what(), error, true);
+    return failure;
   });
   return range;
 }
