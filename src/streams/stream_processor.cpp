@@ -176,7 +176,10 @@ void StreamProcessor::Impl::open_state_and_clients() {
     transactional_id = options.application_id + "-" + instance;
     // The group's description then tells which transactional.ids belong to live members: a
     // departed member's open transaction is ended as soon as it blocks a restoration.
-    if (consumer_config.count("client.id") == 0) consumer_config["client.id"] = transactional_id;
+    if (consumer_config.count("client.id") == 0) {
+      consumer_config["client.id"] = transactional_id;
+      members_named_by_transactional_id = true;
+    }
   }
   consumer_config["isolation.level"] = "read_committed";
   consumer_config["enable.auto.commit"] = "false";
@@ -534,7 +537,7 @@ void StreamProcessor::Impl::seek(std::int32_t partition, std::int64_t offset) {
   kafka::internal::throw_if_error(
       RdPtr<rd_kafka_error_t>(rd_kafka_seek_partitions(
           consumer.get(), list.get(), kafka::internal::to_timeout_ms(options.request_timeout))),
-      "seeking " + kafka::partition_key(options.input_topic, partition) + " to " + std::to_string(offset));
+      "seeking " + input_key(partition) + " to " + std::to_string(offset));
   if (list->elems[0].err != RD_KAFKA_RESP_ERR_NO_ERROR) {
     throw kafka::internal::kafka_error(list->elems[0].err,
                                        "seeking " + input_key(partition) + " to " + std::to_string(offset));
@@ -614,12 +617,29 @@ void StreamProcessor::Impl::on_consume_error(const rd_kafka_message_t& message) 
   processor::internal::log(LogLevel::Warning, "streams", "consumer: ", rd_kafka_message_errstr(&message));
 }
 
+bool StreamProcessor::Impl::start_producer_again() {
+  try {
+    if (start_producer_or_wait()) return true;
+  } catch (const StateError&) {
+    broken = std::current_exception();
+    throw;
+  }
+  // The member stays in its group meanwhile: its rebalances are served. A record fetched here is
+  // fetched again after the rewind that the replacement asked for.
+  RdPtr<rd_kafka_message_t> ignored(rd_kafka_consumer_poll(consumer.get(), 0));
+  return false;
+}
+
 std::size_t StreamProcessor::Impl::poll() {
   if (broken) std::rethrow_exception(broken);
   if (closed) throw StateError(ErrorKind::InvalidArgument, "the StreamProcessor is closed");
   auto rethrow_callback_error = [&] {
     if (callback_error) std::rethrow_exception(std::exchange(callback_error, nullptr));
   };
+  if (exactly_once() && !producer && !start_producer_again()) {
+    rethrow_callback_error();
+    return 0;
+  }
   restore_some();
   maintain_standbys();
   const bool waiting = activate_restored();
@@ -668,6 +688,7 @@ std::size_t StreamProcessor::Impl::poll() {
       abort(transaction_failure ? "producing into the transaction failed" : "the record function failed");
       rewind();
       if (transaction_failure) continue;
+      count([&](StreamProcessorStats& stats) { stats.records += processed; });  // those of this poll so far
       throw;
     }
     ++processed;

@@ -2,6 +2,7 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 #include <thread>
 
 #include "common/log_internal.hpp"
@@ -43,31 +44,100 @@ void StreamProcessor::Impl::start_producer() {
   }
 }
 
-bool StreamProcessor::Impl::replace_failed_producer() {
+namespace {
+
+bool fenced(int code) noexcept {
+  return code == RD_KAFKA_RESP_ERR__FENCED || code == RD_KAFKA_RESP_ERR_PRODUCER_FENCED ||
+         code == RD_KAFKA_RESP_ERR_INVALID_PRODUCER_EPOCH;
+}
+
+// A fatal error that a new producer under the same transactional.id clears: a sequence out of step
+// with the broker, a producer id the broker forgot, a transaction whose end timed out (librdkafka
+// #5423), and a fenced epoch. Kafka fences an epoch when its coordinator aborted a transaction it
+// timed out (the coordinator's node down longer than transaction.timeout.ms, an EndTxn retried
+// against its successor): Kafka Streams answers it as a task migration, with a new producer.
+// Authorization and a broken transaction state are not cleared: the processor fails.
+bool new_producer_clears(int code) noexcept {
+  return fenced(code) || code == RD_KAFKA_RESP_ERR_OUT_OF_ORDER_SEQUENCE_NUMBER ||
+         code == RD_KAFKA_RESP_ERR_UNKNOWN_PRODUCER_ID ||
+         code == RD_KAFKA_RESP_ERR_DUPLICATE_SEQUENCE_NUMBER || code == RD_KAFKA_RESP_ERR__TIMED_OUT ||
+         code == RD_KAFKA_RESP_ERR__INCONSISTENT;
+}
+
+}  // namespace
+
+std::optional<std::string> StreamProcessor::Impl::member_sharing_transactional_id() const {
+  if (!admin || !members_named_by_transactional_id) return std::nullopt;
+  std::vector<kafka::GroupMember> members;
+  try {
+    members = admin->describe_groups({options.application_id}).at(0).members;
+  } catch (const StateError& error) {
+    processor::internal::log(LogLevel::Debug, "streams", "describing the group failed: ", error.what());
+    return std::nullopt;
+  }
+  char* self_id = rd_kafka_memberid(consumer.get());
+  const std::string self = self_id != nullptr ? self_id : "";
+  if (self_id != nullptr) rd_kafka_mem_free(consumer.get(), self_id);
+  for (const auto& member : members) {
+    if (member.client_id == transactional_id && member.member_id != self) return member.host;
+  }
+  return std::nullopt;
+}
+
+bool StreamProcessor::Impl::replace_producer(const StateError& failure) {
+  if (!exactly_once()) return false;
   const auto fatal = kafka::internal::fatal_error(producer.get(), "the producer failed for good");
-  const int code = fatal ? fatal->kafka_error_code().value_or(0) : 0;
-  // Only what a new producer clears: a sequence out of step with the broker, a producer id the
-  // broker forgot, a transaction whose end timed out (librdkafka #5423). Fencing by a newer
-  // instance of this transactional.id, and authorization, are not.
-  const bool replaceable = code == RD_KAFKA_RESP_ERR_OUT_OF_ORDER_SEQUENCE_NUMBER ||
-                           code == RD_KAFKA_RESP_ERR_UNKNOWN_PRODUCER_ID ||
-                           code == RD_KAFKA_RESP_ERR_DUPLICATE_SEQUENCE_NUMBER ||
-                           code == RD_KAFKA_RESP_ERR__TIMED_OUT || code == RD_KAFKA_RESP_ERR__INCONSISTENT;
-  if (!exactly_once() || !replaceable) return false;
-  processor::internal::log(LogLevel::Warning, "streams", fatal->what(), ": replacing it as '",
+  // Without a fatal error, an abort failed (timed out while the coordinator moved): a new
+  // producer's initialisation ends that transaction instead.
+  const StateError& cause = fatal ? *fatal : failure;
+  const int code = cause.kafka_error_code().value_or(0);
+  if (fatal && !new_producer_clears(code)) return false;
+  if (fenced(code)) {
+    if (const auto host = member_sharing_transactional_id()) {
+      throw StateError(ErrorKind::Kafka,
+                       std::string(cause.what()) + ": another member of group '" + options.application_id +
+                           "' (host " + *host + ") runs as transactional.id '" + transactional_id +
+                           "' too; give each instance its own state_dir or instance_id",
+                       code, false);
+    }
+  }
+  processor::internal::log(LogLevel::Warning, "streams", cause.what(), ": replacing the producer as '",
                            transactional_id, "' and processing the open transaction's records again");
   producer.reset();  // its transaction dies with it; the new one's initialisation aborts it
-  start_producer();
   drop_open_transaction();
   count([](StreamProcessorStats& stats) {
     ++stats.aborts;
     ++stats.producers_replaced;
   });
+  start_producer_or_wait();
   return true;
 }
 
+void StreamProcessor::Impl::replace_producer_or_break(const StateError& failure) {
+  try {
+    if (replace_producer(failure)) return;
+    throw failure;
+  } catch (const StateError&) {
+    broken = std::current_exception();
+    throw;
+  }
+}
+
+bool StreamProcessor::Impl::start_producer_or_wait() {
+  try {
+    start_producer();
+    return true;
+  } catch (const StateError& error) {
+    producer.reset();
+    if (!error.retriable()) throw;
+    processor::internal::log(LogLevel::Warning, "streams", error.what(),
+                             ": no producer yet, trying again at the next poll");
+    return false;
+  }
+}
+
 bool StreamProcessor::Impl::producer_failed_for_good() const {
-  return kafka::internal::fatal_error(producer.get(), "").has_value();
+  return producer && kafka::internal::has_fatal_error(producer.get());
 }
 
 void StreamProcessor::Impl::begin() {
@@ -202,9 +272,8 @@ bool StreamProcessor::Impl::commit() {
       throw_if_unauthorized(error);
       return false;
     }
-    if (replace_failed_producer()) return false;
-    broken = std::current_exception();
-    throw;
+    replace_producer_or_break(error);
+    return false;
   }
 
   // Kafka holds the transaction: now the local state may take it, with each store partition's
@@ -245,6 +314,7 @@ bool StreamProcessor::Impl::commit() {
 
 void StreamProcessor::Impl::throw_if_unauthorized(const StateError& failure) {
   const auto code = failure.kafka_error_code();
+  if (!producer) return;  // replaced, the new one not started yet: asked again at the next refusal
   if (code != RD_KAFKA_RESP_ERR_TOPIC_AUTHORIZATION_FAILED &&
       code != RD_KAFKA_RESP_ERR_GROUP_AUTHORIZATION_FAILED) {
     return;
@@ -272,10 +342,9 @@ void StreamProcessor::Impl::abort(const std::string& reason) {
   if (exactly_once()) {
     try {
       kafka::internal::abort_transaction(producer.get(), options.request_timeout);
-    } catch (const StateError&) {
-      if (replace_failed_producer()) return;
-      broken = std::current_exception();
-      throw;
+    } catch (const StateError& error) {
+      replace_producer_or_break(error);
+      return;
     }
   }
   rd_kafka_poll(producer.get(), 0);

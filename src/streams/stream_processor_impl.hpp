@@ -9,6 +9,7 @@
 #include <exception>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -49,7 +50,8 @@ struct StreamProcessor::Impl final : RecordContext, OutputSink {
   std::vector<std::string> changelogs;  // per store
   std::int32_t partitions = 0;          // of the input topic, and of every changelog
   std::string transactional_id;
-  kafka::KafkaProperties producer_config;  // kept to replace a producer that failed for good
+  bool members_named_by_transactional_id = false;  // the consumer's client.id is transactional_id
+  kafka::KafkaProperties producer_config;          // kept to replace a producer that failed for good
   // "<input topic>:<partition>", as every message names an input partition.
   std::string input_key(std::int32_t partition) const {
     return kafka::partition_key(options.input_topic, partition);
@@ -148,6 +150,9 @@ struct StreamProcessor::Impl final : RecordContext, OutputSink {
   void process(const rd_kafka_message_t& message);
   void on_consume_error(const rd_kafka_message_t& message);
   std::size_t poll();
+  // Before processing, when a replaced producer could not start yet: tries again. False while the
+  // coordinator still cannot answer (the consumer's rebalances are served meanwhile).
+  bool start_producer_again();
   void seek(std::int32_t partition, std::int64_t offset);
   void rewind();
 
@@ -169,10 +174,20 @@ struct StreamProcessor::Impl final : RecordContext, OutputSink {
   // Creates `producer` from producer_config and, exactly-once, initialises its transactions
   // (which fences an older producer of the same transactional.id and aborts its transaction).
   void start_producer();
-  // When the producer failed with an error that only a new producer clears, replaces it under the
-  // same transactional.id, drops the open transaction's local state and asks for a rewind: true.
-  // False (nothing changed) when it is fenced by a newer instance, unauthorized, or not failed.
-  bool replace_failed_producer();
+  // start_producer(), or, when the coordinator cannot answer in time, no producer (null): false,
+  // and poll() tries again. Throws StateError for any other failure.
+  bool start_producer_or_wait();
+  // After `failure` of a commit or an abort, when a new producer can go on (an abort that failed,
+  // or a fatal error a new producer clears, fencing among them: see new_producer_clears()):
+  // replaces the producer under the same transactional.id, drops the open transaction's local
+  // state and asks for a rewind: true. False (nothing changed) otherwise. Throws StateError when
+  // another member runs under this transactional.id.
+  bool replace_producer(const StateError& failure);
+  // replace_producer(), else the processor is broken: throws.
+  void replace_producer_or_break(const StateError& failure);
+  // The host of another group member whose client.id is this transactional.id, if the group's
+  // description says so.
+  std::optional<std::string> member_sharing_transactional_id() const;
   void produce(const std::string& topic, std::int32_t partition, std::string_view key, const char* value,
                std::size_t value_size, void* opaque);
   static void on_delivery(rd_kafka_t*, const rd_kafka_message_t* message, void* opaque);

@@ -6,7 +6,9 @@
 #include <filesystem>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
+#include <vector>
 
 #include "kafka_test_support.hpp"
 #include "processor/log.hpp"
@@ -292,6 +294,53 @@ TEST_F(StreamProcessorTest, TheNewOwnerFencesADepartedMembersOpenTransactionAndT
 
 TEST_F(StreamProcessorTest, WithTheUsersClientIdTheDepartedMemberIsFencedAfterTwoSeconds) {
   expect_departed_member_fenced("my-service");
+}
+
+// A fenced producer is replaced (its coordinator aborted a transaction it timed out), unless
+// another member runs under the same transactional.id: two instances given one instance_id would
+// fence each other for ever. One of them fails, naming the id; the other processes everything.
+TEST_F(StreamProcessorTest, TwoMembersUnderOneTransactionalIdEndWithAClearErrorNotAFencingLoop) {
+  produce(400);
+  StreamProcessorOptions first = options();
+  first.instance_id = "twin";
+  StreamProcessorOptions second = first;
+  second.state_dir = state_dir_ / "second";
+  std::vector<std::unique_ptr<StreamProcessor>> twins;
+  twins.push_back(std::make_unique<StreamProcessor>(first, count_words()));
+  process(*twins[0], 400);
+  twins.push_back(std::make_unique<StreamProcessor>(second, count_words()));  // fences the first
+  produce(400);
+  std::optional<StateError> failure;
+  std::size_t failed = 0;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (!failure && std::chrono::steady_clock::now() < deadline) {
+    for (std::size_t i = 0; i < twins.size() && !failure; ++i) {
+      try {
+        twins[i]->poll();
+      } catch (const StateError& error) {
+        failure = error;
+        failed = i;
+      }
+    }
+  }
+  ASSERT_TRUE(failure) << "neither twin failed: " << twins[0]->stats().producers_replaced << " and "
+                       << twins[1]->stats().producers_replaced << " producers replaced";
+  EXPECT_NE(std::string(failure->what()).find("runs as transactional.id '" + application_ + "-twin' too"),
+            std::string::npos)
+      << failure->what();
+  twins[failed].reset();
+  StreamProcessor& survivor = *twins[1 - failed];
+  // The survivor takes every partition over and processes until nothing is left.
+  auto quiet_since = std::chrono::steady_clock::now();
+  const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (survivor.active_partitions().size() < static_cast<std::size_t>(kPartitions) ||
+         std::chrono::steady_clock::now() - quiet_since < std::chrono::seconds(3)) {
+    ASSERT_LT(std::chrono::steady_clock::now(), end) << "the survivor did not take every partition over";
+    if (survivor.poll() > 0) quiet_since = std::chrono::steady_clock::now();
+  }
+  ASSERT_TRUE(survivor.commit());
+  survivor.close();
+  expect_output_exactly_once();
 }
 
 TEST_F(StreamProcessorTest, ALostStateDirectoryIsRestoredFromTheChangelog) {

@@ -279,6 +279,10 @@ inline std::vector<Fault> transaction_faults() {
 inline constexpr const char* kStreamsFencedAbortable =
     "librdkafka makes it abortable, not fatal, outside EndTxn: the processor aborts and "
     "goes on with the same producer";
+// A fenced epoch is fatal to librdkafka's producer; Kafka Streams answers it as a task migration.
+inline constexpr const char* kStreamsFencedReplaced =
+    "fatal to the producer (fenced): StreamProcessor replaces it under the same transactional.id "
+    "(stats().producers_replaced), unless another member runs under that id; before, poll() threw";
 inline std::vector<Fault> stream_processor_faults() {
   return {
       {kInitProducerIdApiKey, RD_KAFKA_RESP_ERR_NOT_COORDINATOR, true, Retried, ""},
@@ -297,9 +301,9 @@ inline std::vector<Fault> stream_processor_faults() {
       {kAddPartitionsToTxnApiKey, RD_KAFKA_RESP_ERR_TOPIC_AUTHORIZATION_FAILED, false, Surfaced, ""},
       {kAddPartitionsToTxnApiKey, RD_KAFKA_RESP_ERR_INVALID_PRODUCER_ID_MAPPING, false, Surfaced,
        "abortable in librdkafka (the epoch is bumped on abort)"},
-      {kAddPartitionsToTxnApiKey, RD_KAFKA_RESP_ERR_INVALID_PRODUCER_EPOCH, false, Fatal, kFencedLocal,
-       RD_KAFKA_RESP_ERR__FENCED},
-      {kAddPartitionsToTxnApiKey, RD_KAFKA_RESP_ERR_PRODUCER_FENCED, false, Fatal, kFencedLocal,
+      {kAddPartitionsToTxnApiKey, RD_KAFKA_RESP_ERR_INVALID_PRODUCER_EPOCH, false, Surfaced,
+       kStreamsFencedReplaced, RD_KAFKA_RESP_ERR__FENCED},
+      {kAddPartitionsToTxnApiKey, RD_KAFKA_RESP_ERR_PRODUCER_FENCED, false, Surfaced, kStreamsFencedReplaced,
        RD_KAFKA_RESP_ERR__FENCED},
       {kAddPartitionsToTxnApiKey, RD_KAFKA_RESP_ERR_TRANSACTIONAL_ID_AUTHORIZATION_FAILED, false, Fatal, ""},
       {kAddPartitionsToTxnApiKey, RD_KAFKA_RESP_ERR_INVALID_TXN_STATE, false, Fatal, ""},
@@ -308,8 +312,8 @@ inline std::vector<Fault> stream_processor_faults() {
       {kAddOffsetsToTxnApiKey, RD_KAFKA_RESP_ERR_COORDINATOR_LOAD_IN_PROGRESS, true, Retried, ""},
       {kAddOffsetsToTxnApiKey, RD_KAFKA_RESP_ERR_CONCURRENT_TRANSACTIONS, true, Retried, ""},
       {kAddOffsetsToTxnApiKey, RD_KAFKA_RESP_ERR_GROUP_AUTHORIZATION_FAILED, false, Surfaced, ""},
-      {kAddOffsetsToTxnApiKey, RD_KAFKA_RESP_ERR_INVALID_PRODUCER_EPOCH, false, Fatal, kFencedLocal,
-       RD_KAFKA_RESP_ERR__FENCED},
+      {kAddOffsetsToTxnApiKey, RD_KAFKA_RESP_ERR_INVALID_PRODUCER_EPOCH, false, Surfaced,
+       kStreamsFencedReplaced, RD_KAFKA_RESP_ERR__FENCED},
       {kAddOffsetsToTxnApiKey, RD_KAFKA_RESP_ERR_PRODUCER_FENCED, false, Surfaced, kStreamsFencedAbortable,
        RD_KAFKA_RESP_ERR__FENCED},
       {kAddOffsetsToTxnApiKey, RD_KAFKA_RESP_ERR_TRANSACTIONAL_ID_AUTHORIZATION_FAILED, false, Fatal, ""},
@@ -319,8 +323,8 @@ inline std::vector<Fault> stream_processor_faults() {
       {kTxnOffsetCommitApiKey, RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART, true, Retried, ""},
       {kTxnOffsetCommitApiKey, RD_KAFKA_RESP_ERR_GROUP_AUTHORIZATION_FAILED, false, Surfaced, ""},
       {kTxnOffsetCommitApiKey, RD_KAFKA_RESP_ERR_ILLEGAL_GENERATION, false, Surfaced, ""},
-      {kTxnOffsetCommitApiKey, RD_KAFKA_RESP_ERR_INVALID_PRODUCER_EPOCH, false, Fatal, kFencedLocal,
-       RD_KAFKA_RESP_ERR__FENCED},
+      {kTxnOffsetCommitApiKey, RD_KAFKA_RESP_ERR_INVALID_PRODUCER_EPOCH, false, Surfaced,
+       kStreamsFencedReplaced, RD_KAFKA_RESP_ERR__FENCED},
       {kTxnOffsetCommitApiKey, RD_KAFKA_RESP_ERR_PRODUCER_FENCED, false, Surfaced, kStreamsFencedAbortable,
        RD_KAFKA_RESP_ERR__FENCED},
 
@@ -328,9 +332,9 @@ inline std::vector<Fault> stream_processor_faults() {
       {kEndTxnApiKey, RD_KAFKA_RESP_ERR_COORDINATOR_LOAD_IN_PROGRESS, true, Retried, ""},
       {kEndTxnApiKey, RD_KAFKA_RESP_ERR_CONCURRENT_TRANSACTIONS, true, Retried, ""},
       {kEndTxnApiKey, RD_KAFKA_RESP_ERR_INVALID_PRODUCER_ID_MAPPING, false, Surfaced, ""},
-      {kEndTxnApiKey, RD_KAFKA_RESP_ERR_INVALID_PRODUCER_EPOCH, false, Fatal, kFencedLocal,
+      {kEndTxnApiKey, RD_KAFKA_RESP_ERR_INVALID_PRODUCER_EPOCH, false, Surfaced, kStreamsFencedReplaced,
        RD_KAFKA_RESP_ERR__FENCED},
-      {kEndTxnApiKey, RD_KAFKA_RESP_ERR_PRODUCER_FENCED, false, Fatal, kFencedLocal,
+      {kEndTxnApiKey, RD_KAFKA_RESP_ERR_PRODUCER_FENCED, false, Surfaced, kStreamsFencedReplaced,
        RD_KAFKA_RESP_ERR__FENCED},
       {kEndTxnApiKey, RD_KAFKA_RESP_ERR_INVALID_TXN_STATE, false, Fatal, ""},
       {kEndTxnApiKey, RD_KAFKA_RESP_ERR_TRANSACTIONAL_ID_AUTHORIZATION_FAILED, false, Fatal, ""},

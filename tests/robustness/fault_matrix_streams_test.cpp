@@ -260,6 +260,9 @@ TEST_P(StreamProcessorFault, CommitsAbortsAndReprocessesOrFailsForGood) {
       ASSERT_FALSE(failure) << failure->what();
       EXPECT_GE(stats.aborts, 1u) << "the transaction committed despite " << rd_kafka_err2name(fault.code);
       EXPECT_GT(stats.records, 2u * kPerTransaction) << "the aborted records were not processed again";
+      if (fault.note == testing::kStreamsFencedReplaced) {
+        EXPECT_EQ(stats.producers_replaced, 1u) << "the fenced producer was not replaced";
+      }
       break;
     case Outcome::SurfacedOrRetried:
       FAIL() << "no StreamProcessor fault has a timing-dependent outcome";
@@ -288,6 +291,57 @@ TEST_P(StreamProcessorFault, CommitsAbortsAndReprocessesOrFailsForGood) {
   processor.close();
   expect_results(stats.records - 2u * kPerTransaction);
 }
+
+// An abort that does not end in time (its EndTxn answered after the request timeout: the
+// transaction coordinator's node down, librdkafka says "retry call to resume"): the processor
+// replaces the producer, whose initialisation ends the transaction, instead of failing. A worker
+// on a 3-node cluster once exited on this while a broker restarted.
+class StreamProcessorAbortTimeout : public StreamProcessorFault {};
+
+TEST_P(StreamProcessorAbortTimeout, ReplacesTheProducerAndGoesOn) {
+  produce_transaction();
+  auto o = options();
+  o.request_timeout = std::chrono::seconds(2);
+  bool failed_once = false;
+  auto count = count_function();
+  StreamProcessor processor(o, [&](const kafka::ConsumedRecord& record, RecordContext& context) {
+    count(record, context);
+    if (!failed_once && produced_ > kPerTransaction && record.offset == kPerTransaction / kPartitions + 3) {
+      failed_once = true;
+      throw std::runtime_error("the record function failed on purpose");
+    }
+  });
+  ASSERT_FALSE(poll_until_commits(processor, 1)) << "the first transaction, before the fault";
+  // The abort's EndTxn: answered after 2.5 s, past the 2 s request timeout.
+  rd_kafka_mock_broker_push_request_error_rtts(cluster_.get(), testing::kCoordinator, testing::kEndTxnApiKey,
+                                               1, RD_KAFKA_RESP_ERR_NO_ERROR, 2500);
+  produce_transaction();
+  const auto deadline = Clock::now() + std::chrono::seconds(40);
+  int function_failures = 0;
+  while (processor.stats().commits < 2 && Clock::now() < deadline) {
+    try {
+      processor.poll();
+    } catch (const std::runtime_error& error) {
+      const auto* state_error = dynamic_cast<const StateError*>(&error);
+      ASSERT_EQ(state_error, nullptr) << "the processor failed: " << error.what();
+      ++function_failures;
+    }
+  }
+  EXPECT_EQ(function_failures, 1);
+  EXPECT_EQ(errors_left(), 0u) << "the abort's EndTxn was not delayed";
+  const auto stats = processor.stats();
+  ASSERT_EQ(stats.commits, 2u) << stats.aborts << " aborts";
+  EXPECT_EQ(stats.producers_replaced, 1u) << "the abort did not time out, or its producer was kept";
+  processor.close();
+  // The aborted transaction's records, and the one whose function wrote its result, then threw.
+  expect_results(stats.records - 2u * kPerTransaction + 1);
+}
+
+INSTANTIATE_TEST_SUITE_P(abort, StreamProcessorAbortTimeout,
+                         ::testing::Values(testing::Fault{testing::kEndTxnApiKey, RD_KAFKA_RESP_ERR_NO_ERROR,
+                                                          true, Outcome::Surfaced,
+                                                          "delayed past the request timeout"}),
+                         [](const auto&) { return std::string("EndTxnDelayed"); });
 
 INSTANTIATE_TEST_SUITE_P(fault_matrix, StreamProcessorFault,
                          ::testing::ValuesIn(testing::stream_processor_faults()),

@@ -68,7 +68,7 @@ KafkaClient::~KafkaClient() {
     processor::detail::MutexLock lock(impl_->rebalance_mutex);
     impl_->rebalance_handler = nullptr;  // the default handler unassigns
   }
-  if (internal::fatal_error(impl_->rk(), "").has_value()) {
+  if (internal::has_fatal_error(impl_->rk())) {
     // After a fatal error (e.g. a fenced static member) librdkafka 2.0.2's close never finishes:
     // leave the group to the session timeout.
     impl_->closed = true;

@@ -17,7 +17,7 @@ void transactional(rd_kafka_t* producer, Call&& call, const std::string& what,
     with_error_object_retries(std::forward<Call>(call), what, timeout);
   } catch (StateError& failure) {
     // librdkafka raises a transactional call's fatal error on the producer itself.
-    if (fatal_error(producer, what)) throw;
+    if (has_fatal_error(producer)) throw;
     throw AbortableTransactionError{std::move(failure)};
   }
 }

@@ -80,6 +80,11 @@ std::optional<StateError> fatal_error(rd_kafka_t* rk, const std::string& what) {
                     false);
 }
 
+bool has_fatal_error(rd_kafka_t* rk) noexcept {
+  char reason[8];  // librdkafka truncates its reason to fit
+  return rd_kafka_fatal_error(rk, reason, sizeof reason) != RD_KAFKA_RESP_ERR_NO_ERROR;
+}
+
 void throw_if_error(RdPtr<rd_kafka_error_t> error, const std::string& what) {
   if (error) throw kafka_error(error.get(), what);
 }

@@ -35,6 +35,8 @@ void throw_if_error(RdPtr<rd_kafka_error_t> error, const std::string& what);
 // StateError with the cause's code and librdkafka's reason, after "<what>: " and before
 // "(fatal: ...)"; nullopt while the client has none. The one place the library reads it.
 std::optional<StateError> fatal_error(rd_kafka_t* rk, const std::string& what);
+// Whether the client has such an error, without building it.
+bool has_fatal_error(rd_kafka_t* rk) noexcept;
 
 // Whether Kafka's protocol classes the error as retriable (its RetriableException errors and
 // librdkafka's local transport and time-out errors): a coordinator loading, moving or
