@@ -66,24 +66,6 @@ bool new_producer_clears(int code) noexcept {
 
 }  // namespace
 
-std::optional<std::string> StreamProcessor::Impl::member_sharing_transactional_id() const {
-  if (!admin || !members_named_by_transactional_id) return std::nullopt;
-  std::vector<kafka::GroupMember> members;
-  try {
-    members = admin->describe_groups({options.application_id}).at(0).members;
-  } catch (const StateError& error) {
-    processor::internal::log(LogLevel::Debug, "streams", "describing the group failed: ", error.what());
-    return std::nullopt;
-  }
-  char* self_id = rd_kafka_memberid(consumer.get());
-  const std::string self = self_id != nullptr ? self_id : "";
-  if (self_id != nullptr) rd_kafka_mem_free(consumer.get(), self_id);
-  for (const auto& member : members) {
-    if (member.client_id == transactional_id && member.member_id != self) return member.host;
-  }
-  return std::nullopt;
-}
-
 bool StreamProcessor::Impl::replace_producer(const StateError& failure) {
   if (!exactly_once()) return false;
   const auto fatal = kafka::internal::fatal_error(producer.get(), "the producer failed for good");

@@ -1,6 +1,12 @@
 #pragma once
-// StreamProcessor's state, shared by its files: stream_processor.cpp (construction, the loop,
-// rebalances) and stream_processor_commit.cpp (transactions). Internal.
+// StreamProcessor's state, shared by its files, one concern each. Internal.
+//   stream_processor.cpp           options, setup (permissions, state, clients), the public API
+//   stream_processor_tasks.cpp     rebalances and tasks: restore, position, resume, revoke
+//   stream_processor_loop.cpp      the poll loop: records to the record function, commits due
+//   stream_processor_commit.cpp    transactions (commit, abort) and the producer's replacement
+//   stream_processor_standbys.cpp  standby replicas: placement, following their changelogs
+//   stream_processor_fencing.cpp   a departed member's blocking transaction; a shared
+//                                  transactional.id
 
 #include <librdkafka/rdkafka.h>
 
@@ -125,6 +131,11 @@ struct StreamProcessor::Impl final : RecordContext, OutputSink {
   void open();
   void open_state_and_clients();
   kafka::KafkaProperties admin_properties() const;
+
+  // stream_processor_tasks.cpp
+  // librdkafka's rebalance callback (opaque: this): on_rebalance(), no exception crossing it.
+  static void rebalance_callback(rd_kafka_t* rk, rd_kafka_resp_err_t event,
+                                 rd_kafka_topic_partition_list_t* partitions, void* opaque);
   void on_rebalance(rd_kafka_resp_err_t event, rd_kafka_topic_partition_list_t* partitions);
   // The store partitions of `partition`, in StreamProcessorOptions::stores order; a damaged
   // local position means no usable local state (restored from the changelog's start).
@@ -138,23 +149,32 @@ struct StreamProcessor::Impl final : RecordContext, OutputSink {
   // Activates the restored partitions; true when one must wait for the next poll.
   bool activate_restored();
   void restore_some();
-  // Ends the transaction that blocks the restoration of `partition`: fences the transactional.id
-  // that last committed its offset (a departed member's), which aborts it. Logs and returns when
-  // that is not possible (no such id, ours, not of this application, the request failed).
-  void fence_departed_owner(std::int32_t partition);
-  // Standby replicas: places them from the group's description when due, and follows the
-  // changelogs of those held here.
-  void maintain_standbys();
-  void place_standbys();
-  void drop_standby(std::int32_t partition);
+  void seek(std::int32_t partition, std::int64_t offset);
+  void rewind();
+
+  // stream_processor_loop.cpp
   void process(const rd_kafka_message_t& message);
   void on_consume_error(const rd_kafka_message_t& message);
   std::size_t poll();
   // Before processing, when a replaced producer could not start yet: tries again. False while the
   // coordinator still cannot answer (the consumer's rebalances are served meanwhile).
   bool start_producer_again();
-  void seek(std::int32_t partition, std::int64_t offset);
-  void rewind();
+
+  // stream_processor_standbys.cpp
+  // Standby replicas: places them from the group's description when due, and follows the
+  // changelogs of those held here.
+  void maintain_standbys();
+  void place_standbys();
+  void drop_standby(std::int32_t partition);
+
+  // stream_processor_fencing.cpp
+  // Ends the transaction that blocks the restoration of `partition`: fences the transactional.id
+  // that last committed its offset (a departed member's), which aborts it. Logs and returns when
+  // that is not possible (no such id, ours, not of this application, the request failed).
+  void fence_departed_owner(std::int32_t partition);
+  // The host of another group member whose client.id is this transactional.id, if the group's
+  // description says so.
+  std::optional<std::string> member_sharing_transactional_id() const;
 
   // stream_processor_commit.cpp
   void begin();
@@ -185,9 +205,6 @@ struct StreamProcessor::Impl final : RecordContext, OutputSink {
   bool replace_producer(const StateError& failure);
   // replace_producer(), else the processor is broken: throws.
   void replace_producer_or_break(const StateError& failure);
-  // The host of another group member whose client.id is this transactional.id, if the group's
-  // description says so.
-  std::optional<std::string> member_sharing_transactional_id() const;
   void produce(const std::string& topic, std::int32_t partition, std::string_view key, const char* value,
                std::size_t value_size, void* opaque);
   static void on_delivery(rd_kafka_t*, const rd_kafka_message_t* message, void* opaque);

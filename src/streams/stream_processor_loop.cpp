@@ -1,0 +1,148 @@
+// StreamProcessor's poll loop: records fetched, handed to the record function inside the open
+// transaction, and the commit when it is due.
+
+#include <algorithm>
+
+#include "common/log_internal.hpp"
+#include "kafka/rdkafka/client_factory.hpp"
+#include "kafka/rdkafka/errors.hpp"
+#include "kafka/rdkafka/partition_list.hpp"
+#include "streams/stream_processor_impl.hpp"
+
+namespace processor::streams {
+
+using kafka::internal::RdPtr;
+namespace {
+
+// How many records one poll() processes at most before it checks the commit and returns.
+constexpr std::size_t kMaxRecordsPerPoll = 10'000;
+
+}  // namespace
+
+PartitionStore& StreamProcessor::Impl::store(std::string_view name) {
+  for (std::size_t i = 0; i < options.stores.size(); ++i) {
+    if (options.stores[i] == name) return *current->stores[i];
+  }
+  throw StateError(ErrorKind::InvalidArgument, "no store named '" + std::string(name) + "'");
+}
+
+void StreamProcessor::Impl::process(const rd_kafka_message_t& message) {
+  const auto it = tasks.find(message.partition);
+  // A record fetched before its partition was paused or rewound: it comes again after the seek.
+  if (it == tasks.end() || !it->second.active) return;
+  Task& task = it->second;
+  if (task.next_offset >= 0 && message.offset < task.next_offset) return;
+  if (!transaction_open) begin();
+  kafka::ConsumedRecord record;
+  record.topic = options.input_topic;
+  record.partition = message.partition;
+  record.offset = message.offset;
+  rd_kafka_timestamp_type_t type;
+  record.timestamp_ms = rd_kafka_message_timestamp(&message, &type);
+  record.key = std::string_view(static_cast<const char*>(message.key), message.key_len);
+  record.value = std::string_view(static_cast<const char*>(message.payload), message.len);
+  current = &task;
+  function(record, *this);
+  current = nullptr;
+  if (task.rewind_offset < 0) task.rewind_offset = message.offset;  // the logical start, now known
+  task.next_offset = message.offset + 1;
+  task.next_leader_epoch = rd_kafka_message_leader_epoch(&message);
+  ++transaction_records;
+}
+
+void StreamProcessor::Impl::on_consume_error(const rd_kafka_message_t& message) {
+  if (message.err == RD_KAFKA_RESP_ERR__PARTITION_EOF) return;
+  if (message.err == RD_KAFKA_RESP_ERR__FATAL) {
+    if (auto fatal = kafka::internal::fatal_error(consumer.get(), "the consumer failed for good")) {
+      throw *std::move(fatal);
+    }
+  }
+  if (kafka::internal::consume_error_is_final(message.err)) {
+    throw kafka::internal::consume_error(message, options.application_id, {options.input_topic});
+  }
+  processor::internal::log(LogLevel::Warning, "streams", "consumer: ", rd_kafka_message_errstr(&message));
+}
+
+bool StreamProcessor::Impl::start_producer_again() {
+  try {
+    if (start_producer_or_wait()) return true;
+  } catch (const StateError&) {
+    broken = std::current_exception();
+    throw;
+  }
+  // The member stays in its group meanwhile: its rebalances are served. A record fetched here is
+  // fetched again after the rewind that the replacement asked for.
+  RdPtr<rd_kafka_message_t> ignored(rd_kafka_consumer_poll(consumer.get(), 0));
+  return false;
+}
+
+std::size_t StreamProcessor::Impl::poll() {
+  if (broken) std::rethrow_exception(broken);
+  if (closed) throw StateError(ErrorKind::InvalidArgument, "the StreamProcessor is closed");
+  auto rethrow_callback_error = [&] {
+    if (callback_error) std::rethrow_exception(std::exchange(callback_error, nullptr));
+  };
+  if (exactly_once() && !producer && !start_producer_again()) {
+    rethrow_callback_error();
+    return 0;
+  }
+  restore_some();
+  maintain_standbys();
+  const bool waiting = activate_restored();
+  std::size_t processed = 0;
+  int timeout_ms =
+      restorer->idle() && !transaction_open
+          ? kafka::internal::to_timeout_ms(waiting ? std::chrono::milliseconds(10) : options.poll_timeout)
+          : 0;
+  if (transaction_open) {
+    // Wake up for the commit when it is due.
+    const auto due = transaction_started + options.commit_interval - Clock::now();
+    timeout_ms =
+        std::clamp<int>(static_cast<int>(std::chrono::duration_cast<std::chrono::milliseconds>(due).count()),
+                        0, kafka::internal::to_timeout_ms(options.poll_timeout));
+  }
+  while (processed < kMaxRecordsPerPoll && !stop_requested.load(std::memory_order_relaxed)) {
+    RdPtr<rd_kafka_message_t> message(rd_kafka_consumer_poll(consumer.get(), timeout_ms));
+    timeout_ms = 0;
+    rethrow_callback_error();
+    if (rewind_pending) {
+      rewind();
+      continue;  // `message` was fetched before the seek
+    }
+    if (!message) {
+      // A cluster that refuses this member (a wrong password, an untrusted certificate): nothing
+      // arrives, librdkafka retries for ever, and only the user can fix it.
+      kafka::internal::throw_if_refused(consumer.get());
+      if (producer) kafka::internal::throw_if_refused(producer.get());
+      break;
+    }
+    if (message->err != RD_KAFKA_RESP_ERR_NO_ERROR) {
+      on_consume_error(*message);
+      continue;
+    }
+    try {
+      process(*message);
+    } catch (...) {
+      current = nullptr;
+      // The transaction failed under the record function (its output was refused): abort it and
+      // process its records again. Anything else is the function's own failure, for the caller.
+      const bool transaction_failure = transaction_failed || (exactly_once() && producer_failed_for_good());
+      processor::internal::log(
+          LogLevel::Warning, "streams",
+          transaction_failure ? "the transaction failed while processing " : "the record function failed at ",
+          input_key(message->partition), "@", message->offset, ": aborting");
+      abort(transaction_failure ? "producing into the transaction failed" : "the record function failed");
+      rewind();
+      if (transaction_failure) continue;
+      count([&](StreamProcessorStats& stats) { stats.records += processed; });  // those of this poll so far
+      throw;
+    }
+    ++processed;
+    if (commit_due(Clock::now())) commit();
+  }
+  if (commit_due(Clock::now())) commit();
+  count([&](StreamProcessorStats& stats) { stats.records += processed; });
+  return processed;
+}
+
+}  // namespace processor::streams

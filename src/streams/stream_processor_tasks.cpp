@@ -1,0 +1,219 @@
+// StreamProcessor's tasks and rebalances: an assigned partition becomes a task, is restored from
+// its changelogs, positioned at its committed offset and resumed; a revoked one commits first.
+
+#include <librdkafka/rdkafka.h>
+
+#include "common/log_internal.hpp"
+#include "kafka/group/rebalance.hpp"
+#include "kafka/group/start_offsets.hpp"
+#include "kafka/rdkafka/errors.hpp"
+#include "kafka/rdkafka/partition_list.hpp"
+#include "streams/state_keys.hpp"
+#include "streams/stream_processor_impl.hpp"
+
+namespace processor::streams {
+
+using kafka::internal::RdPtr;
+namespace {
+
+// Where a task starts, for the log: an offset, or librdkafka's logical offset in words.
+std::string describe_start(std::int64_t start) {
+  if (start == RD_KAFKA_OFFSET_BEGINNING) return "the log start (no committed offset)";
+  if (start == RD_KAFKA_OFFSET_END) return "the log end (no committed offset)";
+  return "offset " + std::to_string(start);
+}
+
+}  // namespace
+
+// librdkafka calls this from inside rd_kafka_consumer_poll(): no exception may cross it. The
+// assignment is applied whatever happens, so that librdkafka's state stays consistent.
+void StreamProcessor::Impl::rebalance_callback(rd_kafka_t* rk, rd_kafka_resp_err_t event,
+                                               rd_kafka_topic_partition_list_t* partitions, void* opaque) {
+  auto* impl = static_cast<Impl*>(opaque);
+  impl->rebalance_applied = false;
+  try {
+    impl->on_rebalance(event, partitions);
+    return;
+  } catch (...) {
+    if (!impl->callback_error) impl->callback_error = std::current_exception();
+  }
+  if (!impl->rebalance_applied) kafka::internal::apply_rebalance_noexcept(rk, event, partitions);
+}
+
+void StreamProcessor::Impl::on_rebalance(rd_kafka_resp_err_t event, rd_kafka_topic_partition_list_t* list) {
+  rd_kafka_t* rk = consumer.get();
+  const auto assigned = kafka::internal::from_partition_list(list);
+  next_placement = Clock::now();  // the standbys follow the new assignment
+  if (event == RD_KAFKA_RESP_ERR__ASSIGN_PARTITIONS) {
+    kafka::internal::apply_rebalance(rk, event, list);
+    rebalance_applied = true;
+    // Nothing is fetched for processing until its stores are restored and it is positioned.
+    rd_kafka_pause_partitions(rk, list);
+    for (const auto& tp : assigned) add_task(tp.partition);
+    count([&](StreamProcessorStats& stats) { stats.assignments += assigned.size(); });
+    return;
+  }
+  const bool lost = rd_kafka_assignment_lost(rk) != 0;
+  try {
+    if (broken) {
+      // Nothing can commit any more (the producer failed for good); the transaction dies with it.
+      for (auto& [partition, task] : tasks) {
+        for (auto& store : task.stores) store->discard();
+      }
+      transaction_open = false;
+    } else if (lost) {
+      // The group moved on: this member's offsets would be refused, its transaction is void.
+      abort("partitions lost");
+    } else {
+      // The open transaction covers these partitions' records: it commits while this member
+      // still owns them (or aborts, and their next owner processes them again).
+      commit();
+    }
+  } catch (...) {
+    for (const auto& tp : assigned) remove_task(tp.partition);
+    kafka::internal::apply_rebalance_noexcept(rk, event, list);
+    rebalance_applied = true;
+    throw;
+  }
+  for (const auto& tp : assigned) remove_task(tp.partition);
+  count([&](StreamProcessorStats& stats) { (lost ? stats.lost : stats.revocations) += assigned.size(); });
+  rebalance_applied = true;
+  kafka::internal::apply_rebalance(rk, event, list);
+}
+
+std::vector<std::unique_ptr<internal::StorePartition>> StreamProcessor::Impl::open_stores(
+    std::int32_t partition) {
+  std::vector<std::unique_ptr<internal::StorePartition>> stores;
+  for (const auto& name : options.stores) {
+    try {
+      stores.push_back(std::make_unique<internal::StorePartition>(*db, name, partition));
+    } catch (const StateError& error) {
+      if (error.kind() != ErrorKind::Corruption) throw;
+      // The local state is a cache of the changelog: a damaged position means restore it all.
+      processor::internal::log(LogLevel::Warning, "streams", error.what(), ": restoring from the changelog");
+      db->remove(internal::position_key(name, partition));
+      stores.push_back(std::make_unique<internal::StorePartition>(*db, name, partition));
+    }
+  }
+  return stores;
+}
+
+void StreamProcessor::Impl::add_task(std::int32_t partition) {
+  if (partition >= partitions) {
+    throw StateError(ErrorKind::InvalidArgument, "input topic '" + options.input_topic +
+                                                     "' now has partition " + std::to_string(partition) +
+                                                     " but its changelogs have " +
+                                                     std::to_string(partitions) + " partitions");
+  }
+  if (standbys.count(partition) != 0) {
+    // Its warm copy becomes the task's local state: the restoration replays only the tail.
+    drop_standby(partition);
+    processor::internal::log(LogLevel::Info, "streams", input_key(partition),
+                             " was kept warm by a standby here: restoring only what it had not read");
+    count([](StreamProcessorStats& stats) { ++stats.standbys_promoted; });
+  }
+  fenced_for.erase(partition);
+  Task& task = tasks[partition];
+  task = Task{};
+  task.partition = partition;
+  task.stores = open_stores(partition);
+  task.restoring = task.stores.size();
+  for (std::size_t i = 0; i < task.stores.size(); ++i) {
+    if (restorer->add(*task.stores[i], changelogs[i])) --task.restoring;
+  }
+  // Activated from the polling loop (activate_restored()), never inside this callback: librdkafka
+  // refuses to seek a partition that a revoke in the same rebalance is still stopping.
+}
+
+void StreamProcessor::Impl::remove_task(std::int32_t partition) {
+  restorer->remove(partition);
+  tasks.erase(partition);
+  fenced_for.erase(partition);
+}
+
+bool StreamProcessor::Impl::activate_restored() {
+  bool waiting = false;
+  for (auto& [partition, task] : tasks) {
+    if (!task.active && task.restoring == 0 && !activate(task)) waiting = true;
+  }
+  return waiting;
+}
+
+bool StreamProcessor::Impl::activate(Task& task) {
+  // Read after restoration: every transaction that wrote to this partition's changelogs is
+  // decided by now, and librdkafka asks for stable offsets (read_committed), so the committed
+  // offset is the one that matches the restored state.
+  auto list = kafka::internal::make_partition_list(1);
+  rd_kafka_topic_partition_list_add(list.get(), options.input_topic.c_str(), task.partition);
+  kafka::internal::read_committed(consumer.get(), list.get(), options.request_timeout,
+                                  kafka::internal::RetryPolicy{options.request_timeout});
+  std::int64_t start = list->elems[0].offset;
+  if (start < 0) {
+    if (options.no_offset == kafka::OutOfRangeAction::Error) {
+      throw StateError(ErrorKind::Kafka,
+                       "no committed offset for " + input_key(task.partition) + " and no_offset is Error");
+    }
+    start = options.no_offset == kafka::OutOfRangeAction::Latest ? RD_KAFKA_OFFSET_END
+                                                                 : RD_KAFKA_OFFSET_BEGINNING;
+  }
+  try {
+    seek(task.partition, start);
+  } catch (const StateError& error) {
+    if (error.kafka_error_code() != RD_KAFKA_RESP_ERR__STATE) throw;
+    processor::internal::log(LogLevel::Debug, "streams", input_key(task.partition),
+                             " cannot be positioned yet (", error.what(), "): trying again");
+    return false;
+  }
+  task.rewind_offset = start;
+  task.next_offset = -1;
+  task.active = true;
+  list->elems[0].offset = RD_KAFKA_OFFSET_INVALID;
+  rd_kafka_resume_partitions(consumer.get(), list.get());
+  processor::internal::log(LogLevel::Info, "streams", input_key(task.partition),
+                           " restored; processing from ", describe_start(start));
+  return true;
+}
+
+void StreamProcessor::Impl::seek(std::int32_t partition, std::int64_t offset) {
+  auto list = kafka::internal::make_partition_list(1);
+  rd_kafka_topic_partition_list_add(list.get(), options.input_topic.c_str(), partition)->offset = offset;
+  kafka::internal::throw_if_error(
+      RdPtr<rd_kafka_error_t>(rd_kafka_seek_partitions(
+          consumer.get(), list.get(), kafka::internal::to_timeout_ms(options.request_timeout))),
+      "seeking " + input_key(partition) + " to " + std::to_string(offset));
+  if (list->elems[0].err != RD_KAFKA_RESP_ERR_NO_ERROR) {
+    throw kafka::internal::kafka_error(list->elems[0].err,
+                                       "seeking " + input_key(partition) + " to " + std::to_string(offset));
+  }
+}
+
+void StreamProcessor::Impl::rewind() {
+  rewind_pending = false;
+  for (auto& [partition, task] : tasks) {
+    if (!task.active) continue;
+    seek(partition, task.rewind_offset);
+    task.next_offset = -1;
+  }
+}
+
+void StreamProcessor::Impl::restore_some() {
+  if (restorer->idle()) return;
+  for (const std::int32_t partition : restorer->poll(std::chrono::milliseconds(50))) {
+    const auto it = tasks.find(partition);
+    if (it != tasks.end()) --it->second.restoring;
+  }
+  // At once when the group's description can tell a departed member (see fence_departed_owner),
+  // else after kFenceAfter.
+  for (const std::int32_t partition : restorer->blocked(std::chrono::milliseconds(0))) {
+    if (fenced_for.count(partition) == 0) fence_departed_owner(partition);
+  }
+  const auto& restored = restorer->counters();
+  count([&](StreamProcessorStats& stats) {
+    stats.restored_records = restored.records;
+    stats.restorations = restored.completed;
+    stats.local_state_reused = restored.reused;
+    stats.local_state_wiped = restored.wiped;
+  });
+}
+
+}  // namespace processor::streams
