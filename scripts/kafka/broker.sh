@@ -16,6 +16,15 @@
 #                           client properties files in DIR/clients. It prints the SASL_SSL
 #                           address. See "Secured broker" in scripts/kafka/README.md.
 #                           stop, kill, restart and status work on a secured DIR as on any other.
+#   start --nodes N [--dir DIR]
+#                           a cluster of N nodes (3 to 9; plain listeners), each broker and
+#                           controller of one KRaft quorum, in DIR/node-1 ... DIR/node-N: every
+#                           topic, the offsets and transaction-state topics too, replicated 3
+#                           times with min.insync.replicas 2. Prints the bootstrap list of every
+#                           node; DIR/broker.env has it as KAFKA_BOOTSTRAP. A node is killed and
+#                           restarted by name: kill --dir DIR --node K, then restart --dir DIR
+#                           --node K (the same as --dir DIR/node-K). stop --dir DIR stops every
+#                           node.
 #   stop  [--dir DIR]       stop the broker of DIR (SIGTERM, SIGKILL after 30 s); never fails
 #   kill  [--dir DIR]       SIGKILL the broker of DIR at once (a crash: no controlled shutdown) and
 #                           wait until it is gone; its data, ports and server.properties stay, so
@@ -134,15 +143,23 @@ cmd_fetch() {
 
 # ---- broker directory ---------------------------------------------------------------------------
 broker_dir=""
+node="" # --node K: the node of a cluster
 parse_dir() {
   broker_dir="${PROCESSOR_KAFKA_DIR:-${repo_root}/build/kafka}"
   while (($#)); do
     case "$1" in
       --dir) (($# >= 2)) || die "--dir needs a value"; broker_dir="$2"; shift 2 ;;
       --dir=*) broker_dir="${1#--dir=}"; shift ;;
+      --node) (($# >= 2)) || die "--node needs a value"; node="$2"; shift 2 ;;
+      --node=*) node="${1#--node=}"; shift ;;
       *) die "unknown option: $1" ;;
     esac
   done
+  if [[ -n "${node}" ]]; then
+    [[ "${node}" =~ ^[1-9][0-9]*$ ]] || die "invalid --node '${node}': a node number (1, 2, ...)"
+    [[ -f "${broker_dir}/node-${node}/server.properties" ]] || die "${broker_dir} has no node ${node} (start --nodes N makes them)"
+    broker_dir="${broker_dir}/node-${node}"
+  fi
   mkdir -p "${broker_dir}"
   broker_dir="$(cd "${broker_dir}" && pwd)"
 }
@@ -218,20 +235,23 @@ EOF
   common_properties >>"${broker_dir}/server.properties"
 }
 
-# The settings after the listeners, the same for a plain and a secured broker.
+# The settings after the listeners, the same for a plain and a secured broker, and for each node
+# of a cluster (replicas and min_isr set by start --nodes).
+replicas=1
+min_isr=1
 common_properties() {
   cat <<EOF
 log.dirs=${broker_dir}/data
 
-# One node: every internal topic has one replica.
+# One node: every internal topic has one replica (a cluster: replicated, two in sync).
 num.partitions=1
-default.replication.factor=1
-min.insync.replicas=1
-offsets.topic.replication.factor=1
-transaction.state.log.replication.factor=1
-transaction.state.log.min.isr=1
-share.coordinator.state.topic.replication.factor=1
-share.coordinator.state.topic.min.isr=1
+default.replication.factor=${replicas}
+min.insync.replicas=${min_isr}
+offsets.topic.replication.factor=${replicas}
+transaction.state.log.replication.factor=${replicas}
+transaction.state.log.min.isr=${min_isr}
+share.coordinator.state.topic.replication.factor=${replicas}
+share.coordinator.state.topic.min.isr=${min_isr}
 auto.create.topics.enable=true
 delete.topic.enable=true
 
@@ -531,6 +551,7 @@ env_value() {
   sed -n "s/^$1=//p" "${broker_dir}/broker.env" | head -n 1
 }
 
+cluster_uuid="" # the id every node of a cluster is formatted with
 # Format the metadata log (a static quorum: no --standalone needed). Arguments: java, then extra
 # arguments of the format (--add-scram ...).
 format_storage() {
@@ -538,7 +559,7 @@ format_storage() {
   shift
   if ! "${java}" -Xshare:auto -XX:TieredStopAtLevel=1 -XX:+UseSerialGC -Xmx256m \
     -Dlog4j2.configurationFile="${script_dir}/log4j2-tools.properties" -cp "${libs}/*" \
-    kafka.tools.StorageTool format -t "$(cluster_id)" -c "${broker_dir}/server.properties" "$@" \
+    kafka.tools.StorageTool format -t "${cluster_uuid:-$(cluster_id)}" -c "${broker_dir}/server.properties" "$@" \
     >"${broker_dir}/format.log" 2>&1 9>&-; then
     cat "${broker_dir}/format.log" >&2
     die "formatting the storage of ${broker_dir} failed"
@@ -566,14 +587,24 @@ launch() {
   echo "${launched_pid}" >"${broker_dir}/broker.pid"
 }
 
+nodes="" # start --nodes N
 cmd_start() {
   local -a args=()
   while (($#)); do
     case "$1" in
       --secure) secure=1; shift ;;
+      --nodes) (($# >= 2)) || die "--nodes needs a value"; nodes="$2"; shift 2 ;;
+      --nodes=*) nodes="${1#--nodes=}"; shift ;;
       *) args+=("$1"); shift ;;
     esac
   done
+  if [[ -n "${nodes}" ]]; then
+    [[ "${nodes}" =~ ^[0-9]+$ ]] && ((nodes >= 3 && nodes <= 9)) || die "invalid --nodes '${nodes}': 3 to 9"
+    [[ -z "${secure}" ]] || die "--nodes and --secure together are not supported"
+    parse_dir "${args[@]}"
+    start_cluster
+    return
+  fi
   parse_dir "${args[@]}"
   lock_dir
   local running
@@ -649,6 +680,76 @@ cmd_start() {
   write_env "${port}" "${controller_port}" "${pid}" "${oauth_port}" "${mismatch_port}"
   log "ready in $((SECONDS - started)) s (pid ${pid}); log ${broker_dir}/broker.log"
   echo "127.0.0.1:${port}"
+}
+
+# server.properties of node $1 of a cluster: broker port $2, controller port $3, the voters $4.
+write_node_properties() {
+  {
+    echo "# Written by scripts/kafka/broker.sh for Kafka ${version}: node $1 of a ${nodes}-node KRaft test cluster."
+    echo "process.roles=broker,controller"
+    echo "node.id=$1"
+    echo "controller.quorum.voters=$4"
+    echo "listeners=PLAINTEXT://127.0.0.1:$2,CONTROLLER://127.0.0.1:$3"
+    echo "advertised.listeners=PLAINTEXT://127.0.0.1:$2"
+    echo "inter.broker.listener.name=PLAINTEXT"
+    echo "controller.listener.names=CONTROLLER"
+    echo "listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT"
+    common_properties
+  } >"${broker_dir}/server.properties"
+}
+
+# start --nodes N: every node formatted with one cluster id and launched at once (the quorum needs
+# a majority to elect its leader), then each waited for.
+start_cluster() {
+  local cluster_dir="${broker_dir}" java started=${SECONDS} i voters="" bootstrap="" dir pids pid
+  lock_dir
+  for dir in "${cluster_dir}"/node-*; do
+    [[ -d "${dir}" ]] || continue
+    broker_dir="${dir}"
+    pids="$(broker_pids)"
+    # shellcheck disable=SC2086 # one pid a word
+    [[ -n "${pids}" ]] && stop_pids ${pids}
+  done
+  broker_dir="${cluster_dir}"
+  rm -rf "${cluster_dir}"/node-* "${cluster_dir}/broker.env"
+  cmd_fetch
+  java="$(java_bin)"
+  check_java "${java}"
+  replicas=3
+  min_isr=2
+  cluster_uuid="$(cluster_id)"
+  local -a ports launched=()
+  read -r -a ports <<<"$(free_ports $((2 * nodes)))"
+  for ((i = 1; i <= nodes; i++)); do
+    voters+="${voters:+,}${i}@127.0.0.1:${ports[2 * i - 1]}"
+    bootstrap+="${bootstrap:+,}127.0.0.1:${ports[2 * i - 2]}"
+  done
+  for ((i = 1; i <= nodes; i++)); do
+    broker_dir="${cluster_dir}/node-${i}"
+    mkdir -p "${broker_dir}"
+    write_node_properties "${i}" "${ports[2 * i - 2]}" "${ports[2 * i - 1]}" "${voters}"
+    format_storage "${java}"
+    launch "${java}"
+    launched+=("${launched_pid}")
+  done
+  fixed_ports=1 # the voters name every port: one taken meanwhile fails the start
+  for ((i = 1; i <= nodes; i++)); do
+    broker_dir="${cluster_dir}/node-${i}"
+    wait_ready "${launched[i - 1]}" "${ports[2 * i - 2]}" || start_failed "node ${i} did not start"
+    pid="$(broker_pids | head -n 1)"
+    echo "${pid}" >"${broker_dir}/broker.pid"
+    write_env "${ports[2 * i - 2]}" "${ports[2 * i - 1]}" "${pid}"
+  done
+  broker_dir="${cluster_dir}"
+  {
+    echo "KAFKA_BOOTSTRAP=${bootstrap}" # commas only: no quoting needed
+    printf 'KAFKA_LIBS=%q\n' "${libs}"
+    printf 'KAFKA_VERSION=%q\n' "${version}"
+    printf 'KAFKA_DIR=%q\n' "${cluster_dir}"
+    printf 'KAFKA_NODES=%q\n' "${nodes}"
+  } >"${cluster_dir}/broker.env"
+  log "${nodes}-node cluster ready in $((SECONDS - started)) s; nodes ${cluster_dir}/node-1 ... node-${nodes}"
+  echo "${bootstrap}"
 }
 
 # Arguments: broker port, controller port, pid, and for a secured broker the OAUTH and MISMATCH ports.
@@ -736,6 +837,16 @@ stop_pids() {
 
 cmd_stop() {
   parse_dir "$@"
+  if [[ -z "${node}" && -f "${broker_dir}/node-1/server.properties" ]]; then
+    # Every node at once: stopped one after another, the last would wait for a quorum that left.
+    local cluster_dir="${broker_dir}" dir
+    for dir in "${cluster_dir}"/node-*; do
+      bash "${BASH_SOURCE[0]}" stop --dir "${dir}" &
+    done
+    wait
+    rm -f "${cluster_dir}/broker.env"
+    return 0
+  fi
   lock_dir
   local pids
   pids="$(broker_pids)"

@@ -46,6 +46,7 @@
 #include <thread>
 #include <vector>
 
+#include "broker_kills.hpp"
 #include "group_offsets.hpp"
 #include "kafka_test_support.hpp"
 #include "parallel_journal_check.hpp"
@@ -103,8 +104,14 @@ bool is_spill_reference(const std::string& metadata) {
 
 class ParallelKillRun {
  public:
-  ParallelKillRun(std::string bootstrap, Scenario scenario)
-      : bootstrap_(std::move(bootstrap)), scenario_(std::move(scenario)) {
+  // With a cluster, its brokers are SIGKILLed and restarted on `broker_kills`' schedule while the
+  // workers are.
+  ParallelKillRun(std::string bootstrap, Scenario scenario, OwnedBroker* cluster = nullptr,
+                  BrokerKillSchedule broker_kills = BrokerKillSchedule{0})
+      : bootstrap_(std::move(bootstrap)),
+        scenario_(std::move(scenario)),
+        cluster_(cluster),
+        broker_schedule_(broker_kills) {
     scenario_.records = env_int("PARALLEL_KILL_RECORDS", scenario_.records);
     scenario_.kills = env_int("PARALLEL_KILL_KILLS", scenario_.kills);
     group_ = unique_name("parallel-" + scenario_.mode.substr(0, 5));
@@ -132,6 +139,10 @@ class ParallelKillRun {
     monitor_ = std::thread([this] { monitor_spills(); });
     for (int slot = 0; slot < 2; ++slot) start(slot);
     std::thread producer([this] { produce(); });
+    std::thread broker_killer([this] {
+      if (cluster_ != nullptr && broker_schedule_.kills > 0)
+        broker_kills_ = kill_brokers(*cluster_, broker_schedule_);
+    });
     for (int kill = 0; kill < scenario_.kills; ++kill) {
       if (kill == scenario_.scale_up_at) {
         std::cerr << "scale-up: worker 2 joins\n";
@@ -151,6 +162,7 @@ class ParallelKillRun {
       start(slot);
     }
     producer.join();
+    broker_killer.join();
     std::cerr << "produced " << scenario_.records << " records at " << seconds_since(started) << " s\n";
     // The survivors drain the input: every partition's committed offset reaches its end.
     GroupOffsetsReader reader(bootstrap_, group_);
@@ -264,6 +276,7 @@ class ParallelKillRun {
   }
 
   int kills() const { return kills_; }
+  int broker_kills() const { return broker_kills_; }
   int self_exits() const { return self_exits_; }
   bool spill_seen() const { return spill_seen_; }
   std::size_t longest_metadata() const { return longest_metadata_; }
@@ -394,11 +407,14 @@ class ParallelKillRun {
 
   std::string bootstrap_;
   Scenario scenario_;
+  OwnedBroker* cluster_;
+  BrokerKillSchedule broker_schedule_;
   std::string group_, input_, output_;
   fs::path dir_;
   std::vector<Worker> workers_;
   ProducedLog produced_;
   int kills_ = 0;
+  int broker_kills_ = 0;
   int self_exits_ = 0;
   std::map<int, int> exit_codes_;
   std::set<std::string> died_;  // journals of the processes killed or exited by themselves
@@ -442,8 +458,10 @@ class ParallelKill : public ::testing::Test {
 };
 
 // At least once, under `assignment` (a classic assignor, or "consumer": Kafka 4's protocol).
-void expect_at_least_once(const std::string& bootstrap, const std::string& assignment) {
-  ParallelKillRun run(bootstrap, Scenario{"journal", assignment});
+void expect_at_least_once(const std::string& bootstrap, const std::string& assignment,
+                          OwnedBroker* cluster = nullptr,
+                          BrokerKillSchedule broker_kills = BrokerKillSchedule{0}) {
+  ParallelKillRun run(bootstrap, Scenario{"journal", assignment}, cluster, broker_kills);
   run.run(seed_of_run());
   const JournalFindings found = run.check_journals();
   report(("at-least-once, " + assignment).c_str(), run, found);
@@ -463,6 +481,7 @@ void expect_at_least_once(const std::string& bootstrap, const std::string& assig
                                   << logs.warnings.size()
                                   << " warnings in the workers' logs:" << warnings.str();
   EXPECT_EQ(run.kills(), env_int("PARALLEL_KILL_KILLS", Scenario{}.kills));
+  EXPECT_EQ(run.broker_kills(), broker_kills.kills);
   EXPECT_EQ(run.self_exits(), 0);
   EXPECT_EQ(found.missing, 0u);
   EXPECT_EQ(found.wrong_values, 0u);
@@ -479,6 +498,19 @@ TEST_F(ParallelKill, EveryRecordProcessedAtLeastOnceAndPerKeyInOffsetOrder) {
 
 TEST_F(ParallelKill, UnderTheConsumerGroupProtocolEveryRecordAtLeastOnceAndInOrder) {
   expect_at_least_once(bootstrap_, "consumer");
+}
+
+// The same on a 3-node cluster (every topic replicated 3 times, min.insync.replicas 2) whose
+// brokers are SIGKILLed one at a time every 9 s and restarted 6 s later (3 kills: each node once),
+// under Kafka 4's consumer group protocol: no record lost, each key in order, no worker exits.
+TEST(ParallelKillOnACluster, BrokerAndWorkerKillsLoseNothingAndKeepKeyOrder) {
+  if (broker_script().empty()) GTEST_SKIP() << "KAFKA_BROKER_SCRIPT is not set: no cluster can be started";
+  OwnedBroker cluster(broker_script(), fs::temp_directory_path() / unique_name("parallel-cluster"), 3);
+  BrokerKillSchedule schedule;
+  schedule.kills = 3;
+  schedule.every = std::chrono::milliseconds(9'000);
+  expect_at_least_once(cluster.bootstrap(), "consumer", &cluster, schedule);
+  if (::testing::Test::HasFailure()) cluster.keep_directory();
 }
 
 TEST_F(ParallelKill, WithCheckpointTransactionsEveryRecordHasExactlyOneResult) {

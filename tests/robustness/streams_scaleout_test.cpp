@@ -33,14 +33,17 @@
 #include <fstream>
 #include <iostream>
 #include <map>
+#include <memory>
 #include <random>
 #include <set>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "broker_kills.hpp"
 #include "group_offsets.hpp"
 #include "kafka_test_support.hpp"
+#include "owned_broker.hpp"
 #include "processor/streams.hpp"
 #include "topic_reader.hpp"
 #include "worker_process.hpp"
@@ -74,6 +77,9 @@ struct Scenario {
   int scale_down_at = 15;  // after this many, one worker shuts down cleanly
   std::chrono::milliseconds produce_for{110'000};
   int standby_replicas = 0;  // --standby-replicas of every worker
+  // On a cluster (ScaleoutRun's `cluster`): brokers SIGKILLed one at a time while the workers
+  // are killed as above.
+  BrokerKillSchedule broker_kills{0};
 };
 
 // A worker's last progress line.
@@ -93,6 +99,7 @@ struct FailoverOutcome {
 
 struct Outcome {
   int kills = 0;
+  int broker_kills = 0;
   int scale_ups = 0;
   int scale_downs = 0;
   std::size_t output_records = 0;
@@ -116,8 +123,8 @@ struct Worker {
 
 class ScaleoutRun {
  public:
-  ScaleoutRun(std::string bootstrap, Scenario scenario)
-      : bootstrap_(std::move(bootstrap)), scenario_(std::move(scenario)) {
+  ScaleoutRun(std::string bootstrap, Scenario scenario, OwnedBroker* cluster = nullptr)
+      : bootstrap_(std::move(bootstrap)), scenario_(std::move(scenario)), cluster_(cluster) {
     application_ = unique_name("eos-" + scenario_.assignment.substr(0, 5));
     input_ = application_ + "-input";
     output_ = application_ + "-output";
@@ -198,6 +205,7 @@ class ScaleoutRun {
     for (int slot = 0; slot < 3; ++slot) start(slot);
     std::thread producer([&] { produce(); });
     Outcome outcome;
+    std::thread broker_killer([&] { kill_brokers(outcome); });
     std::set<int> retired;  // slots shut down cleanly
     for (int kill = 0; kill < scenario_.kills; ++kill) {
       restart_exited(outcome, retired);
@@ -229,6 +237,7 @@ class ScaleoutRun {
       start(slot);
     }
     producer.join();
+    broker_killer.join();
     wait_until_drained();
     restart_exited(outcome, retired);
     for (auto& worker : workers_) {
@@ -280,6 +289,12 @@ class ScaleoutRun {
         return;
       std::this_thread::sleep_for(std::chrono::milliseconds(50));
     }
+  }
+
+  // The scenario's broker kills (none without a cluster), on their own schedule.
+  void kill_brokers(Outcome& outcome) {
+    if (cluster_ == nullptr || scenario_.broker_kills.kills == 0) return;
+    outcome.broker_kills = testing::kill_brokers(*cluster_, scenario_.broker_kills);
   }
 
   // The last progress line of the worker's current incarnation.
@@ -345,7 +360,9 @@ class ScaleoutRun {
 
   // The input, paced over produce_for; key k always goes to partition k % 12.
   void produce() {
-    Producer producer(bootstrap_);
+    // Idempotent: a send retried while a broker dies is written once (else the input itself
+    // would hold a record twice, and its second result would look like the processor's).
+    Producer producer(bootstrap_, {{"enable.idempotence", "true"}});
     const auto started = Clock::now();
     std::mt19937 random(7);
     for (int i = 0; i < scenario_.records; ++i) {
@@ -413,9 +430,10 @@ class ScaleoutRun {
     }
     std::cerr << "run " << application_ << " (" << scenario_.assignment << ", " << scenario_.guarantee
               << "): " << scenario_.records << " records over " << expected_.size() << " keys, "
-              << outcome.kills << " SIGKILLs, " << outcome.scale_ups << " scale-up, " << outcome.scale_downs
-              << " scale-down; output " << outcome.output_records << " records, " << outcome.duplicates
-              << " duplicates, " << outcome.losses << " losses, " << outcome.out_of_order
+              << outcome.kills << " SIGKILLs, " << outcome.broker_kills << " broker SIGKILLs, "
+              << outcome.scale_ups << " scale-up, " << outcome.scale_downs << " scale-down; output "
+              << outcome.output_records << " records, " << outcome.duplicates << " duplicates, "
+              << outcome.losses << " losses, " << outcome.out_of_order
               << " keys out of order; state: " << outcome.state_wrong << " keys wrong (+"
               << outcome.state_excess << " / -" << outcome.state_missing << "); " << outcome.unexpected_exits
               << " unexpected exits\n";
@@ -423,6 +441,7 @@ class ScaleoutRun {
 
   std::string bootstrap_;
   Scenario scenario_;
+  OwnedBroker* cluster_;
   std::string application_;
   std::string input_;
   std::string output_;
@@ -541,6 +560,57 @@ TEST_F(StreamsScaleout, WithoutStandbysTheSurvivorRestoresTheMovedPartitionsWhol
   EXPECT_GT(failover.restored * 10, failover.changelog_at_kill)
       << "restored " << failover.restored << " of " << failover.changelog_at_kill << " changelog records";
 }
+
+// Broker failures are normal operation: on a 3-node cluster (every topic replicated 3 times,
+// min.insync.replicas 2, the offsets and transaction-state topics too), one broker at a time is
+// SIGKILLed every 9 s and restarted 6 s later (5 kills: each node's coordinators and partition
+// leaders move at least once), while 3-4 exactly-once workers are SIGKILLed and restarted, one
+// joins and one leaves. No duplicate, no loss, exact state, and no worker exits by itself: the
+// errors a broker's death causes (a partition missing from the metadata, an abort that times
+// out, a producer fenced after its coordinator moved) are retried or answered with a new
+// producer. Under each group protocol.
+class StreamsBrokerKills : public ::testing::TestWithParam<const char*> {
+ protected:
+  void SetUp() override {
+    if (broker_script().empty()) GTEST_SKIP() << "KAFKA_BROKER_SCRIPT is not set: no cluster can be started";
+    cluster_ = std::make_unique<OwnedBroker>(broker_script(),
+                                             fs::temp_directory_path() / unique_name("streams-cluster"), 3);
+  }
+  void TearDown() override {
+    if (cluster_ && HasFailure()) {
+      cluster_->keep_directory();
+      std::cerr << "the cluster's logs are kept in " << cluster_->dir() << "\n";
+    }
+  }
+  std::unique_ptr<OwnedBroker> cluster_;
+};
+
+TEST_P(StreamsBrokerKills, BrokerAndWorkerKillsLoseDuplicateAndStopNothing) {
+  Scenario scenario;
+  scenario.assignment = GetParam();
+  scenario.records = 40'000;
+  scenario.keys = 600;
+  scenario.produce_for = std::chrono::milliseconds(48'000);
+  scenario.kills = env_int("STREAMS_KILLS", 6);
+  scenario.scale_up_at = 2;
+  scenario.scale_down_at = 4;
+  scenario.broker_kills.kills = 5;
+  scenario.broker_kills.first = std::chrono::milliseconds(4'000);
+  scenario.broker_kills.every = std::chrono::milliseconds(9'000);
+  ScaleoutRun run(cluster_->bootstrap(), scenario, cluster_.get());
+  const Outcome outcome = run.run(seed_of_run());
+  expect_exactly_once(outcome, scenario.kills);
+  EXPECT_EQ(outcome.broker_kills, scenario.broker_kills.kills);
+}
+
+INSTANTIATE_TEST_SUITE_P(Protocols, StreamsBrokerKills,
+                         ::testing::Values("range", "cooperative-sticky", "consumer"),
+                         [](const ::testing::TestParamInfo<const char*>& test) {
+                           const std::string name = test.param;
+                           return name == "range"      ? std::string("Eager")
+                                  : name == "consumer" ? std::string("Consumer")
+                                                       : std::string("Cooperative");
+                         });
 
 // The broken variant: offsets committed after the output and changelog are flushed, outside any
 // transaction. Records processed since the last commit are processed again after a kill, and

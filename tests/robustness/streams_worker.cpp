@@ -90,7 +90,8 @@ int main(int argc, char** argv) {
                   << " active " << processor.active_partitions().size() << " restoring "
                   << processor.restoring_partitions().size() << " standby " << stats.standby_partitions
                   << " promoted " << stats.standbys_promoted << " restored " << stats.restored_records
-                  << " fenced " << stats.departed_fenced << std::endl;
+                  << " fenced " << stats.departed_fenced << " replaced " << stats.producers_replaced
+                  << std::endl;
       }
     }
     processor.close();

@@ -91,7 +91,8 @@ class Producer {
   rd_kafka_t* rk_ = nullptr;
 };
 
-// Creates `topic` with `partitions` partitions on a real broker (Admin API) and waits for it.
+// Creates `topic` with `partitions` partitions on a real broker (Admin API) and waits for it; the
+// replication factor is the cluster's default (1 on broker.sh's single node, 3 on its clusters).
 // `configs` are topic configs, e.g. {{"retention.ms", "-1"}} for records stamped long ago (the
 // broker's retention check would delete them while a test runs); `client` the client's own
 // properties (a secured cluster's).
@@ -100,7 +101,7 @@ inline void create_topic(const std::string& bootstrap, const std::string& topic,
                          const kafka::KafkaProperties& client = {}) {
   Producer admin(bootstrap, client);
   char error[512];
-  rd_kafka_NewTopic_t* request = rd_kafka_NewTopic_new(topic.c_str(), partitions, 1, error, sizeof error);
+  rd_kafka_NewTopic_t* request = rd_kafka_NewTopic_new(topic.c_str(), partitions, -1, error, sizeof error);
   if (request == nullptr) throw std::runtime_error(error);
   for (const auto& [name, value] : configs) {
     if (rd_kafka_NewTopic_set_config(request, name.c_str(), value.c_str()) != RD_KAFKA_RESP_ERR_NO_ERROR) {

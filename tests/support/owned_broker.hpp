@@ -26,11 +26,13 @@ inline std::string broker_script() {
 // block until broker.sh returns).
 class OwnedBroker {
  public:
-  // Starts a fresh broker in `dir` (wiped first). Throws std::runtime_error when it cannot.
-  OwnedBroker(std::string script, std::filesystem::path dir)
+  // Starts a fresh broker in `dir` (wiped first), or with `nodes` > 1 a cluster of that many nodes
+  // (`broker.sh start --nodes N`: every topic replicated 3 times, min.insync.replicas 2); its
+  // bootstrap() then lists every node. Throws std::runtime_error when it cannot.
+  OwnedBroker(std::string script, std::filesystem::path dir, int nodes = 1)
       : script_(std::move(script)), dir_(std::move(dir)) {
     std::filesystem::remove_all(dir_);
-    bootstrap_ = run("start");
+    bootstrap_ = run(nodes > 1 ? "start --nodes " + std::to_string(nodes) : "start");
   }
   // Stops the broker; removes its directory unless keep_directory() was called.
   ~OwnedBroker() {
@@ -64,11 +66,20 @@ class OwnedBroker {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   }
 
+  // A cluster's node (1, 2, ...) SIGKILLed, and started again on its data and ports; restart_node
+  // returns how long it took to serve.
+  void kill_node(int node) { run("kill --node " + std::to_string(node)); }
+  double restart_node(int node) {
+    const auto started = std::chrono::steady_clock::now();
+    run("restart --node " + std::to_string(node));
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  }
+
   // Leaves the directory (data and broker logs) for inspection after a failure.
   void keep_directory() { keep_ = true; }
 
  private:
-  // Runs `broker.sh COMMAND --dir DIR`; returns its stdout's last line. Its stderr (progress,
+  // Runs `broker.sh COMMAND --dir DIR` (COMMAND may carry options); returns its stdout's last line. Its stderr (progress,
   // errors) goes to the test's stderr.
   std::string run(const std::string& command) const {
     const std::string line = "bash '" + script_ + "' " + command + " --dir '" + dir_.string() + "'";

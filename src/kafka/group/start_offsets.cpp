@@ -23,6 +23,18 @@ void retry_start(const RetryPolicy& policy, Attempt&& attempt) {
   });
 }
 
+// Asks the cluster for `topic`'s metadata, which librdkafka then caches: a partition its cache
+// lost (its leader's broker left the metadata while it restarted) is known again. librdkafka
+// refreshes only the topics its handle produces to or fetches from, and the handles that only
+// query log ranges do neither. Failures are left to the next try.
+void refresh_topic_metadata(rd_kafka_t* rk, const std::string& topic, std::chrono::milliseconds timeout) {
+  RdPtr<rd_kafka_topic_t> handle(rd_kafka_topic_new(rk, topic.c_str(), nullptr));
+  if (!handle) return;
+  const rd_kafka_metadata_t* metadata = nullptr;
+  if (rd_kafka_metadata(rk, 0, handle.get(), &metadata, to_timeout_ms(timeout)) == RD_KAFKA_RESP_ERR_NO_ERROR)
+    rd_kafka_metadata_destroy(metadata);
+}
+
 }  // namespace
 
 RetryPolicy start_retry_policy(std::chrono::milliseconds request_timeout) {
@@ -51,8 +63,10 @@ LogRange query_log_range(rd_kafka_t* rk, const TopicPartition& tp, std::chrono::
     auto failure = failure_of(error, "reading the log range of " + tp.to_key());
     // A partition missing from librdkafka's metadata while a broker restarts, or a topic seconds
     // old: as passing as a leader that moves, so retried as one is.
-    if (failure && error == RD_KAFKA_RESP_ERR__UNKNOWN_PARTITION)
+    if (failure && error == RD_KAFKA_RESP_ERR__UNKNOWN_PARTITION) {
       failure.emplace(failure->kind(), failure->what(), error, true);
+      refresh_topic_metadata(rk, tp.topic, request_timeout);
+    }
     return failure;
   });
   return range;

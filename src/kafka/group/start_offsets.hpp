@@ -32,7 +32,8 @@ struct LogRange {
   std::int64_t low = 0;
   std::int64_t high = 0;
 };
-// A partition librdkafka's metadata does not know (_UNKNOWN_PARTITION) counts as retriable here.
+// A partition librdkafka's metadata does not know (_UNKNOWN_PARTITION) counts as retriable here,
+// and its topic's metadata is asked for before the next try.
 // Throws the last failure as StateError once the policy gives up or the error is not retriable.
 LogRange query_log_range(rd_kafka_t* rk, const TopicPartition& tp, std::chrono::milliseconds request_timeout,
                          const RetryPolicy& policy);

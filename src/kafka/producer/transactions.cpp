@@ -1,5 +1,10 @@
 #include "kafka/producer/transactions.hpp"
 
+#include <condition_variable>
+#include <mutex>
+#include <thread>
+
+#include "common/log_internal.hpp"
 #include "kafka/rdkafka/errors.hpp"
 #include "kafka/rdkafka/handles.hpp"
 #include "kafka/rdkafka/retry.hpp"
@@ -22,6 +27,60 @@ void transactional(rd_kafka_t* producer, Call&& call, const std::string& what,
   }
 }
 
+// Runs `call` (a blocking call of `producer` that looks up a coordinator) while, once `every` has
+// passed without it returning and every `every` after, a helper thread makes the producer ask the
+// cluster for its brokers and connect to each.
+//
+// librdkafka 2.14.2 (#5511, #5456): the request of send_offsets_to_transaction to the group
+// coordinator waits for a broker state change when its cached coordinator is down, and ignores
+// its time-out. When that broker has left the cluster's metadata meanwhile (killed, restarted on
+// the same id), librdkafka has dropped its handle, no state change comes, and the call never
+// returns. A broker connected anew is such a change: the request then looks the coordinator up.
+template <class Call>
+auto nudging_coordinator_lookup(rd_kafka_t* producer, const std::string& what,
+                                std::chrono::milliseconds every, Call&& call) {
+  std::mutex mutex;
+  std::condition_variable returned;
+  bool done = false;
+  std::thread nudger([&] {
+    std::unique_lock lock(mutex);
+    bool logged = false;
+    while (!returned.wait_for(lock, every, [&] { return done; })) {
+      lock.unlock();
+      if (!logged) {
+        logged = true;
+        processor::internal::log(
+            LogLevel::Warning, "transactions", what, ": no answer after ",
+            std::chrono::duration_cast<std::chrono::seconds>(every).count(),
+            " s; connecting to every broker, so that librdkafka looks its coordinator up again");
+      }
+      const rd_kafka_metadata_t* metadata = nullptr;  // the brokers, a restarted one among them
+      if (rd_kafka_metadata(producer, 0, nullptr, &metadata, 1'000) == RD_KAFKA_RESP_ERR_NO_ERROR)
+        rd_kafka_metadata_destroy(metadata);
+      const rd_kafka_group_list* groups = nullptr;  // a request to every broker: each connects
+      if (rd_kafka_list_groups(producer, "", &groups, 1'000) == RD_KAFKA_RESP_ERR_NO_ERROR)
+        rd_kafka_group_list_destroy(groups);
+      lock.lock();
+    }
+  });
+  auto finish = [&] {
+    {
+      std::lock_guard lock(mutex);
+      done = true;
+    }
+    returned.notify_one();
+    nudger.join();
+  };
+  try {
+    auto result = call();
+    finish();
+    return result;
+  } catch (...) {
+    finish();
+    throw;
+  }
+}
+
 }  // namespace
 
 void init_transactions(rd_kafka_t* producer, std::chrono::milliseconds timeout, const std::string& what) {
@@ -37,12 +96,15 @@ void send_offsets_to_transaction(rd_kafka_t* producer, rd_kafka_t* consumer,
                                  const rd_kafka_topic_partition_list_t* offsets,
                                  std::chrono::milliseconds timeout) {
   RdPtr<rd_kafka_consumer_group_metadata_t> group(rd_kafka_consumer_group_metadata(consumer));
+  const std::string what = "sending " + std::to_string(offsets->cnt) + " offsets into the transaction";
   transactional(
       producer,
       [&] {
-        return rd_kafka_send_offsets_to_transaction(producer, offsets, group.get(), to_timeout_ms(timeout));
+        return nudging_coordinator_lookup(producer, what, timeout, [&] {
+          return rd_kafka_send_offsets_to_transaction(producer, offsets, group.get(), to_timeout_ms(timeout));
+        });
       },
-      "sending " + std::to_string(offsets->cnt) + " offsets into the transaction", timeout);
+      what, timeout);
 }
 
 void commit_transaction(rd_kafka_t* producer, std::chrono::milliseconds timeout) {

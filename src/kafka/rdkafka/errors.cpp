@@ -42,6 +42,9 @@ bool kafka_code_is_retriable(rd_kafka_resp_err_t code) noexcept {
     case RD_KAFKA_RESP_ERR_NOT_ENOUGH_REPLICAS_AFTER_APPEND:
     case RD_KAFKA_RESP_ERR__TIMED_OUT:
     case RD_KAFKA_RESP_ERR__TRANSPORT:
+    // A request in flight to a broker that left the cluster's metadata (killed, not back yet):
+    // librdkafka drops that broker's handle and fails its requests.
+    case RD_KAFKA_RESP_ERR__DESTROY_BROKER:
     case RD_KAFKA_RESP_ERR__WAIT_COORD:
     case RD_KAFKA_RESP_ERR__ALL_BROKERS_DOWN:
     case RD_KAFKA_RESP_ERR__TIMED_OUT_QUEUE:
