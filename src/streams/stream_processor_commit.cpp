@@ -51,18 +51,36 @@ bool fenced(int code) noexcept {
          code == RD_KAFKA_RESP_ERR_INVALID_PRODUCER_EPOCH;
 }
 
-// A fatal error that a new producer under the same transactional.id clears: a sequence out of step
-// with the broker, a producer id the broker forgot, a transaction whose end timed out (librdkafka
-// #5423), and a fenced epoch. Kafka fences an epoch when its coordinator aborted a transaction it
-// timed out (the coordinator's node down longer than transaction.timeout.ms, an EndTxn retried
-// against its successor): Kafka Streams answers it as a task migration, with a new producer.
-// Authorization and a broken transaction state are not cleared: the processor fails.
-bool new_producer_clears(int code) noexcept {
-  return fenced(code) || code == RD_KAFKA_RESP_ERR_OUT_OF_ORDER_SEQUENCE_NUMBER ||
-         code == RD_KAFKA_RESP_ERR_UNKNOWN_PRODUCER_ID ||
-         code == RD_KAFKA_RESP_ERR_DUPLICATE_SEQUENCE_NUMBER || code == RD_KAFKA_RESP_ERR__TIMED_OUT ||
-         code == RD_KAFKA_RESP_ERR__INCONSISTENT;
+// A fatal error that a new producer under the same transactional.id would meet again: a refusal
+// of the principal, a setting or version the cluster refuses. The processor fails on those. Any
+// other fatal error is the producer's own state (a sequence out of step with the broker, a
+// producer id the broker forgot, a transaction the coordinator ended or timed out: INVALID_TXN_STATE,
+// librdkafka #5423) or a fenced epoch (the coordinator bumps it when it times a transaction out,
+// e.g. while its node was down): Kafka Streams answers those as a task migration, with a new
+// producer, and so does the processor.
+bool new_producer_fails_too(int code) noexcept {
+  switch (code) {
+    case RD_KAFKA_RESP_ERR_TRANSACTIONAL_ID_AUTHORIZATION_FAILED:
+    case RD_KAFKA_RESP_ERR_CLUSTER_AUTHORIZATION_FAILED:
+    case RD_KAFKA_RESP_ERR_TOPIC_AUTHORIZATION_FAILED:
+    case RD_KAFKA_RESP_ERR_GROUP_AUTHORIZATION_FAILED:
+    case RD_KAFKA_RESP_ERR_SASL_AUTHENTICATION_FAILED:
+    case RD_KAFKA_RESP_ERR__AUTHENTICATION:
+    case RD_KAFKA_RESP_ERR_INVALID_TRANSACTION_TIMEOUT:
+    case RD_KAFKA_RESP_ERR_UNSUPPORTED_VERSION:
+    case RD_KAFKA_RESP_ERR_UNSUPPORTED_FOR_MESSAGE_FORMAT:
+    case RD_KAFKA_RESP_ERR__UNSUPPORTED_FEATURE:
+    case RD_KAFKA_RESP_ERR_INVALID_CONFIG:
+      return true;
+    default:
+      return false;
+  }
 }
+
+// How many producers are replaced in a row, without a commit in between, before the processor
+// fails instead: a cause that a new producer does not clear after all would otherwise repeat for
+// ever, each time aborting and processing the same records again.
+constexpr int kReplacementsWithoutCommit = 5;
 
 }  // namespace
 
@@ -73,7 +91,14 @@ bool StreamProcessor::Impl::replace_producer(const StateError& failure) {
   // producer's initialisation ends that transaction instead.
   const StateError& cause = fatal ? *fatal : failure;
   const int code = cause.kafka_error_code().value_or(0);
-  if (fatal && !new_producer_clears(code)) return false;
+  if (fatal && new_producer_fails_too(code)) return false;
+  if (replacements_without_commit >= kReplacementsWithoutCommit) {
+    throw StateError(cause.kind(),
+                     std::string(cause.what()) + " (the producer was replaced " +
+                         std::to_string(replacements_without_commit) + " times without a commit in between)",
+                     code, false);
+  }
+  ++replacements_without_commit;
   if (fenced(code)) {
     if (const auto host = member_sharing_transactional_id()) {
       throw StateError(ErrorKind::Kafka,
@@ -281,6 +306,7 @@ bool StreamProcessor::Impl::commit() {
   transaction_open = false;
   transaction_topics.clear();
   delivery_error = RD_KAFKA_RESP_ERR_NO_ERROR;
+  replacements_without_commit = 0;
   const std::uint64_t records = transaction_records;
   transaction_records = 0;
   count([&](StreamProcessorStats& stats) {

@@ -58,6 +58,7 @@ struct StreamProcessor::Impl final : RecordContext, OutputSink {
   std::string transactional_id;
   bool members_named_by_transactional_id = false;  // the consumer's client.id is transactional_id
   kafka::KafkaProperties producer_config;          // kept to replace a producer that failed for good
+  int replacements_without_commit = 0;             // producers replaced since the last commit
   // "<input topic>:<partition>", as every message names an input partition.
   std::string input_key(std::int32_t partition) const {
     return kafka::partition_key(options.input_topic, partition);
@@ -198,10 +199,11 @@ struct StreamProcessor::Impl final : RecordContext, OutputSink {
   // and poll() tries again. Throws StateError for any other failure.
   bool start_producer_or_wait();
   // After `failure` of a commit or an abort, when a new producer can go on (an abort that failed,
-  // or a fatal error a new producer clears, fencing among them: see new_producer_clears()):
-  // replaces the producer under the same transactional.id, drops the open transaction's local
-  // state and asks for a rewind: true. False (nothing changed) otherwise. Throws StateError when
-  // another member runs under this transactional.id.
+  // or a fatal error other than a refusal a new producer would meet too: see
+  // new_producer_fails_too()): replaces the producer under the same transactional.id, drops the
+  // open transaction's local state and asks for a rewind: true. False (nothing changed)
+  // otherwise. Throws StateError when another member runs under this transactional.id, or after
+  // 5 replacements without a commit in between.
   bool replace_producer(const StateError& failure);
   // replace_producer(), else the processor is broken: throws.
   void replace_producer_or_break(const StateError& failure);

@@ -283,6 +283,12 @@ inline constexpr const char* kStreamsFencedAbortable =
 inline constexpr const char* kStreamsFencedReplaced =
     "fatal to the producer (fenced): StreamProcessor replaces it under the same transactional.id "
     "(stats().producers_replaced), unless another member runs under that id; before, poll() threw";
+// The coordinator refused the transaction's state (it ended or timed the transaction out): fatal to
+// librdkafka's producer, cleared by a new one, whose initialisation settles the transaction.
+inline constexpr const char* kStreamsTxnStateReplaced =
+    "fatal to the producer: StreamProcessor replaces it under the same transactional.id "
+    "(stats().producers_replaced); before, poll() threw (seen on a 3-node cluster after a message "
+    "time-out while a broker was down)";
 inline std::vector<Fault> stream_processor_faults() {
   return {
       {kInitProducerIdApiKey, RD_KAFKA_RESP_ERR_NOT_COORDINATOR, true, Retried, ""},
@@ -306,7 +312,8 @@ inline std::vector<Fault> stream_processor_faults() {
       {kAddPartitionsToTxnApiKey, RD_KAFKA_RESP_ERR_PRODUCER_FENCED, false, Surfaced, kStreamsFencedReplaced,
        RD_KAFKA_RESP_ERR__FENCED},
       {kAddPartitionsToTxnApiKey, RD_KAFKA_RESP_ERR_TRANSACTIONAL_ID_AUTHORIZATION_FAILED, false, Fatal, ""},
-      {kAddPartitionsToTxnApiKey, RD_KAFKA_RESP_ERR_INVALID_TXN_STATE, false, Fatal, ""},
+      {kAddPartitionsToTxnApiKey, RD_KAFKA_RESP_ERR_INVALID_TXN_STATE, false, Surfaced,
+       kStreamsTxnStateReplaced},
 
       {kAddOffsetsToTxnApiKey, RD_KAFKA_RESP_ERR_NOT_COORDINATOR, true, Retried, ""},
       {kAddOffsetsToTxnApiKey, RD_KAFKA_RESP_ERR_COORDINATOR_LOAD_IN_PROGRESS, true, Retried, ""},
@@ -336,7 +343,7 @@ inline std::vector<Fault> stream_processor_faults() {
        RD_KAFKA_RESP_ERR__FENCED},
       {kEndTxnApiKey, RD_KAFKA_RESP_ERR_PRODUCER_FENCED, false, Surfaced, kStreamsFencedReplaced,
        RD_KAFKA_RESP_ERR__FENCED},
-      {kEndTxnApiKey, RD_KAFKA_RESP_ERR_INVALID_TXN_STATE, false, Fatal, ""},
+      {kEndTxnApiKey, RD_KAFKA_RESP_ERR_INVALID_TXN_STATE, false, Surfaced, kStreamsTxnStateReplaced},
       {kEndTxnApiKey, RD_KAFKA_RESP_ERR_TRANSACTIONAL_ID_AUTHORIZATION_FAILED, false, Fatal, ""},
 
       // A send into the transaction refused for a sequence out of step with the broker: fatal to

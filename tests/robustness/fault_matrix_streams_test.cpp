@@ -260,7 +260,7 @@ TEST_P(StreamProcessorFault, CommitsAbortsAndReprocessesOrFailsForGood) {
       ASSERT_FALSE(failure) << failure->what();
       EXPECT_GE(stats.aborts, 1u) << "the transaction committed despite " << rd_kafka_err2name(fault.code);
       EXPECT_GT(stats.records, 2u * kPerTransaction) << "the aborted records were not processed again";
-      if (fault.note == testing::kStreamsFencedReplaced) {
+      if (fault.note == testing::kStreamsFencedReplaced || fault.note == testing::kStreamsTxnStateReplaced) {
         EXPECT_EQ(stats.producers_replaced, 1u) << "the fenced producer was not replaced";
       }
       break;
@@ -342,6 +342,37 @@ INSTANTIATE_TEST_SUITE_P(abort, StreamProcessorAbortTimeout,
                                                           true, Outcome::Surfaced,
                                                           "delayed past the request timeout"}),
                          [](const auto&) { return std::string("EndTxnDelayed"); });
+
+// A fatal error that keeps coming back after each new producer: the processor replaces its
+// producer 5 times without a commit in between, then fails, saying so, instead of aborting and
+// processing the same records again for ever.
+class StreamProcessorReplacementLimit : public StreamProcessorFault {};
+
+TEST_P(StreamProcessorReplacementLimit, FailsAfterFiveReplacementsWithoutACommit) {
+  produce_transaction();
+  StreamProcessor processor(options(), count_function());
+  ASSERT_FALSE(poll_until_commits(processor, 1)) << "the first transaction, before the fault";
+  for (int i = 0; i < 10; ++i) {
+    rd_kafka_mock_broker_push_request_error_rtts(cluster_.get(), testing::kCoordinator,
+                                                 testing::kEndTxnApiKey, 1,
+                                                 RD_KAFKA_RESP_ERR_INVALID_TXN_STATE, 0);
+  }
+  produce_transaction();
+  const auto failure = poll_until_commits(processor, 2, std::chrono::seconds(90));
+  ASSERT_TRUE(failure) << "the processor went on: " << processor.stats().producers_replaced
+                       << " producers replaced, " << processor.stats().commits << " commits";
+  EXPECT_NE(std::string(failure->what()).find("replaced 5 times without a commit"), std::string::npos)
+      << failure->what();
+  EXPECT_EQ(processor.stats().producers_replaced, 5u);
+  EXPECT_EQ(processor.stats().commits, 1u);
+  testing::failure_of_call([&] { processor.close(); });
+}
+
+INSTANTIATE_TEST_SUITE_P(limit, StreamProcessorReplacementLimit,
+                         ::testing::Values(testing::Fault{testing::kEndTxnApiKey,
+                                                          RD_KAFKA_RESP_ERR_INVALID_TXN_STATE, false,
+                                                          Outcome::Fatal, "every EndTxn refused"}),
+                         [](const auto&) { return std::string("EndTxnRefusedEveryTime"); });
 
 INSTANTIATE_TEST_SUITE_P(fault_matrix, StreamProcessorFault,
                          ::testing::ValuesIn(testing::stream_processor_faults()),
