@@ -102,6 +102,8 @@ std::size_t StreamProcessor::Impl::poll() {
                         0, kafka::internal::to_timeout_ms(options.poll_timeout));
   }
   while (processed < kMaxRecordsPerPoll && !stop_requested.load(std::memory_order_relaxed)) {
+    // A producer replaced in this loop that could not start yet: the next poll() tries again.
+    if (exactly_once() && !producer) break;
     RdPtr<rd_kafka_message_t> message(rd_kafka_consumer_poll(consumer.get(), timeout_ms));
     timeout_ms = 0;
     rethrow_callback_error();

@@ -27,6 +27,7 @@
 #include "fault_matrix_support.hpp"
 #include "processor/log.hpp"
 #include "processor/streams.hpp"
+#include "recording_log_sink.hpp"
 
 namespace processor::streams {
 namespace {
@@ -342,6 +343,50 @@ INSTANTIATE_TEST_SUITE_P(abort, StreamProcessorAbortTimeout,
                                                           true, Outcome::Surfaced,
                                                           "delayed past the request timeout"}),
                          [](const auto&) { return std::string("EndTxnDelayed"); });
+
+// A fenced producer whose replacement cannot initialise within the request time-out (the
+// transaction coordinator not available for 3 s): poll() returns without processing, tries again
+// at each call while the member stays in its group, and goes on once the new producer starts.
+class StreamProcessorPendingProducer : public StreamProcessorFault {};
+
+TEST_P(StreamProcessorPendingProducer, TriesAgainAtEachPollAndGoesOn) {
+  produce_transaction();
+  auto o = options();
+  o.request_timeout = std::chrono::seconds(2);
+  StreamProcessor processor(o, count_function());
+  ASSERT_FALSE(poll_until_commits(processor, 1)) << "the first transaction, before the fault";
+  processor::testing::RecordingSink log;
+  processor::set_log_sink(log.sink());
+  processor::set_log_level(LogLevel::Warning);
+  // The commit's EndTxn fences the producer; the new one's InitProducerId is refused for 3 s.
+  rd_kafka_mock_broker_push_request_error_rtts(cluster_.get(), testing::kCoordinator, testing::kEndTxnApiKey,
+                                               1, RD_KAFKA_RESP_ERR_PRODUCER_FENCED, 0);
+  for (int i = 0; i < 30; ++i) {
+    rd_kafka_mock_broker_push_request_error_rtts(cluster_.get(), testing::kCoordinator,
+                                                 testing::kInitProducerIdApiKey, 1,
+                                                 RD_KAFKA_RESP_ERR_COORDINATOR_NOT_AVAILABLE, 100);
+  }
+  produce_transaction();
+  const auto failure = poll_until_commits(processor, 2, std::chrono::seconds(60));
+  processor::set_log_sink({});
+  processor::set_log_level(LogLevel::Error);
+  ASSERT_FALSE(failure) << failure->what();
+  const auto stats = processor.stats();
+  EXPECT_EQ(stats.producers_replaced, 1u);
+  std::size_t waits = 0;
+  for (const auto& record : log.records()) {
+    if (record.message.find("no producer yet, trying again at the next poll") != std::string::npos) ++waits;
+  }
+  EXPECT_GE(waits, 1u) << "the new producer started at once: the wait was not exercised";
+  processor.close();
+  expect_results(stats.records - 2u * kPerTransaction);
+}
+
+INSTANTIATE_TEST_SUITE_P(pending, StreamProcessorPendingProducer,
+                         ::testing::Values(testing::Fault{testing::kInitProducerIdApiKey,
+                                                          RD_KAFKA_RESP_ERR_COORDINATOR_NOT_AVAILABLE, true,
+                                                          Outcome::Retried, "for 3 s after a fencing"}),
+                         [](const auto&) { return std::string("InitProducerIdRefusedFor3s"); });
 
 // A fatal error that keeps coming back after each new producer: the processor replaces its
 // producer 5 times without a commit in between, then fails, saying so, instead of aborting and
