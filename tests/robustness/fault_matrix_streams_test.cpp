@@ -101,9 +101,13 @@ class StreamProcessorFault : public ::testing::TestWithParam<Fault> {
   void inject() {
     const Fault& fault = GetParam();
     pushed_ = testing::times_injected(fault);
-    for (int i = 0; i < pushed_; ++i) {
-      rd_kafka_mock_broker_push_request_error_rtts(cluster_.get(), testing::kCoordinator, fault.api_key, 1,
-                                                   fault.code, 0);
+    push(fault.api_key, fault.code, pushed_);
+  }
+  // The coordinator's next `times` answers to `api_key`: `code`, each `rtt_ms` late.
+  void push(std::int16_t api_key, rd_kafka_resp_err_t code, int times = 1, int rtt_ms = 0) {
+    for (int i = 0; i < times; ++i) {
+      rd_kafka_mock_broker_push_request_error_rtts(cluster_.get(), testing::kCoordinator, api_key, 1, code,
+                                                   rtt_ms);
     }
   }
   std::size_t errors_left() const {
@@ -314,8 +318,7 @@ TEST_P(StreamProcessorAbortTimeout, ReplacesTheProducerAndGoesOn) {
   });
   ASSERT_FALSE(poll_until_commits(processor, 1)) << "the first transaction, before the fault";
   // The abort's EndTxn: answered after 2.5 s, past the 2 s request timeout.
-  rd_kafka_mock_broker_push_request_error_rtts(cluster_.get(), testing::kCoordinator, testing::kEndTxnApiKey,
-                                               1, RD_KAFKA_RESP_ERR_NO_ERROR, 2500);
+  push(testing::kEndTxnApiKey, RD_KAFKA_RESP_ERR_NO_ERROR, 1, 2500);
   produce_transaction();
   const auto deadline = Clock::now() + std::chrono::seconds(40);
   int function_failures = 0;
@@ -359,13 +362,8 @@ TEST_P(StreamProcessorPendingProducer, TriesAgainAtEachPollAndGoesOn) {
   processor::set_log_sink(log.sink());
   processor::set_log_level(LogLevel::Warning);
   // The commit's EndTxn fences the producer; the new one's InitProducerId is refused for 3 s.
-  rd_kafka_mock_broker_push_request_error_rtts(cluster_.get(), testing::kCoordinator, testing::kEndTxnApiKey,
-                                               1, RD_KAFKA_RESP_ERR_PRODUCER_FENCED, 0);
-  for (int i = 0; i < 30; ++i) {
-    rd_kafka_mock_broker_push_request_error_rtts(cluster_.get(), testing::kCoordinator,
-                                                 testing::kInitProducerIdApiKey, 1,
-                                                 RD_KAFKA_RESP_ERR_COORDINATOR_NOT_AVAILABLE, 100);
-  }
+  push(testing::kEndTxnApiKey, RD_KAFKA_RESP_ERR_PRODUCER_FENCED);
+  push(testing::kInitProducerIdApiKey, RD_KAFKA_RESP_ERR_COORDINATOR_NOT_AVAILABLE, 30, 100);
   produce_transaction();
   const auto failure = poll_until_commits(processor, 2, std::chrono::seconds(60));
   processor::set_log_sink({});
@@ -397,11 +395,7 @@ TEST_P(StreamProcessorReplacementLimit, FailsAfterFiveReplacementsWithoutACommit
   produce_transaction();
   StreamProcessor processor(options(), count_function());
   ASSERT_FALSE(poll_until_commits(processor, 1)) << "the first transaction, before the fault";
-  for (int i = 0; i < 10; ++i) {
-    rd_kafka_mock_broker_push_request_error_rtts(cluster_.get(), testing::kCoordinator,
-                                                 testing::kEndTxnApiKey, 1,
-                                                 RD_KAFKA_RESP_ERR_INVALID_TXN_STATE, 0);
-  }
+  push(testing::kEndTxnApiKey, RD_KAFKA_RESP_ERR_INVALID_TXN_STATE, 10);
   produce_transaction();
   const auto failure = poll_until_commits(processor, 2, std::chrono::seconds(90));
   ASSERT_TRUE(failure) << "the processor went on: " << processor.stats().producers_replaced
