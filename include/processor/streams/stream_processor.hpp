@@ -65,8 +65,9 @@ struct StreamProcessorStats {
   std::uint64_t records = 0;             // records processed (including those of aborted transactions)
   std::uint64_t commits = 0;             // transactions (or at-least-once commits) completed
   std::uint64_t aborts = 0;              // transactions aborted; their records are processed again
-  std::uint64_t producers_replaced = 0;  // producers that failed for good (e.g. a sequence out of step
-                                         // with the broker) replaced under the same transactional.id
+  std::uint64_t producers_replaced = 0;  // producers replaced under the same transactional.id: fenced,
+                                         // failed for good (e.g. a sequence out of step with the
+                                         // broker), or an abort that did not end in time
   std::uint64_t changelog_records = 0;   // changelog records written by completed commits
   std::uint64_t restored_records = 0;    // changelog records applied by restorations
   std::uint64_t restorations = 0;        // (store, partition) restorations completed
