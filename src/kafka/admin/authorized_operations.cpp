@@ -4,6 +4,7 @@
 #include "kafka/rdkafka/client_factory.hpp"
 #include "kafka/rdkafka/errors.hpp"
 #include "kafka/rdkafka/handles.hpp"
+#include "kafka/rdkafka/retry.hpp"
 
 namespace processor::kafka::internal {
 namespace {
@@ -12,23 +13,26 @@ void add_operations(Permissions& permissions, const rd_kafka_AclOperation_t* ope
   for (std::size_t i = 0; i < count; ++i) permissions.operations.insert(operations[i]);
 }
 
-// Asks for authorized operations; throws the request's failure, the broker's refusal of the client
-// first.
+// Asks for authorized operations, again while the failure is retriable (a broker restarting:
+// _TRANSPORT) for up to three times `timeout`; throws the last failure, the broker's refusal of
+// the client first.
 RdPtr<rd_kafka_event_t> describe(rd_kafka_t* rk, rd_kafka_admin_op_t op, std::chrono::milliseconds timeout,
                                  const std::function<void(rd_kafka_AdminOptions_t*, rd_kafka_queue_t*)>& send,
                                  const std::string& what) {
   RdPtr<rd_kafka_event_t> event;
-  const rd_kafka_resp_err_t error = admin_request(
-      rk, op, timeout,
-      [&](rd_kafka_AdminOptions_t* options, rd_kafka_queue_t* queue) {
-        RdPtr<rd_kafka_error_t> refused(rd_kafka_AdminOptions_set_include_authorized_operations(options, 1));
-        send(options, queue);
-      },
-      &event, /*serve_events=*/true);
-  if (error != RD_KAFKA_RESP_ERR_NO_ERROR) {
+  with_retries(RetryPolicy{3 * timeout}, [&]() -> std::optional<StateError> {
+    const rd_kafka_resp_err_t error = admin_request(
+        rk, op, timeout,
+        [&](rd_kafka_AdminOptions_t* options, rd_kafka_queue_t* queue) {
+          RdPtr<rd_kafka_error_t> refused(
+              rd_kafka_AdminOptions_set_include_authorized_operations(options, 1));
+          send(options, queue);
+        },
+        &event, /*serve_events=*/true);
+    if (error == RD_KAFKA_RESP_ERR_NO_ERROR) return std::nullopt;
     throw_if_refused(rk);
-    throw kafka_error(error, what);
-  }
+    return kafka_error(error, what);
+  });
   return event;
 }
 
