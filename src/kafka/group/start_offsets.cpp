@@ -64,7 +64,7 @@ LogRange query_log_range(rd_kafka_t* rk, const TopicPartition& tp, std::chrono::
     // A partition missing from librdkafka's metadata while a broker restarts, or a topic seconds
     // old: as passing as a leader that moves, so retried as one is.
     if (failure && error == RD_KAFKA_RESP_ERR__UNKNOWN_PARTITION) {
-      failure.emplace(failure->kind(), failure->what(), error, true);
+      failure = StateError(failure->kind(), failure->what(), error, true);  // built before the old one goes
       refresh_topic_metadata(rk, tp.topic, request_timeout);
     }
     return failure;
