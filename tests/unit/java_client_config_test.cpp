@@ -143,6 +143,20 @@ TEST(JaasConfig, RefusesAsKafkaDoesWithoutEchoingValues) {
             std::string::npos);
 }
 
+TEST(JaasConfig, AWordOfBrokenQuotingIsNamedByWhereItStartsNotQuoted) {
+  // A quote inside the password: its rest reads as an option name with no value.
+  const std::string fragment =
+      refusal([] { parse_jaas_config("a.B required username=\"u\" password=\"Sec\"ret4Word\";"); });
+  EXPECT_EQ(fragment.find("ret4Word"), std::string::npos) << fragment;
+  EXPECT_NE(fragment.find("value not specified for key at character 41"), std::string::npos) << fragment;
+  // A control flag is quoted when it misspells one, and only then.
+  const std::string typo = refusal([] { parse_jaas_config("a.B requried x=\"1\";"); });
+  EXPECT_NE(typo.find("control flag 'requried'"), std::string::npos) << typo;
+  const std::string other = refusal([] { parse_jaas_config("a.B Hunter2Secret x=\"1\";"); });
+  EXPECT_EQ(other.find("Hunter2Secret"), std::string::npos) << other;
+  EXPECT_NE(other.find("control flag at character 5"), std::string::npos) << other;
+}
+
 TEST(JavaClientConfig, ScramOverTlsWithAPemTrustStore) {
   const auto config = java_client_config(
       "security.protocol=SASL_SSL\n"

@@ -1,6 +1,7 @@
 #include "kafka/config/jaas_config.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cctype>
 #include <optional>
 #include <vector>
@@ -19,8 +20,9 @@ namespace {
 // which has no text), a quoted string, or one other character.
 struct Token {
   enum Type { Word, Number, Quoted, Char, End } type = End;
-  std::string text;  // Word, Quoted
-  char c = 0;        // Char
+  std::string text;       // Word, Quoted
+  char c = 0;             // Char
+  std::size_t begin = 0;  // where it starts in the text
   bool has_text() const { return type == Word || type == Quoted; }
 };
 
@@ -31,6 +33,7 @@ class Tokenizer {
   Token next() {
     skip_blanks_and_comments();
     Token token;
+    token.begin = pos_;
     if (pos_ >= text_.size()) return token;
     const auto c = static_cast<unsigned char>(text_[pos_]);
     if (c == '"' || c == '\'') return quoted(char(c));
@@ -76,6 +79,7 @@ class Tokenizer {
   Token quoted(char quote) {
     Token token;
     token.type = Token::Quoted;
+    token.begin = pos_;
     ++pos_;
     while (pos_ < text_.size() && text_[pos_] != quote && text_[pos_] != '\n' && text_[pos_] != '\r') {
       char c = text_[pos_++];
@@ -131,6 +135,45 @@ std::string lowercase(std::string text) {
   return text;
 }
 
+// The number of single-character edits that turn `a` into `b` (Levenshtein).
+std::size_t edits_between(std::string_view a, std::string_view b) {
+  std::vector<std::size_t> row(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    std::size_t diagonal = row[0];
+    row[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      const std::size_t above = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diagonal = above;
+    }
+  }
+  return row[b.size()];
+}
+
+// How a refusal points at a word of the text. The text is a secret, and a word of broken
+// quoting can be a piece of a password: a word is quoted only when it is a name the refusal
+// expects (an option of the login modules Kafka ships) or a misspelling of one (a control flag);
+// any other word is named by where it starts.
+std::string word_at(const Token& token, bool quotable) {
+  return quotable ? "'" + token.text + "'" : "at character " + std::to_string(token.begin + 1);
+}
+
+bool misspells_a_flag(const Token& token) {
+  constexpr std::array<std::string_view, 4> kFlags = {"required", "requisite", "sufficient", "optional"};
+  return token.type == Token::Word && std::any_of(kFlags.begin(), kFlags.end(), [&](std::string_view flag) {
+           return edits_between(lowercase(token.text), flag) <= 2;
+         });
+}
+
+bool an_option_name(const std::string& word) {
+  constexpr std::array<std::string_view, 13> kNames = {
+      "username", "password",       "tokenauth", "serviceName", "useKeyTab",    "keyTab", "principal",
+      "storeKey", "useTicketCache", "debug",     "clientId",    "clientSecret", "scope"};
+  return std::find(kNames.begin(), kNames.end(), word) != kNames.end() ||
+         word.rfind("unsecuredLogin", 0) == 0 || word.rfind("extension_", 0) == 0;
+}
+
 // One "<module> <flag> key=value ... ;" entry, the module's token already read.
 JaasEntry parse_entry(Tokenizer& tokens, const Token& module) {
   JaasEntry entry;
@@ -140,8 +183,7 @@ JaasEntry parse_entry(Tokenizer& tokens, const Token& module) {
   if (flag.type == Token::End) refuse("login module control flag not specified");
   const std::string name = flag.has_text() ? lowercase(flag.text) : std::string();
   if (name != "required" && name != "requisite" && name != "sufficient" && name != "optional") {
-    refuse("invalid login module control flag" +
-           (flag.type == Token::Word ? " '" + flag.text + "'" : std::string()) +
+    refuse("invalid login module control flag " + word_at(flag, misspells_a_flag(flag)) +
            " (required, requisite, sufficient or optional)");
   }
   entry.flag = name;
@@ -151,7 +193,7 @@ JaasEntry parse_entry(Tokenizer& tokens, const Token& module) {
     const std::string key = token.text;
     const Token equals = tokens.next();
     const Token value = equals.type == Token::Char && equals.c == '=' ? tokens.next() : Token{};
-    if (!value.has_text()) refuse("value not specified for key '" + key + "'");
+    if (!value.has_text()) refuse("value not specified for key " + word_at(token, an_option_name(key)));
     entry.options.insert_or_assign(key, value.text);
     token = tokens.next();
   }

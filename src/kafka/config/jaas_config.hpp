@@ -18,7 +18,9 @@ struct JaasEntry {
 // The one login module entry of `text` ("<module> <flag> key=value ... ;").
 // Throws StateError(InvalidArgument) naming what is wrong, as Kafka's messages do ("JAAS config
 // entry not terminated by semi-colon", "Value not specified for key 'password' in JAAS config",
-// "JAAS config property contains 2 login modules, should be 1 module"), and never a value.
+// "JAAS config property contains 2 login modules, should be 1 module"), and never a value: a
+// word is quoted only when it is an option name or a misspelt control flag, any other word is
+// named by its position (with broken quoting, a word can be a piece of the password).
 JaasEntry parse_jaas_config(std::string_view text);
 
 }  // namespace processor::kafka::internal
