@@ -284,7 +284,12 @@ TEST(JavaClientConfig, RefusesWhatCannotBeHonouredNamingTheKey) {
   refused("sasl.mechanism=AWS_MSK_IAM\n", "sasl.mechanism", "not a mechanism librdkafka has");
   refused("security.protocol=SASL_TLS\n", "security.protocol", "not one of");
   refused("sasl.jaas.config=software.amazon.msk.auth.iam.IAMLoginModule required;\n", "sasl.jaas.config",
-          "no librdkafka counterpart");
+          "the login module 'IAMLoginModule' has no librdkafka counterpart");
+  refused("sasl.jaas.config=org.Plain1LoginModul required;\n", "sasl.jaas.config",
+          "the login module 'Plain1LoginModul' has no librdkafka counterpart");
+  // A module named like none of them can be a piece of a secret: named by its place.
+  refused("sasl.jaas.config=com.example.Hunter2Secret required;\n", "sasl.jaas.config",
+          "the login module at the start of the value has no librdkafka counterpart");
   refused(
       "sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required username=\"u\";\n",
       "sasl.jaas.config", "needs the options username and password");

@@ -4,6 +4,7 @@
 #include <array>
 #include <cctype>
 #include <optional>
+#include <span>
 #include <vector>
 
 #include "processor/error.hpp"
@@ -135,22 +136,6 @@ std::string lowercase(std::string text) {
   return text;
 }
 
-// The number of single-character edits that turn `a` into `b` (Levenshtein).
-std::size_t edits_between(std::string_view a, std::string_view b) {
-  std::vector<std::size_t> row(b.size() + 1);
-  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
-  for (std::size_t i = 1; i <= a.size(); ++i) {
-    std::size_t diagonal = row[0];
-    row[0] = i;
-    for (std::size_t j = 1; j <= b.size(); ++j) {
-      const std::size_t above = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
-      diagonal = above;
-    }
-  }
-  return row[b.size()];
-}
-
 // How a refusal points at a word of the text. The text is a secret, and a word of broken
 // quoting can be a piece of a password: a word is quoted only when it is a name the refusal
 // expects (an option of the login modules Kafka ships) or a misspelling of one (a control flag);
@@ -161,9 +146,7 @@ std::string word_at(const Token& token, bool quotable) {
 
 bool misspells_a_flag(const Token& token) {
   constexpr std::array<std::string_view, 4> kFlags = {"required", "requisite", "sufficient", "optional"};
-  return token.type == Token::Word && std::any_of(kFlags.begin(), kFlags.end(), [&](std::string_view flag) {
-           return edits_between(lowercase(token.text), flag) <= 2;
-         });
+  return token.type == Token::Word && close_to_one_of(lowercase(token.text), kFlags, 2);
 }
 
 bool an_option_name(const std::string& word) {
@@ -202,6 +185,31 @@ JaasEntry parse_entry(Tokenizer& tokens, const Token& module) {
 }
 
 }  // namespace
+
+namespace {
+
+// The number of single-character edits that turn `a` into `b` (Levenshtein).
+std::size_t edits_between(std::string_view a, std::string_view b) {
+  std::vector<std::size_t> row(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    std::size_t diagonal = row[0];
+    row[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      const std::size_t above = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diagonal = above;
+    }
+  }
+  return row[b.size()];
+}
+
+}  // namespace
+
+bool close_to_one_of(std::string_view word, std::span<const std::string_view> names, std::size_t max_edits) {
+  return std::any_of(names.begin(), names.end(),
+                     [&](std::string_view name) { return edits_between(word, name) <= max_edits; });
+}
 
 JaasEntry parse_jaas_config(std::string_view text) {
   Tokenizer tokens(text);

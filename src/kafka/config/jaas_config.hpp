@@ -4,6 +4,7 @@
 // // and /* */ comments). Internal: java_client_config() is the public entry.
 
 #include <map>
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -22,5 +23,9 @@ struct JaasEntry {
 // word is quoted only when it is an option name or a misspelt control flag, any other word is
 // named by its position (with broken quoting, a word can be a piece of the password).
 JaasEntry parse_jaas_config(std::string_view text);
+
+// Whether `word` is one of `names` or at most `max_edits` single-character edits away from one
+// (Levenshtein): a refusal quotes a word of the secret text only when it is a name misspelt.
+bool close_to_one_of(std::string_view word, std::span<const std::string_view> names, std::size_t max_edits);
 
 }  // namespace processor::kafka::internal

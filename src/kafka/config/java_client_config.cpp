@@ -204,8 +204,15 @@ class Translation {
     } else if (simple == "Krb5LoginModule") {
       kerberos(entry);
     } else {
-      refuse("sasl.jaas.config", "the login module '" + module +
-                                     "' has no librdkafka counterpart (PlainLoginModule, ScramLoginModule, "
+      // Quoted only when it is (or misspells) one of them or AWS MSK's IAM module: the value is a
+      // secret, and a module name that is nothing like one can be a piece of something else.
+      constexpr std::array<std::string_view, 5> kModules = {"PlainLoginModule", "ScramLoginModule",
+                                                            "OAuthBearerLoginModule", "Krb5LoginModule",
+                                                            "IAMLoginModule"};
+      const std::string named =
+          internal::close_to_one_of(simple, kModules, 3) ? "'" + simple + "'" : "at the start of the value";
+      refuse("sasl.jaas.config", "the login module " + named +
+                                     " has no librdkafka counterpart (PlainLoginModule, ScramLoginModule, "
                                      "OAuthBearerLoginModule and Krb5LoginModule have)");
     }
   }
