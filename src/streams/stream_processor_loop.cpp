@@ -53,9 +53,7 @@ void StreamProcessor::Impl::process(const rd_kafka_message_t& message) {
 void StreamProcessor::Impl::on_consume_error(const rd_kafka_message_t& message) {
   if (message.err == RD_KAFKA_RESP_ERR__PARTITION_EOF) return;
   if (message.err == RD_KAFKA_RESP_ERR__FATAL) {
-    if (auto fatal = kafka::internal::fatal_error(consumer.get(), "the consumer failed for good")) {
-      throw *std::move(fatal);
-    }
+    kafka::internal::throw_if_fatal(consumer.get(), "the consumer failed for good");
   }
   if (kafka::internal::consume_error_is_final(message.err)) {
     throw kafka::internal::consume_error(message, options.application_id, {options.input_topic});

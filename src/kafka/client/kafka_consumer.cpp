@@ -125,7 +125,7 @@ void KafkaConsumer::Impl::on_consume_error(const rd_kafka_message_t& message) {
     restart_at(list.get(), restarts, "seek");
     return;
   }
-  if (auto fatal = internal::fatal_error(rk(), "the consumer failed for good")) throw *std::move(fatal);
+  internal::throw_if_fatal(rk(), "the consumer failed for good");
   // A broker's refusal that cannot heal by itself is surfaced with its code; anything else is
   // transient (a broker connection, a leader move, a rejoin): librdkafka retries those quietly.
   const rd_kafka_resp_err_t code = message.err;

@@ -88,6 +88,10 @@ bool has_fatal_error(rd_kafka_t* rk) noexcept {
   return rd_kafka_fatal_error(rk, reason, sizeof reason) != RD_KAFKA_RESP_ERR_NO_ERROR;
 }
 
+void throw_if_fatal(rd_kafka_t* rk, const std::string& what) {
+  if (auto fatal = fatal_error(rk, what)) throw *std::move(fatal);
+}
+
 void throw_if_error(RdPtr<rd_kafka_error_t> error, const std::string& what) {
   if (error) throw kafka_error(error.get(), what);
 }

@@ -37,6 +37,8 @@ void throw_if_error(RdPtr<rd_kafka_error_t> error, const std::string& what);
 std::optional<StateError> fatal_error(rd_kafka_t* rk, const std::string& what);
 // Whether the client has such an error, without building it.
 bool has_fatal_error(rd_kafka_t* rk) noexcept;
+// Throws fatal_error(rk, what) when the client has one.
+void throw_if_fatal(rd_kafka_t* rk, const std::string& what);
 
 // Whether Kafka's protocol classes the error as retriable (its RetriableException errors and
 // librdkafka's local transport and time-out errors): a coordinator loading, moving or
