@@ -85,7 +85,8 @@ class PollInterval : public ::testing::TestWithParam<Case> {
   void produce() {
     Producer producer(bootstrap_);
     for (int i = 0; i < kRecords; ++i, ++produced_) {
-      producer.send(topic_, produced_ % kPartitions, "k" + std::to_string(produced_), std::to_string(produced_));
+      producer.send(topic_, produced_ % kPartitions, "k" + std::to_string(produced_),
+                    std::to_string(produced_));
     }
     producer.flush();
   }
@@ -120,7 +121,9 @@ class PollInterval : public ::testing::TestWithParam<Case> {
   // librdkafka 2.14.2's #5541 as it reaches the member today: under the consumer protocol, a
   // call that outlasts the limit while a rebalance is under way makes the member's next
   // ConsumerGroupHeartbeat an INVALID_REQUEST, fatal to the handle.
-  bool meets_5541() const { return GetParam().assignment == "consumer" && GetParam().during == During::ARebalance; }
+  bool meets_5541() const {
+    return GetParam().assignment == "consumer" && GetParam().during == During::ARebalance;
+  }
 
   // Every record was handled at least once, the slow one too.
   void expect_every_record_handled() {
@@ -243,7 +246,8 @@ TEST_P(PollInterval, StreamProcessorRejoinsAndLosesNothing) {
   testing::create_topic(bootstrap_, output, kPartitions);
   const auto state_dir = std::filesystem::temp_directory_path() / (topic_ + "-state");
   struct Processor : Member {
-    Processor(PollInterval& test, const std::string& output, const std::filesystem::path& dir, Handle handle) {
+    Processor(PollInterval& test, const std::string& output, const std::filesystem::path& dir,
+              Handle handle) {
       streams::StreamProcessorOptions options;
       options.application_id = test.group_;
       options.input_topic = test.topic_;
@@ -253,7 +257,7 @@ TEST_P(PollInterval, StreamProcessorRejoinsAndLosesNothing) {
       options.poll_timeout = 20ms;
       processor = std::make_unique<streams::StreamProcessor>(
           options, [output, handle = std::move(handle)](const kafka::ConsumedRecord& record,
-                                                       streams::RecordContext& context) {
+                                                        streams::RecordContext& context) {
             handle(record.value);
             context.output().send(output, record.key, record.value, record.partition);
           });
@@ -265,7 +269,8 @@ TEST_P(PollInterval, StreamProcessorRejoinsAndLosesNothing) {
   };
   int members = 0;
   run([&](Handle handle) {
-    return std::make_unique<Processor>(*this, output, state_dir / std::to_string(members++), std::move(handle));
+    return std::make_unique<Processor>(*this, output, state_dir / std::to_string(members++),
+                                       std::move(handle));
   });
   std::filesystem::remove_all(state_dir);
   std::map<std::string, int> copies;
