@@ -10,6 +10,7 @@
 #include <chrono>
 #include <memory>
 #include <mutex>
+#include <random>
 #include <thread>
 
 #include "kafka_test_support.hpp"
@@ -200,6 +201,39 @@ TEST_F(LagMonitorBroker, GroupWithoutMembersKeepsReporting) {
   const GroupLag* group = find(last, group_);
   ASSERT_NE(group, nullptr);
   EXPECT_EQ(group->partitions[0].status, Status::Stop);
+}
+
+// librdkafka 2.14.2 (#5616): a handle destroyed while another thread queries offsets on it
+// touches freed memory. The monitor is the last owner of its GroupAdmin here, and is destroyed at
+// every moment of its polls (while ListOffsets, OffsetFetch or DescribeGroups is in flight on its
+// thread): its destructor joins the thread before the handle goes. Under ASan (CI's sanitizer
+// tier) an overlap is a use-after-free.
+TEST_F(LagMonitorBroker, DestroyedWhileItsThreadQueriesTheClusterTheHandleOutlivesTheQuery) {
+  testing::Producer producer(bootstrap_);
+  producer.produce(topic_, 0, 10);
+  testing::commit_as_outsider(bootstrap_, group_, {{{topic_, 0}, 6}});
+  admin_.reset();
+  std::mt19937 random(7);
+  int during_the_first_poll = 0;  // rounds destroyed before a poll had finished
+  int after_a_poll = 0;
+  for (int round = 0; round < 30; ++round) {
+    LagMonitorOptions options;
+    options.groups = {group_};
+    options.interval = 1ms;
+    auto lag_monitor = std::make_unique<LagMonitor>(
+        std::make_shared<GroupAdminLagSource>(kafka::GroupAdmin::create(
+            {{"bootstrap.servers", bootstrap_}, {"log_level", "3"}}, std::chrono::seconds(10))),
+        options);
+    lag_monitor->start();
+    std::this_thread::sleep_for(
+        std::chrono::microseconds(std::uniform_int_distribution<int>(0, 100'000)(random)));
+    const auto polls = lag_monitor->stats().polls;
+    lag_monitor.reset();  // the last owner of the GroupAdmin, and so of its handle
+    ++(polls == 0 ? during_the_first_poll : after_a_poll);
+  }
+  // Both kinds of moment were met: the first poll's requests in flight, and later polls.
+  EXPECT_GT(during_the_first_poll, 0);
+  EXPECT_GT(after_a_poll, 0);
 }
 
 }  // namespace

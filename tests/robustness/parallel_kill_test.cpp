@@ -76,6 +76,11 @@ struct Scenario {
   std::chrono::milliseconds produce_for{30'000};
   int kills = 8;
   int scale_up_at = 3;  // after this many kills, the third worker joins
+  // The classic protocols' session.timeout.ms. On a cluster whose brokers are killed it must
+  // outlast the group coordinator's failover (the dead node's broker session, 4 s, plus the
+  // election): librdkafka calls a member's assignment lost when no heartbeat succeeded for that
+  // long, and the member then processes its uncommitted records again.
+  int session_timeout_ms = 3'000;
 };
 
 int env_int(const char* name, int fallback) {
@@ -315,6 +320,8 @@ class ParallelKillRun {
                                scenario_.mode,
                                "--assignment",
                                scenario_.assignment,
+                               "--session-timeout-ms",
+                               std::to_string(scenario_.session_timeout_ms),
                                "--journal",
                                (dir_ / journal_of(worker)).string(),
                                "--state-dir",
@@ -461,7 +468,9 @@ class ParallelKill : public ::testing::Test {
 void expect_at_least_once(const std::string& bootstrap, const std::string& assignment,
                           OwnedBroker* cluster = nullptr,
                           BrokerKillSchedule broker_kills = BrokerKillSchedule{0}) {
-  ParallelKillRun run(bootstrap, Scenario{"journal", assignment}, cluster, broker_kills);
+  Scenario scenario{"journal", assignment};
+  if (cluster != nullptr) scenario.session_timeout_ms = 10'000;
+  ParallelKillRun run(bootstrap, scenario, cluster, broker_kills);
   run.run(seed_of_run());
   const JournalFindings found = run.check_journals();
   report(("at-least-once, " + assignment).c_str(), run, found);
@@ -502,16 +511,23 @@ TEST_F(ParallelKill, UnderTheConsumerGroupProtocolEveryRecordAtLeastOnceAndInOrd
 
 // The same on a 3-node cluster (every topic replicated 3 times, min.insync.replicas 2) whose
 // brokers are SIGKILLed one at a time every 9 s and restarted 6 s later (3 kills: each node once),
-// under Kafka 4's consumer group protocol: no record lost, each key in order, no worker exits.
-TEST(ParallelKillOnACluster, BrokerAndWorkerKillsLoseNothingAndKeepKeyOrder) {
+// under each group protocol: no record lost, each key in order, no worker exits.
+class ParallelKillOnACluster : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(ParallelKillOnACluster, BrokerAndWorkerKillsLoseNothingAndKeepKeyOrder) {
   if (broker_script().empty()) GTEST_SKIP() << "KAFKA_BROKER_SCRIPT is not set: no cluster can be started";
   OwnedBroker cluster(broker_script(), fs::temp_directory_path() / unique_name("parallel-cluster"), 3);
   BrokerKillSchedule schedule;
   schedule.kills = 3;
   schedule.every = std::chrono::milliseconds(9'000);
-  expect_at_least_once(cluster.bootstrap(), "consumer", &cluster, schedule);
+  expect_at_least_once(cluster.bootstrap(), GetParam(), &cluster, schedule);
   if (::testing::Test::HasFailure()) cluster.keep_directory();
 }
+
+INSTANTIATE_TEST_SUITE_P(EveryProtocol, ParallelKillOnACluster, ::testing::ValuesIn(group_protocols()),
+                         [](const ::testing::TestParamInfo<std::string>& param) {
+                           return group_protocol_name(param.param);
+                         });
 
 TEST_F(ParallelKill, WithCheckpointTransactionsEveryRecordHasExactlyOneResult) {
   ParallelKillRun run(bootstrap_, Scenario{"transactional", "range"});

@@ -5,7 +5,7 @@
 //
 //   parallel_worker --bootstrap B --group G --input T --journal FILE --state-dir DIR
 //                   [--mode journal|transactional] [--output O]
-//                   [--assignment cooperative-sticky|range|consumer]
+//                   [--assignment cooperative-sticky|range|consumer] [--session-timeout-ms 3000 (classic)]
 //                   [--seed N] [--max-latency-ms 20] [--fail-permille 10] [--metadata-budget 4096]
 //                   [--slow-partition P --slow-offset O --slow-ms MS --slow-done FILE]
 //
@@ -146,8 +146,8 @@ int run(const Arguments& args) {
 
   auto properties = processor::testing::group_properties(args.required("bootstrap"), group,
                                                          args.get("assignment", "cooperative-sticky"));
-  if (properties.count("partition.assignment.strategy") != 0)
-    properties["session.timeout.ms"] = "3000";  // classic
+  if (properties.count("partition.assignment.strategy") != 0)  // classic
+    properties["session.timeout.ms"] = args.get("session-timeout-ms", "3000");
   auto client = KafkaClient::create(properties);
   KafkaOffsetStoreOptions store_options = processor::testing::fast_retries();
   store_options.retry_deadline =
