@@ -36,11 +36,7 @@ void StreamProcessor::Impl::fence_departed_owner(std::int32_t partition) {
   if (!waited && Clock::now() < next_fence_look) return;
   next_fence_look = Clock::now() + std::chrono::milliseconds(500);
   std::optional<std::vector<kafka::GroupMember>> members;
-  try {
-    members = admin->describe_groups({options.application_id}).at(0).members;
-  } catch (const StateError& error) {
-    processor::internal::log(LogLevel::Debug, "streams", "describing the group failed: ", error.what());
-  }
+  if (auto group = describe_group("fencing")) members = std::move(group->members);
   const std::string prefix = options.application_id + "-";
   const bool ids_known = members && std::all_of(members->begin(), members->end(), [&](const auto& member) {
                            return member.client_id.size() > prefix.size() &&
@@ -97,20 +93,31 @@ void StreamProcessor::Impl::fence_departed_owner(std::int32_t partition) {
 
 std::optional<std::string> StreamProcessor::Impl::member_sharing_transactional_id() const {
   if (!admin || !members_named_by_transactional_id) return std::nullopt;
-  std::vector<kafka::GroupMember> members;
-  try {
-    members = admin->describe_groups({options.application_id}).at(0).members;
-  } catch (const StateError& error) {
-    processor::internal::log(LogLevel::Debug, "streams", "describing the group failed: ", error.what());
-    return std::nullopt;
-  }
-  char* self_id = rd_kafka_memberid(consumer.get());
-  const std::string self = self_id != nullptr ? self_id : "";
-  if (self_id != nullptr) rd_kafka_mem_free(consumer.get(), self_id);
-  for (const auto& member : members) {
+  const auto group = describe_group("its transactional.id's other users");
+  if (!group) return std::nullopt;
+  const std::string self = self_member_id();
+  for (const auto& member : group->members) {
     if (member.client_id == transactional_id && member.member_id != self) return member.host;
   }
   return std::nullopt;
+}
+
+std::optional<kafka::GroupDescription> StreamProcessor::Impl::describe_group(std::string_view purpose) const {
+  try {
+    return admin->describe_groups({options.application_id}).at(0);
+  } catch (const StateError& error) {
+    processor::internal::log(LogLevel::Debug, "streams", "describing the group for ", purpose,
+                             " failed: ", error.what());
+    return std::nullopt;
+  }
+}
+
+std::string StreamProcessor::Impl::self_member_id() const {
+  char* id = rd_kafka_memberid(consumer.get());
+  if (id == nullptr) return {};
+  std::string self = id;
+  rd_kafka_mem_free(consumer.get(), id);
+  return self;
 }
 
 }  // namespace processor::streams

@@ -176,6 +176,11 @@ struct StreamProcessor::Impl final : RecordContext, OutputSink {
   // The host of another group member whose client.id is this transactional.id, if the group's
   // description says so.
   std::optional<std::string> member_sharing_transactional_id() const;
+  // The group's description; nullopt (logged at debug, naming `purpose`) when describing it
+  // failed: the callers look again later.
+  std::optional<kafka::GroupDescription> describe_group(std::string_view purpose) const;
+  // This member's id in the group ("" before it joined).
+  std::string self_member_id() const;
 
   // stream_processor_commit.cpp
   void begin();

@@ -48,18 +48,10 @@ void StreamProcessor::Impl::maintain_standbys() {
 }
 
 void StreamProcessor::Impl::place_standbys() {
-  kafka::GroupDescription group;
-  try {
-    group = admin->describe_groups({options.application_id}).at(0);
-  } catch (const StateError& error) {
-    processor::internal::log(LogLevel::Debug, "streams",
-                             "describing the group for standby placement failed: ", error.what());
-    return;
-  }
-  if (group.state != "Stable") return;  // placed again once the group settles
-  char* self_id = rd_kafka_memberid(consumer.get());
-  const std::string self = self_id != nullptr ? self_id : "";
-  if (self_id != nullptr) rd_kafka_mem_free(consumer.get(), self_id);
+  const auto described = describe_group("standby placement");
+  if (!described || described->state != "Stable") return;  // placed again once the group settles
+  const kafka::GroupDescription& group = *described;
+  const std::string self = self_member_id();
   std::vector<internal::MemberPartitions> members;
   std::set<std::int32_t> assigned_here;  // by the group, whether or not the assignment was served yet
   for (const auto& member : group.members) {

@@ -8,6 +8,7 @@
 #include "kafka/admin/group_admin_impl.hpp"
 #include "kafka/rdkafka/admin_request.hpp"
 #include "kafka/rdkafka/partition_list.hpp"
+#include "kafka/rdkafka/topic_metadata.hpp"
 #include "processor/kafka/group_admin.hpp"
 
 namespace processor::kafka {
@@ -116,13 +117,8 @@ std::vector<TopicPartition> GroupAdmin::partitions_of(const std::vector<std::str
   // The client is a consumer's, whose metadata requests never create a topic.
   for (const auto& topic : wanted) {
     if (found.count(topic) != 0) continue;
-    RdPtr<rd_kafka_topic_t> handle(rd_kafka_topic_new(impl_->rk.get(), topic.c_str(), nullptr));
-    const rd_kafka_metadata_t* named = nullptr;
-    const rd_kafka_resp_err_t asked =
-        rd_kafka_metadata(impl_->rk.get(), 0, handle.get(), &named, internal::to_timeout_ms(impl_->timeout));
-    RdPtr<const rd_kafka_metadata_t> answer(named);
-    if (asked == RD_KAFKA_RESP_ERR_NO_ERROR && answer->topic_cnt == 1 &&
-        answer->topics[0].err == RD_KAFKA_RESP_ERR_TOPIC_AUTHORIZATION_FAILED) {
+    const auto named = internal::topic_metadata(impl_->rk.get(), topic, impl_->timeout);
+    if (named.topic() != nullptr && named.topic()->err == RD_KAFKA_RESP_ERR_TOPIC_AUTHORIZATION_FAILED) {
       throw internal::kafka_error(RD_KAFKA_RESP_ERR_TOPIC_AUTHORIZATION_FAILED, "topic '" + topic + "'");
     }
     throw StateError(ErrorKind::NotFound, "topic '" + topic + "' does not exist");

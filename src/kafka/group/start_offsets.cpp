@@ -3,6 +3,7 @@
 #include "common/log_internal.hpp"
 #include "kafka/rdkafka/errors.hpp"
 #include "kafka/rdkafka/partition_list.hpp"
+#include "kafka/rdkafka/topic_metadata.hpp"
 
 namespace processor::kafka::internal {
 namespace {
@@ -27,14 +28,6 @@ void retry_start(const RetryPolicy& policy, Attempt&& attempt) {
 // lost (its leader's broker left the metadata while it restarted) is known again. librdkafka
 // refreshes only the topics its handle produces to or fetches from, and the handles that only
 // query log ranges do neither. Failures are left to the next try.
-void refresh_topic_metadata(rd_kafka_t* rk, const std::string& topic, std::chrono::milliseconds timeout) {
-  RdPtr<rd_kafka_topic_t> handle(rd_kafka_topic_new(rk, topic.c_str(), nullptr));
-  if (!handle) return;
-  const rd_kafka_metadata_t* metadata = nullptr;
-  if (rd_kafka_metadata(rk, 0, handle.get(), &metadata, to_timeout_ms(timeout)) == RD_KAFKA_RESP_ERR_NO_ERROR)
-    rd_kafka_metadata_destroy(metadata);
-}
-
 }  // namespace
 
 RetryPolicy start_retry_policy(std::chrono::milliseconds request_timeout) {
@@ -65,7 +58,7 @@ LogRange query_log_range(rd_kafka_t* rk, const TopicPartition& tp, std::chrono::
     // old: as passing as a leader that moves, so retried as one is.
     if (failure && error == RD_KAFKA_RESP_ERR__UNKNOWN_PARTITION) {
       failure = StateError(failure->kind(), failure->what(), error, true);  // built before the old one goes
-      refresh_topic_metadata(rk, tp.topic, request_timeout);
+      topic_metadata(rk, tp.topic, request_timeout);                        // into librdkafka's cache
     }
     return failure;
   });

@@ -23,6 +23,7 @@
 #include "kafka/rdkafka/errors.hpp"
 #include "kafka/rdkafka/handles.hpp"
 #include "kafka/rdkafka/partition_list.hpp"
+#include "kafka/rdkafka/topic_metadata.hpp"
 #include "processor/error.hpp"
 #include "processor/state/rocksdb_state_backend.hpp"
 #include "processor/streams/stream_processor.hpp"
@@ -62,18 +63,13 @@ std::string printable(std::string_view bytes) {
 }
 
 std::int32_t partition_count(rd_kafka_t* rk, const std::string& topic) {
-  const std::unique_ptr<rd_kafka_topic_t, decltype(&rd_kafka_topic_destroy)> handle(
-      rd_kafka_topic_new(rk, topic.c_str(), nullptr), &rd_kafka_topic_destroy);
-  const rd_kafka_metadata_t* raw = nullptr;
-  const rd_kafka_resp_err_t error =
-      rd_kafka_metadata(rk, 0, handle.get(), &raw, kafka::internal::to_timeout_ms(kRequestTimeout));
-  if (error != RD_KAFKA_RESP_ERR_NO_ERROR)
-    throw kafka::internal::kafka_error(error, "reading the metadata of " + topic);
-  kafka::internal::RdPtr<const rd_kafka_metadata_t> metadata(raw);
-  if (metadata->topic_cnt != 1 || metadata->topics[0].err != RD_KAFKA_RESP_ERR_NO_ERROR) {
+  const auto metadata = kafka::internal::topic_metadata(rk, topic, kRequestTimeout);
+  if (metadata.error != RD_KAFKA_RESP_ERR_NO_ERROR)
+    throw kafka::internal::kafka_error(metadata.error, "reading the metadata of " + topic);
+  if (metadata.topic() == nullptr || metadata.topic()->err != RD_KAFKA_RESP_ERR_NO_ERROR) {
     throw StateError(ErrorKind::NotFound, "changelog topic '" + topic + "' does not exist");
   }
-  return metadata->topics[0].partition_cnt;
+  return metadata.topic()->partition_cnt;
 }
 
 // The local state's changelog position of each partition, when DIR holds one.
