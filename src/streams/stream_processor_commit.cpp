@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "common/log_internal.hpp"
+#include "kafka/group/rebalance.hpp"
 #include "kafka/producer/produce.hpp"
 #include "kafka/producer/transactions.hpp"
 #include "kafka/rdkafka/client_factory.hpp"
@@ -239,6 +240,12 @@ bool StreamProcessor::Impl::commit() {
         if (task.next_leader_epoch >= 0)
           rd_kafka_topic_partition_set_leader_epoch(entry, task.next_leader_epoch);
       }
+    }
+    // A member that lost its assignment commits nothing: its records are the next owner's (and a
+    // static member's offsets would be fenced for good).
+    if (offsets->cnt > 0 && kafka::internal::assignment_lost(consumer.get())) {
+      throw AbortableTransactionError{kafka::internal::kafka_error(
+          RD_KAFKA_RESP_ERR__ASSIGNMENT_LOST, "committing the offsets: this member lost its assignment")};
     }
     if (exactly_once()) {
       if (offsets->cnt > 0) {

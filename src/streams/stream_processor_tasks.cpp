@@ -53,7 +53,7 @@ void StreamProcessor::Impl::on_rebalance(rd_kafka_resp_err_t event, rd_kafka_top
     count([&](StreamProcessorStats& stats) { stats.assignments += assigned.size(); });
     return;
   }
-  const bool lost = rd_kafka_assignment_lost(rk) != 0;
+  const bool lost = kafka::internal::assignment_lost(rk);
   try {
     if (broken) {
       // Nothing can commit any more (the producer failed for good); the transaction dies with it.

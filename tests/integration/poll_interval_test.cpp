@@ -42,10 +42,11 @@ enum class During { Alone, ARebalance };
 struct Case {
   std::string assignment;
   During during;
+  bool static_member = false;  // the member of the slow call has a group.instance.id (KIP-345)
 };
 
 std::string case_name(const ::testing::TestParamInfo<Case>& info) {
-  return testing::group_protocol_name(info.param.assignment) +
+  return testing::group_protocol_name(info.param.assignment) + (info.param.static_member ? "Static" : "") +
          (info.param.during == During::Alone ? "Alone" : "DuringARebalance");
 }
 
@@ -54,6 +55,10 @@ std::vector<Case> every_case() {
   for (const auto& assignment : testing::group_protocols()) {
     cases.push_back({assignment, During::Alone});
     cases.push_back({assignment, During::ARebalance});
+    // librdkafka #5604/#5585: a static member's commit of an assignment it lost is fatal. (Under
+    // cooperative-sticky such a member took 55 s to recover in one run, over 90 s in another: its
+    // heartbeats time out at the coordinator meanwhile. Not tested here.)
+    if (assignment == "range") cases.push_back({assignment, During::ARebalance, true});
   }
   return cases;
 }
@@ -65,9 +70,9 @@ struct Member {
   virtual void close() = 0;
   virtual bool owns_partitions() const = 0;
 };
-// Makes a member that gives each record's value to `handle`.
 using Handle = std::function<void(std::string_view)>;
-using MakeMember = std::function<std::unique_ptr<Member>(Handle)>;
+// Makes a member that gives each record's value to `handle`; `slow`: the member of the slow call.
+using MakeMember = std::function<std::unique_ptr<Member>(Handle, bool slow)>;
 
 // The members' fixture: public, for the members the tests define.
 class PollInterval : public ::testing::TestWithParam<Case> {
@@ -91,10 +96,17 @@ class PollInterval : public ::testing::TestWithParam<Case> {
     producer.flush();
   }
 
-  // The group's properties for GetParam()'s protocol, with the 7 s limit.
-  kafka::KafkaProperties properties() const {
+  // The 7 s limit, and for the member of the slow call (`slow`) a group.instance.id when the case
+  // makes it static.
+  kafka::KafkaProperties extra(bool slow) const {
+    kafka::KafkaProperties extra = kLimit;
+    if (slow && GetParam().static_member) extra["group.instance.id"] = group_ + "-slow-member";
+    return extra;
+  }
+  // The group's properties for GetParam()'s protocol, with extra(slow).
+  kafka::KafkaProperties properties(bool slow) const {
     auto properties = testing::group_properties(bootstrap_, group_, GetParam().assignment);
-    for (const auto& [name, value] : kLimit) properties[name] = value;
+    for (const auto& [name, value] : extra(slow)) properties[name] = value;
     return properties;
   }
 
@@ -169,7 +181,7 @@ void PollInterval::run(const MakeMember& make) {
   auto join = [&] {
     second_thread = std::thread([&] {
       try {
-        auto second = make([&](std::string_view value) { on_record(value, {}); });
+        auto second = make([&](std::string_view value) { on_record(value, {}); }, false);
         while (!stop.load()) second->poll();
         second->close();
       } catch (const std::exception& error) {
@@ -181,7 +193,7 @@ void PollInterval::run(const MakeMember& make) {
   // (never silently), and a new member takes its place, as a supervisor would start one.
   for (int members = 0; members < 2; ++members) {
     try {
-      auto first = make([&](std::string_view value) { on_record(value, join); });
+      auto first = make([&](std::string_view value) { on_record(value, join); }, true);
       poll_through_the_slow_call(*first);
       first->close();
       break;
@@ -202,9 +214,9 @@ void PollInterval::run(const MakeMember& make) {
 
 TEST_P(PollInterval, KafkaConsumerRejoinsAndLosesNothing) {
   struct Consumer : Member {
-    Consumer(PollInterval& test, Handle on_value)
+    Consumer(PollInterval& test, Handle on_value, bool slow)
         : member(test.bootstrap_, test.group_, test.topic_, test.GetParam().assignment,
-                 kafka::OffsetCommitStrategy::every_n_events(10), kLimit),
+                 kafka::OffsetCommitStrategy::every_n_events(10), test.extra(slow)),
           handle(std::move(on_value)) {}
     void poll() override {
       member.consumer.poll([&](const kafka::ConsumedRecord& record) { handle(record.value); });
@@ -214,18 +226,18 @@ TEST_P(PollInterval, KafkaConsumerRejoinsAndLosesNothing) {
     GroupMember member;
     Handle handle;
   };
-  run([&](Handle handle) { return std::make_unique<Consumer>(*this, std::move(handle)); });
+  run([&](Handle handle, bool slow) { return std::make_unique<Consumer>(*this, std::move(handle), slow); });
 }
 
 TEST_P(PollInterval, ParallelConsumerRejoinsAndLosesNothing) {
   struct Consumer : Member {
-    Consumer(PollInterval& test, Handle handle) {
+    Consumer(PollInterval& test, Handle handle, bool slow) {
       kafka::ConsumerSetup setup;
       setup.bootstrap_servers = test.bootstrap_;
       setup.group = test.group_;
       setup.topics = {test.topic_};
       setup.strategy = kafka::OffsetCommitStrategy::every_n_events(10);
-      setup.properties = test.properties();
+      setup.properties = test.properties(slow);
       setup.properties.erase("bootstrap.servers");
       setup.properties.erase("group.id");
       consumer = kafka::ParallelConsumer::connect(
@@ -237,7 +249,7 @@ TEST_P(PollInterval, ParallelConsumerRejoinsAndLosesNothing) {
     bool owns_partitions() const override { return !consumer->assignment().empty(); }
     std::unique_ptr<kafka::ParallelConsumer> consumer;
   };
-  run([&](Handle handle) { return std::make_unique<Consumer>(*this, std::move(handle)); });
+  run([&](Handle handle, bool slow) { return std::make_unique<Consumer>(*this, std::move(handle), slow); });
 }
 
 // Exactly once: the output holds every input value once (read_committed).
@@ -246,13 +258,13 @@ TEST_P(PollInterval, StreamProcessorRejoinsAndLosesNothing) {
   testing::create_topic(bootstrap_, output, kPartitions);
   const auto state_dir = std::filesystem::temp_directory_path() / (topic_ + "-state");
   struct Processor : Member {
-    Processor(PollInterval& test, const std::string& output, const std::filesystem::path& dir,
-              Handle handle) {
+    Processor(PollInterval& test, const std::string& output, const std::filesystem::path& dir, Handle handle,
+              bool slow) {
       streams::StreamProcessorOptions options;
       options.application_id = test.group_;
       options.input_topic = test.topic_;
       options.state_dir = dir;
-      options.properties = test.properties();
+      options.properties = test.properties(slow);
       options.properties.erase("group.id");
       options.poll_timeout = 20ms;
       processor = std::make_unique<streams::StreamProcessor>(
@@ -268,9 +280,9 @@ TEST_P(PollInterval, StreamProcessorRejoinsAndLosesNothing) {
     std::unique_ptr<streams::StreamProcessor> processor;
   };
   int members = 0;
-  run([&](Handle handle) {
+  run([&](Handle handle, bool slow) {
     return std::make_unique<Processor>(*this, output, state_dir / std::to_string(members++),
-                                       std::move(handle));
+                                       std::move(handle), slow);
   });
   std::filesystem::remove_all(state_dir);
   std::map<std::string, int> copies;

@@ -232,7 +232,7 @@ void KafkaConsumer::Impl::forget_unowned() {
 
 void KafkaConsumer::Impl::revoke(rd_kafka_topic_partition_list_t* partitions) {
   const auto revoked = internal::from_partition_list(partitions);
-  const bool lost = rd_kafka_assignment_lost(rk()) != 0;
+  const bool lost = internal::assignment_lost(rk());
   bool commit_failed = false;
   // An exception from the user's callbacks is kept for the polling thread; the partitions are
   // still forgotten and librdkafka still sees the revocation applied.

@@ -5,6 +5,7 @@
 
 #include "common/log_internal.hpp"
 #include "kafka/client/kafka_client_impl.hpp"
+#include "kafka/group/rebalance.hpp"
 #include "kafka/rdkafka/admin_request.hpp"
 #include "kafka/rdkafka/errors.hpp"
 #include "kafka/rdkafka/retry.hpp"
@@ -84,7 +85,7 @@ void refuse_unowned(const KafkaClient& client, const std::vector<TopicPartition>
 void require_ownership(const KafkaClient& client, KafkaClient::Impl& impl,
                        std::span<const PartitionOffset> offsets) {
   if (!impl.subscribed) return;
-  if (rd_kafka_assignment_lost(impl.rk()) != 0) {
+  if (internal::assignment_lost(impl.rk())) {
     throw internal::kafka_error(RD_KAFKA_RESP_ERR__ASSIGNMENT_LOST,
                                 "refusing to commit " + std::to_string(offsets.size()) +
                                     " offsets: this member of group '" + client.group_id() +

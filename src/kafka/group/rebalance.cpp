@@ -15,6 +15,14 @@ bool incremental_rebalance(rd_kafka_t* rk) noexcept {
   return protocol != nullptr && std::strcmp(protocol, "COOPERATIVE") == 0;
 }
 
+bool assignment_lost(rd_kafka_t* rk) noexcept {
+  if (rd_kafka_assignment_lost(rk) != 0) return true;
+  char* id = rd_kafka_memberid(rk);
+  const bool without_id = id == nullptr || *id == '\0';
+  if (id != nullptr) rd_kafka_mem_free(rk, id);
+  return without_id;
+}
+
 void apply_rebalance(rd_kafka_t* rk, rd_kafka_resp_err_t event, rd_kafka_topic_partition_list_t* partitions) {
   const bool assigning = event == RD_KAFKA_RESP_ERR__ASSIGN_PARTITIONS;
   const char* what = assigning ? "assigning partitions" : "revoking partitions";

@@ -17,6 +17,14 @@ namespace processor::kafka::internal {
 // group or already closing (librdkafka then answers NULL).
 bool incremental_rebalance(rd_kafka_t* rk) noexcept;
 
+// Whether this member's assignment is lost: the group may have given its partitions to others,
+// so it must commit nothing of them. librdkafka's lost flag, or a member without a member id:
+// librdkafka 2.14.2 (#5604, #5585) forgets a classic member's id when it times out its session
+// or poll interval, but drops the lost flag when a rebalance was in flight then. A commit without
+// an id is refused (UNKNOWN_MEMBER_ID), and a static member's (group.instance.id) is fenced for
+// good (FENCED_INSTANCE_ID, fatal to the client). The one place the library asks.
+bool assignment_lost(rd_kafka_t* rk) noexcept;
+
 // Applies an assignment (RD_KAFKA_RESP_ERR__ASSIGN_PARTITIONS) or a revocation of `partitions`
 // as the protocol wants. Throws StateError(Kafka) when librdkafka refuses it.
 void apply_rebalance(rd_kafka_t* rk, rd_kafka_resp_err_t event, rd_kafka_topic_partition_list_t* partitions);
