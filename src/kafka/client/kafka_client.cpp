@@ -69,12 +69,10 @@ KafkaClient::~KafkaClient() {
     impl_->rebalance_handler = nullptr;  // the default handler unassigns
   }
   if (internal::has_fatal_error(impl_->rk())) {
-    // After a fatal error (e.g. a fenced static member) librdkafka 2.0.2's close never finishes:
-    // leave the group to the session timeout.
+    // After a fatal error (e.g. a fenced static member) librdkafka's close never finishes: the
+    // group is left to the session timeout (destroy_client).
     impl_->closed = true;
-    rd_kafka_t* rk = impl_->handle.release();
-    rd_kafka_destroy_flags(rk, RD_KAFKA_DESTROY_F_NO_CONSUMER_CLOSE);
-    internal::forget_connection_refusal(rk);
+    impl_->handle.reset();
     return;
   }
   if (!impl_->closed.exchange(true)) rd_kafka_consumer_close(impl_->rk());

@@ -3,12 +3,15 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <future>
 #include <map>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <unordered_map>
 
 #include "common/log_internal.hpp"
+#include "kafka/rdkafka/errors.hpp"
 #include "processor/detail/mutex.hpp"
 #include "processor/error.hpp"
 
@@ -127,6 +130,32 @@ std::optional<StateError> connection_refusal(const rd_kafka_t* rk) {
 
 void throw_if_refused(const rd_kafka_t* rk) {
   if (auto refusal = connection_refusal(rk)) throw std::move(*refusal);
+}
+
+void destroy_client(rd_kafka_t* rk) noexcept {
+  if (!has_fatal_error(rk)) {
+    rd_kafka_destroy(rk);
+    forget_connection_refusal(rk);
+    return;
+  }
+  constexpr auto kPatience = std::chrono::seconds(10);
+  try {
+    auto destroyed = std::make_shared<std::promise<void>>();
+    std::future<void> done = destroyed->get_future();
+    std::thread([rk, destroyed] {
+      rd_kafka_destroy_flags(rk, RD_KAFKA_DESTROY_F_NO_CONSUMER_CLOSE);
+      destroyed->set_value();
+    }).detach();
+    if (done.wait_for(kPatience) != std::future_status::ready) {
+      processor::internal::log(LogLevel::Error, "rdkafka",
+                               "destroying a client after its fatal error has not finished in 10 s "
+                               "(librdkafka's group handler never terminates): left behind until the "
+                               "process exits");
+    }
+  } catch (const std::exception&) {  // no thread: destroyed here, however long it takes
+    rd_kafka_destroy_flags(rk, RD_KAFKA_DESTROY_F_NO_CONSUMER_CLOSE);
+  }
+  forget_connection_refusal(rk);
 }
 
 void forget_connection_refusal(const rd_kafka_t* rk) noexcept {

@@ -37,6 +37,14 @@ std::optional<StateError> connection_refusal(const rd_kafka_t* rk);
 // Throws connection_refusal(rk) when there is one.
 void throw_if_refused(const rd_kafka_t* rk);
 
+// Destroys a client (RdKafkaDeleter's way). A client with a fatal error is destroyed without the
+// consumer's close, on a thread of its own: librdkafka 2.14.2 never finishes that close, and under
+// the consumer group protocol its group handler may never terminate either (it stops serving at
+// the fatal error with a leave or a revocation pending), so that rd_kafka_destroy() would wait
+// for ever. After 10 s the handle is left to that thread (its memory and threads stay until the
+// process exits), with an error log, and the caller goes on.
+void destroy_client(rd_kafka_t* rk) noexcept;
+
 // Forgets what connection_refusal() knows of `rk`: after its destruction (RdKafkaDeleter), or
 // once a request went through.
 void forget_connection_refusal(const rd_kafka_t* rk) noexcept;

@@ -15,13 +15,10 @@
 
 namespace processor::kafka::internal {
 
-void forget_connection_refusal(const rd_kafka_t* rk) noexcept;  // client_factory.hpp
+void destroy_client(rd_kafka_t* rk) noexcept;  // client_factory.hpp
 
 struct RdKafkaDeleter {
-  void operator()(rd_kafka_t* rk) const noexcept {
-    rd_kafka_destroy(rk);
-    forget_connection_refusal(rk);
-  }
+  void operator()(rd_kafka_t* rk) const noexcept { destroy_client(rk); }
   void operator()(rd_kafka_conf_t* conf) const noexcept { rd_kafka_conf_destroy(conf); }
   void operator()(rd_kafka_topic_partition_list_t* list) const noexcept {
     rd_kafka_topic_partition_list_destroy(list);
