@@ -5,6 +5,7 @@
 #include <optional>
 
 #include "common/log_internal.hpp"
+#include "kafka/group/rebalance.hpp"
 #include "kafka/producer/transactions.hpp"
 #include "kafka/rdkafka/client_factory.hpp"
 #include "kafka/rdkafka/errors.hpp"
@@ -95,7 +96,7 @@ std::optional<std::string> StreamProcessor::Impl::member_sharing_transactional_i
   if (!admin || !members_named_by_transactional_id) return std::nullopt;
   const auto group = describe_group("its transactional.id's other users");
   if (!group) return std::nullopt;
-  const std::string self = self_member_id();
+  const std::string self = kafka::internal::member_id(consumer.get());
   for (const auto& member : group->members) {
     if (member.client_id == transactional_id && member.member_id != self) return member.host;
   }
@@ -110,14 +111,6 @@ std::optional<kafka::GroupDescription> StreamProcessor::Impl::describe_group(std
                              " failed: ", error.what());
     return std::nullopt;
   }
-}
-
-std::string StreamProcessor::Impl::self_member_id() const {
-  char* id = rd_kafka_memberid(consumer.get());
-  if (id == nullptr) return {};
-  std::string self = id;
-  rd_kafka_mem_free(consumer.get(), id);
-  return self;
 }
 
 }  // namespace processor::streams

@@ -179,8 +179,6 @@ struct StreamProcessor::Impl final : RecordContext, OutputSink {
   // The group's description; nullopt (logged at debug, naming `purpose`) when describing it
   // failed: the callers look again later.
   std::optional<kafka::GroupDescription> describe_group(std::string_view purpose) const;
-  // This member's id in the group ("" before it joined).
-  std::string self_member_id() const;
 
   // stream_processor_commit.cpp
   void begin();

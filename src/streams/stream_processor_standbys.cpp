@@ -4,6 +4,7 @@
 #include <set>
 
 #include "common/log_internal.hpp"
+#include "kafka/group/rebalance.hpp"
 #include "kafka/rdkafka/errors.hpp"
 #include "kafka/rdkafka/partition_list.hpp"
 #include "streams/standby_placement.hpp"
@@ -51,7 +52,7 @@ void StreamProcessor::Impl::place_standbys() {
   const auto described = describe_group("standby placement");
   if (!described || described->state != "Stable") return;  // placed again once the group settles
   const kafka::GroupDescription& group = *described;
-  const std::string self = self_member_id();
+  const std::string self = kafka::internal::member_id(consumer.get());
   std::vector<internal::MemberPartitions> members;
   std::set<std::int32_t> assigned_here;  // by the group, whether or not the assignment was served yet
   for (const auto& member : group.members) {

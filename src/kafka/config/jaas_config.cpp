@@ -184,10 +184,6 @@ JaasEntry parse_entry(Tokenizer& tokens, const Token& module) {
   return entry;
 }
 
-}  // namespace
-
-namespace {
-
 // The number of single-character edits that turn `a` into `b` (Levenshtein).
 std::size_t edits_between(std::string_view a, std::string_view b) {
   std::vector<std::size_t> row(b.size() + 1);

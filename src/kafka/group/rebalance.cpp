@@ -2,6 +2,7 @@
 
 #include <cstring>
 #include <exception>
+#include <new>
 
 #include "common/log_internal.hpp"
 #include "kafka/rdkafka/errors.hpp"
@@ -17,10 +18,19 @@ bool incremental_rebalance(rd_kafka_t* rk) noexcept {
 
 bool assignment_lost(rd_kafka_t* rk) noexcept {
   if (rd_kafka_assignment_lost(rk) != 0) return true;
+  try {
+    return member_id(rk).empty();
+  } catch (const std::bad_alloc&) {
+    return false;  // librdkafka's own flag decides
+  }
+}
+
+std::string member_id(rd_kafka_t* rk) {
   char* id = rd_kafka_memberid(rk);
-  const bool without_id = id == nullptr || *id == '\0';
-  if (id != nullptr) rd_kafka_mem_free(rk, id);
-  return without_id;
+  if (id == nullptr) return {};
+  std::string member = id;
+  rd_kafka_mem_free(rk, id);
+  return member;
 }
 
 void apply_rebalance(rd_kafka_t* rk, rd_kafka_resp_err_t event, rd_kafka_topic_partition_list_t* partitions) {

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <string>
 
 namespace processor::kafka::internal {
 
@@ -24,6 +25,9 @@ bool incremental_rebalance(rd_kafka_t* rk) noexcept;
 // an id is refused (UNKNOWN_MEMBER_ID), and a static member's (group.instance.id) is fenced for
 // good (FENCED_INSTANCE_ID, fatal to the client). The one place the library asks.
 bool assignment_lost(rd_kafka_t* rk) noexcept;
+
+// This member's id in its group ("" before it joined, and after librdkafka forgot it).
+std::string member_id(rd_kafka_t* rk);
 
 // Applies an assignment (RD_KAFKA_RESP_ERR__ASSIGN_PARTITIONS) or a revocation of `partitions`
 // as the protocol wants. Throws StateError(Kafka) when librdkafka refuses it.
