@@ -29,7 +29,7 @@ void transactional(rd_kafka_t* producer, Call&& call, const std::string& what,
 
 // Runs `call` (a blocking call of `producer` that looks up a coordinator) while, once `every` has
 // passed without it returning and every `every` after, a helper thread makes the producer ask the
-// cluster for its brokers and connect to each.
+// cluster for its brokers and connect to each. Sets `nudged` when the helper stepped in.
 //
 // librdkafka 2.14.2 (#5511, #5456): the request of send_offsets_to_transaction to the group
 // coordinator waits for a broker state change when its cached coordinator is down, and ignores
@@ -38,7 +38,7 @@ void transactional(rd_kafka_t* producer, Call&& call, const std::string& what,
 // returns. A broker connected anew is such a change: the request then looks the coordinator up.
 template <class Call>
 auto nudging_coordinator_lookup(rd_kafka_t* producer, const std::string& what,
-                                std::chrono::milliseconds every, Call&& call) {
+                                std::chrono::milliseconds every, bool& nudged, Call&& call) {
   std::mutex mutex;
   std::condition_variable returned;
   bool done = false;
@@ -46,6 +46,7 @@ auto nudging_coordinator_lookup(rd_kafka_t* producer, const std::string& what,
     std::unique_lock lock(mutex);
     bool logged = false;
     while (!returned.wait_for(lock, every, [&] { return done; })) {
+      nudged = true;
       lock.unlock();
       if (!logged) {
         logged = true;
@@ -97,14 +98,27 @@ void send_offsets_to_transaction(rd_kafka_t* producer, rd_kafka_t* consumer,
                                  std::chrono::milliseconds timeout) {
   RdPtr<rd_kafka_consumer_group_metadata_t> group(rd_kafka_consumer_group_metadata(consumer));
   const std::string what = "sending " + std::to_string(offsets->cnt) + " offsets into the transaction";
-  transactional(
-      producer,
-      [&] {
-        return nudging_coordinator_lookup(producer, what, timeout, [&] {
-          return rd_kafka_send_offsets_to_transaction(producer, offsets, group.get(), to_timeout_ms(timeout));
-        });
-      },
-      what, timeout);
+  bool unanswered = false;  // the call outlasted its time-out
+  try {
+    transactional(
+        producer,
+        [&] {
+          return nudging_coordinator_lookup(producer, what, timeout, unanswered, [&] {
+            return rd_kafka_send_offsets_to_transaction(producer, offsets, group.get(),
+                                                        to_timeout_ms(timeout));
+          });
+        },
+        what, timeout);
+  } catch (AbortableTransactionError& failure) {
+    // A coordinator that does not answer in time is a time-out, whatever the request then met: a
+    // connection renewed under it fails it with a transport error.
+    const StateError& error = failure.error;
+    if (!unanswered || !error.retriable() || error.kind() == ErrorKind::Timeout) throw;
+    throw AbortableTransactionError{StateError(
+        ErrorKind::Timeout,
+        std::string(error.what()) + " (no answer within " + std::to_string(timeout.count()) + " ms)",
+        error.kafka_error_code().value_or(RD_KAFKA_RESP_ERR__TIMED_OUT), true)};
+  }
 }
 
 void commit_transaction(rd_kafka_t* producer, std::chrono::milliseconds timeout) {
