@@ -23,6 +23,16 @@ std::string describe_start(std::int64_t start) {
   return "offset " + std::to_string(start);
 }
 
+// "partitions 0, 3 and 7", for the log.
+std::string describe_partitions(const std::vector<kafka::TopicPartition>& partitions) {
+  std::string out = partitions.size() == 1 ? "partition " : "partitions ";
+  for (std::size_t i = 0; i < partitions.size(); ++i) {
+    if (i > 0) out += i + 1 == partitions.size() ? " and " : ", ";
+    out += std::to_string(partitions[i].partition);
+  }
+  return out;
+}
+
 }  // namespace
 
 // librdkafka calls this from inside rd_kafka_consumer_poll(): no exception may cross it. The
@@ -45,6 +55,8 @@ void StreamProcessor::Impl::on_rebalance(rd_kafka_resp_err_t event, rd_kafka_top
   const auto assigned = kafka::internal::from_partition_list(list);
   next_placement = Clock::now();  // the standbys follow the new assignment
   if (event == RD_KAFKA_RESP_ERR__ASSIGN_PARTITIONS) {
+    processor::internal::log(LogLevel::Info, "streams", "assigned ", describe_partitions(assigned), " of '",
+                             options.input_topic, "'");
     kafka::internal::apply_rebalance(rk, event, list);
     rebalance_applied = true;
     // Nothing is fetched for processing until its stores are restored and it is positioned.
@@ -54,6 +66,9 @@ void StreamProcessor::Impl::on_rebalance(rd_kafka_resp_err_t event, rd_kafka_top
     return;
   }
   const bool lost = kafka::internal::assignment_lost(rk);
+  processor::internal::log(LogLevel::Info, "streams", lost ? "lost " : "revoked ",
+                           describe_partitions(assigned), " of '", options.input_topic, "'",
+                           lost ? ": the open transaction is aborted" : ": committing first");
   try {
     if (broken) {
       // Nothing can commit any more (the producer failed for good); the transaction dies with it.

@@ -376,8 +376,8 @@ class ParallelKillRun {
     }
   }
 
-  // Key k lives on partition k % 12; its values are its sequence numbers 0, 1, 2, ... Idempotent,
-  // so each partition's offsets are the order of sending.
+  // Key k lives on partition k % 12; its values are its sequence numbers 0, 1, 2, ... in the order
+  // of sending.
   void produce() {
     produced_.assign(kPartitions, {});
     std::map<int, long long> next_seq;
@@ -393,6 +393,19 @@ class ParallelKillRun {
       if (i % 20 == 0) std::this_thread::sleep_until(started + scenario_.produce_for * i / scenario_.records);
     }
     producer.flush();
+    // The input as written is the reference: an idempotent producer can still write a record twice
+    // when a broker dies under it (librdkafka bumps its epoch after a timed-out batch).
+    ProducedLog written(kPartitions);
+    for (const auto& record : read_topic(bootstrap_, input_)) {
+      written[static_cast<std::size_t>(record.partition)].push_back({record.key, record.value.value_or("")});
+    }
+    std::size_t count = 0;
+    for (const auto& records : written) count += records.size();
+    if (count != static_cast<std::size_t>(scenario_.records)) {
+      std::cerr << "the input holds " << count << " records for " << scenario_.records
+                << " sent: its producer wrote some twice\n";
+    }
+    produced_ = std::move(written);
   }
 
   // The group's committed metadata of partition 0, where the slow record is.

@@ -50,8 +50,9 @@ int main(int argc, char** argv) {
       const auto it = args.find(name);
       return it == args.end() ? std::string(fallback) : it->second;
     };
+    // Info: assignments, restorations and start offsets per partition, to read a failed run by.
     processor::set_log_level(std::getenv("STREAMS_WORKER_DEBUG") != nullptr ? processor::LogLevel::Debug
-                                                                            : processor::LogLevel::Warning);
+                                                                            : processor::LogLevel::Info);
 
     StreamProcessorOptions options;
     options.application_id = args.at("application");
