@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "common/log_internal.hpp"
+#include "kafka/group/commit_offsets.hpp"
 #include "kafka/group/rebalance.hpp"
 #include "kafka/producer/produce.hpp"
 #include "kafka/producer/transactions.hpp"
@@ -76,6 +77,11 @@ bool new_producer_fails_too(int code) noexcept {
     default:
       return false;
   }
+}
+
+StateError assignment_lost_error() {
+  return kafka::internal::kafka_error(RD_KAFKA_RESP_ERR__ASSIGNMENT_LOST,
+                                      "committing the offsets: this member lost its assignment");
 }
 
 // How many producers are replaced in a row, without a commit in between, before the processor
@@ -244,8 +250,7 @@ bool StreamProcessor::Impl::commit() {
     // A member that lost its assignment commits nothing: its records are the next owner's (and a
     // static member's offsets would be fenced for good).
     if (offsets->cnt > 0 && kafka::internal::assignment_lost(consumer.get())) {
-      throw AbortableTransactionError{kafka::internal::kafka_error(
-          RD_KAFKA_RESP_ERR__ASSIGNMENT_LOST, "committing the offsets: this member lost its assignment")};
+      throw AbortableTransactionError{assignment_lost_error()};
     }
     if (exactly_once()) {
       if (offsets->cnt > 0) {
@@ -265,10 +270,15 @@ bool StreamProcessor::Impl::commit() {
             kafka::internal::kafka_error(delivery_error, "delivering the output and changelog records")};
       }
       if (offsets->cnt > 0) {
-        const auto error = rd_kafka_commit(consumer.get(), offsets.get(), 0);
-        const auto first = kafka::internal::first_error(error, offsets.get(), nullptr);
-        if (first != RD_KAFKA_RESP_ERR_NO_ERROR) {
-          throw AbortableTransactionError{kafka::internal::kafka_error(first, "committing the offsets")};
+        try {
+          kafka::internal::commit_offsets(consumer.get(), offsets.get(), "committing the offsets",
+                                          options.request_timeout,
+                                          kafka::internal::RetryPolicy{options.request_timeout}, [&] {
+                                            if (kafka::internal::assignment_lost(consumer.get()))
+                                              throw assignment_lost_error();
+                                          });
+        } catch (StateError& failure) {
+          throw AbortableTransactionError{std::move(failure)};
         }
       }
     }

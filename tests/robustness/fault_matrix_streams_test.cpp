@@ -413,6 +413,50 @@ INSTANTIATE_TEST_SUITE_P(limit, StreamProcessorReplacementLimit,
                                                           Outcome::Fatal, "every EndTxn refused"}),
                          [](const auto&) { return std::string("EndTxnRefusedEveryTime"); });
 
+// At least once, the commit is an OffsetCommit, through the retried commit KafkaOffsetStore uses:
+// an error the offset store retries is retried here too, so that nothing is aborted and no record
+// is processed twice (librdkafka retries the others itself; STALE_MEMBER_EPOCH aborted the commit
+// and processed its records again before).
+class StreamProcessorAtLeastOnceCommit : public StreamProcessorFault {};
+
+TEST_P(StreamProcessorAtLeastOnceCommit, RetriesTheCommitAndProcessesNothingTwice) {
+  produce_transaction();
+  auto at_least_once = options();
+  at_least_once.guarantee = ProcessingGuarantee::AtLeastOnce;
+  if (GetParam().code == RD_KAFKA_RESP_ERR_STALE_MEMBER_EPOCH) {
+    // Kafka 4's consumer group protocol, where a commit carries the member epoch.
+    at_least_once.properties = {{"bootstrap.servers", cluster_.bootstrap()},
+                                {"group.protocol", "consumer"},
+                                {"socket.timeout.ms", "3000"},
+                                {"log_level", "0"}};
+  }
+  StreamProcessor processor(at_least_once, count_function());
+  ASSERT_FALSE(poll_until_commits(processor, 1)) << "the first commit, before the fault";
+  inject();
+  produce_transaction();
+  const auto failure = poll_until_commits(processor, 2);
+  ASSERT_FALSE(failure) << failure->what();
+  EXPECT_EQ(errors_left(), 0u) << pushed_ << " pushed, not all met";
+  EXPECT_EQ(processor.stats().aborts, 0u) << "the commit failed: its records were processed again";
+  processor.close();
+  expect_results(0);
+}
+
+// And STALE_MEMBER_EPOCH: the member epoch moved on under the commit (a heartbeat of a rebalance,
+// the commit on revoke); sent again with the new one while the partitions are still owned.
+std::vector<Fault> retried_offset_commit_faults() {
+  std::vector<Fault> retried{
+      {testing::kOffsetCommitApiKey, RD_KAFKA_RESP_ERR_STALE_MEMBER_EPOCH, true, Outcome::Retried, ""}};
+  for (const auto& fault : testing::offset_commit_faults()) {
+    if (fault.outcome == Outcome::Retried) retried.push_back(fault);
+  }
+  return retried;
+}
+
+INSTANTIATE_TEST_SUITE_P(at_least_once, StreamProcessorAtLeastOnceCommit,
+                         ::testing::ValuesIn(retried_offset_commit_faults()),
+                         [](const auto& param_info) { return testing::fault_name(param_info.param); });
+
 INSTANTIATE_TEST_SUITE_P(fault_matrix, StreamProcessorFault,
                          ::testing::ValuesIn(testing::stream_processor_faults()),
                          [](const auto& param_info) { return testing::fault_name(param_info.param); });

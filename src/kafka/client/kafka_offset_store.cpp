@@ -5,6 +5,7 @@
 
 #include "common/log_internal.hpp"
 #include "kafka/client/kafka_client_impl.hpp"
+#include "kafka/group/commit_offsets.hpp"
 #include "kafka/group/rebalance.hpp"
 #include "kafka/rdkafka/admin_request.hpp"
 #include "kafka/rdkafka/errors.hpp"
@@ -19,11 +20,6 @@ namespace {
 
 internal::RetryPolicy retry_policy(const KafkaOffsetStoreOptions& options) {
   return internal::RetryPolicy{options.retry_deadline, options.retry_backoff, options.retry_backoff_max};
-}
-
-// Waits for the single event an asynchronous request posts on `queue`.
-RdPtr<rd_kafka_event_t> wait_for_event(rd_kafka_queue_t* queue, std::chrono::milliseconds timeout) {
-  return RdPtr<rd_kafka_event_t>(rd_kafka_queue_poll(queue, internal::to_timeout_ms(timeout)));
 }
 
 void commit_result_callback(rd_kafka_t*, rd_kafka_resp_err_t error, rd_kafka_topic_partition_list_t* offsets,
@@ -124,28 +120,9 @@ void KafkaOffsetStore::store_offsets(std::string_view group, std::span<const Par
 
   const std::string what =
       "committing " + std::to_string(offsets.size()) + " offsets of group '" + impl.group + "'";
-  internal::with_retries(retry_policy(options_), [&]() -> std::optional<StateError> {
-    auto list = internal::to_partition_list(offsets);
-    RdPtr<rd_kafka_queue_t> queue(rd_kafka_queue_new(impl.rk()));
-    const rd_kafka_resp_err_t sent =
-        rd_kafka_commit_queue(impl.rk(), list.get(), queue.get(), nullptr, nullptr);
-    if (sent != RD_KAFKA_RESP_ERR_NO_ERROR) return internal::failure_of(sent, what);
-    auto event = wait_for_event(queue.get(), options_.request_timeout);
-    if (!event) return internal::failure_of(RD_KAFKA_RESP_ERR__TIMED_OUT, what);
-    std::string partition;
-    const rd_kafka_resp_err_t error = internal::first_error(
-        rd_kafka_event_error(event.get()), rd_kafka_event_topic_partition_list(event.get()), &partition);
-    if (error == RD_KAFKA_RESP_ERR_STALE_MEMBER_EPOCH) {
-      // Kafka 4's consumer group protocol: a heartbeat moved the member epoch on under the commit
-      // (a rebalance; the commit on revoke). librdkafka has asked for the next heartbeat but
-      // retries only its own automatic commits; as Kafka's Java consumer does, the commit goes
-      // again with the new epoch while this member still owns the partitions.
-      require_ownership(*client_, impl, offsets);
-      const StateError stale = *internal::failure_of(error, what, partition);
-      return StateError(stale.kind(), stale.what(), error, true);
-    }
-    return internal::failure_of(error, what, partition);
-  });
+  const auto list = internal::to_partition_list(offsets);
+  internal::commit_offsets(impl.rk(), list.get(), what, options_.request_timeout, retry_policy(options_),
+                           [&] { require_ownership(*client_, impl, offsets); });
 }
 
 namespace {
