@@ -16,8 +16,8 @@ void commit_offsets(rd_kafka_t* rk, const rd_kafka_topic_partition_list_t* offse
     RdPtr<rd_kafka_event_t> event(rd_kafka_queue_poll(queue.get(), to_timeout_ms(request_timeout)));
     if (!event) return failure_of(RD_KAFKA_RESP_ERR__TIMED_OUT, what);
     std::string partition;
-    const rd_kafka_resp_err_t error = first_error(rd_kafka_event_error(event.get()),
-                                                  rd_kafka_event_topic_partition_list(event.get()), &partition);
+    const rd_kafka_resp_err_t error = first_error(
+        rd_kafka_event_error(event.get()), rd_kafka_event_topic_partition_list(event.get()), &partition);
     if (error == RD_KAFKA_RESP_ERR_STALE_MEMBER_EPOCH) {
       // librdkafka has asked for the next heartbeat but retries only its own automatic commits.
       require_owned();
