@@ -8,6 +8,7 @@
 #include "common/log_internal.hpp"
 #include "kafka/group/commit_offsets.hpp"
 #include "kafka/group/rebalance.hpp"
+#include "kafka/group/start_offsets.hpp"
 #include "kafka/producer/produce.hpp"
 #include "kafka/producer/transactions.hpp"
 #include "kafka/rdkafka/client_factory.hpp"
@@ -270,10 +271,13 @@ bool StreamProcessor::Impl::commit() {
             kafka::internal::kafka_error(delivery_error, "delivering the output and changelog records")};
       }
       if (offsets->cnt > 0) {
+        // Retried as long as a start's reads (a minute by default, as Kafka's commitSync under
+        // default.api.timeout.ms): finding a moved coordinator again can take seconds, and each
+        // failed commit here means processing the records again.
         try {
           kafka::internal::commit_offsets(consumer.get(), offsets.get(), "committing the offsets",
                                           options.request_timeout,
-                                          kafka::internal::RetryPolicy{options.request_timeout}, [&] {
+                                          kafka::internal::start_retry_policy(options.request_timeout), [&] {
                                             if (kafka::internal::assignment_lost(consumer.get()))
                                               throw assignment_lost_error();
                                           });
