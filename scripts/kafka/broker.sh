@@ -239,6 +239,10 @@ EOF
 # of a cluster (replicas and min_isr set by start --nodes).
 replicas=1
 min_isr=1
+# The consumer group protocol's session: a cluster's outlasts a coordinator's failover (the broker
+# session of 4 s below, the election, the group's load), as the classic members of the cluster
+# kill tests do with 10 s; 6 s fenced a live member while its coordinator moved.
+consumer_session_ms=6000
 common_properties() {
   cat <<EOF
 log.dirs=${broker_dir}/data
@@ -266,7 +270,7 @@ group.min.session.timeout.ms=1000
 # heartbeat interval are the broker's, not the client's. Short, so that a killed member's
 # partitions move within seconds in the kill tests (Kafka's defaults: 45 s and 5 s).
 group.consumer.min.session.timeout.ms=1000
-group.consumer.session.timeout.ms=6000
+group.consumer.session.timeout.ms=${consumer_session_ms}
 group.consumer.min.heartbeat.interval.ms=500
 group.consumer.heartbeat.interval.ms=1000
 
@@ -717,6 +721,7 @@ start_cluster() {
   check_java "${java}"
   replicas=3
   min_isr=2
+  consumer_session_ms=10000
   cluster_uuid="$(cluster_id)"
   local -a ports launched=()
   read -r -a ports <<<"$(free_ports $((2 * nodes)))"
