@@ -299,7 +299,15 @@ std::vector<std::int32_t> ChangelogRestorer::poll(std::chrono::milliseconds time
     // transaction there is undecided; look again a little later.
     if (entry.at_end && now - entry.end_checked >= std::chrono::milliseconds(20)) {
       entry.end_checked = now;
-      entry.end = offsets_of(entry.topic, entry.store->partition()).second;
+      try {
+        entry.end = offsets_of(entry.topic, entry.store->partition()).second;
+      } catch (const StateError& error) {
+        // The changelog partition's leader moving (a broker down): asked again at a later poll,
+        // as the records themselves are fetched again once librdkafka knows the new leader.
+        if (!error.retriable()) throw;
+        processor::internal::log(LogLevel::Warning, "streams", error.what(),
+                                 ": asking again at the next poll");
+      }
       if (entry.next >= entry.end) {
         if (entry.store->position() != entry.next) entry.store->commit_restored(entry.next);
         report(entry, entry.end, true);
