@@ -62,13 +62,35 @@ ChangelogRestorer::ChangelogRestorer(const kafka::KafkaProperties& properties,
   watermarks_ = kafka::internal::create_client(RD_KAFKA_CONSUMER, config, {}, "the changelog offsets client");
 }
 
+std::pair<std::int64_t, std::int64_t> ChangelogRestorer::offsets_of(
+    const std::string& topic, std::int32_t partition, const kafka::internal::RetryPolicy& policy) {
+  const auto [low, high] = kafka::internal::query_log_range(
+      watermarks_.get(), kafka::TopicPartition(topic, partition), request_timeout_, policy);
+  return {low, high};
+}
+
 std::pair<std::int64_t, std::int64_t> ChangelogRestorer::offsets_of(const std::string& topic,
                                                                     std::int32_t partition) {
   // A changelog topic just created has no leader everywhere yet: retried, as other retriable errors.
-  const auto [low, high] =
-      kafka::internal::query_log_range(watermarks_.get(), kafka::TopicPartition(topic, partition),
-                                       request_timeout_, kafka::internal::RetryPolicy{request_timeout_});
-  return {low, high};
+  return offsets_of(topic, partition, kafka::internal::RetryPolicy{request_timeout_});
+}
+
+bool ChangelogRestorer::check_end(Entry& entry, Clock::time_point now) {
+  // Checked every 20 ms while a transaction there is undecided; after a failure (the changelog
+  // partition's leader moving, a broker down), in half a second: one try per poll, so that the
+  // processor's poll() is not held for a whole retry loop, while the records themselves are
+  // fetched again once librdkafka knows the new leader.
+  constexpr kafka::internal::RetryPolicy kOneTry{std::chrono::milliseconds(0)};
+  entry.next_end_check = now + std::chrono::milliseconds(20);
+  try {
+    entry.end = offsets_of(entry.topic, entry.store->partition(), kOneTry).second;
+    return true;
+  } catch (const StateError& error) {
+    if (!error.retriable()) throw;
+    entry.next_end_check = now + std::chrono::milliseconds(500);
+    processor::internal::log(LogLevel::Warning, "streams", error.what(), ": asking again at a later poll");
+    return false;
+  }
 }
 
 bool ChangelogRestorer::add(StorePartition& store, const std::string& changelog) {
@@ -297,17 +319,7 @@ std::vector<std::int32_t> ChangelogRestorer::poll(std::chrono::milliseconds time
     load(entry);
     // At the end of what read_committed may read: done if that is the high watermark, else a
     // transaction there is undecided; look again a little later.
-    if (entry.at_end && now - entry.end_checked >= std::chrono::milliseconds(20)) {
-      entry.end_checked = now;
-      try {
-        entry.end = offsets_of(entry.topic, entry.store->partition()).second;
-      } catch (const StateError& error) {
-        // The changelog partition's leader moving (a broker down): asked again at a later poll,
-        // as the records themselves are fetched again once librdkafka knows the new leader.
-        if (!error.retriable()) throw;
-        processor::internal::log(LogLevel::Warning, "streams", error.what(),
-                                 ": asking again at the next poll");
-      }
+    if (entry.at_end && now >= entry.next_end_check && check_end(entry, now)) {
       if (entry.next >= entry.end) {
         if (entry.store->position() != entry.next) entry.store->commit_restored(entry.next);
         report(entry, entry.end, true);

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "kafka/rdkafka/handles.hpp"
+#include "kafka/rdkafka/retry.hpp"
 #include "processor/kafka/kafka_client.hpp"
 #include "processor/state/write_batch.hpp"
 #include "processor/streams/stream_processor.hpp"
@@ -90,9 +91,9 @@ class ChangelogRestorer {
     std::int64_t batch_next = -1;   // `next` once they are written
     std::int64_t end = 0;           // the high watermark, as last read
     bool at_end = false;            // read_committed reached its end (the last stable offset)
-    std::chrono::steady_clock::time_point end_checked;
-    std::chrono::steady_clock::time_point blocked_since;  // epoch: not blocked
-    std::chrono::steady_clock::time_point last_load;      // Follow mode
+    std::chrono::steady_clock::time_point next_end_check;  // when the high watermark is asked again
+    std::chrono::steady_clock::time_point blocked_since;   // epoch: not blocked
+    std::chrono::steady_clock::time_point last_load;       // Follow mode
   };
   // Loads what `entry` read and has not loaded yet, with its new position.
   void load(Entry& entry);
@@ -102,8 +103,14 @@ class ChangelogRestorer {
   Entry* find(const rd_kafka_message_t& message);
   void restart_from_start(Entry& entry, const char* why);
   void report(const Entry& entry, std::int64_t end, bool done);
-  // The log start and high watermark of a changelog partition, whatever its transactions.
+  // The log start and high watermark of a changelog partition, whatever its transactions;
+  // retried under `policy` (by default for as long as a request may take).
+  std::pair<std::int64_t, std::int64_t> offsets_of(const std::string& topic, std::int32_t partition,
+                                                   const kafka::internal::RetryPolicy& policy);
   std::pair<std::int64_t, std::int64_t> offsets_of(const std::string& topic, std::int32_t partition);
+  // At the end of what read_committed may read: reads the high watermark again, one try, and
+  // returns false when that try failed for a retriable cause (asked again later).
+  bool check_end(Entry& entry, std::chrono::steady_clock::time_point now);
 
   kafka::internal::RdPtr<rd_kafka_t> consumer_;
   kafka::internal::RdPtr<rd_kafka_queue_t> queue_;

@@ -55,8 +55,10 @@ void StreamProcessor::Impl::on_rebalance(rd_kafka_resp_err_t event, rd_kafka_top
   const auto assigned = kafka::internal::from_partition_list(list);
   next_placement = Clock::now();  // the standbys follow the new assignment
   if (event == RD_KAFKA_RESP_ERR__ASSIGN_PARTITIONS) {
-    processor::internal::log(LogLevel::Info, "streams", "assigned ", describe_partitions(assigned), " of '",
-                             options.input_topic, "'");
+    if (!assigned.empty()) {  // a cooperative rebalance that changed nothing here says nothing
+      processor::internal::log(LogLevel::Info, "streams", "assigned ", describe_partitions(assigned), " of '",
+                               options.input_topic, "'");
+    }
     kafka::internal::apply_rebalance(rk, event, list);
     rebalance_applied = true;
     // Nothing is fetched for processing until its stores are restored and it is positioned.
@@ -66,9 +68,11 @@ void StreamProcessor::Impl::on_rebalance(rd_kafka_resp_err_t event, rd_kafka_top
     return;
   }
   const bool lost = kafka::internal::assignment_lost(rk);
-  processor::internal::log(LogLevel::Info, "streams", lost ? "lost " : "revoked ",
-                           describe_partitions(assigned), " of '", options.input_topic, "'",
-                           lost ? ": the open transaction is aborted" : ": committing first");
+  if (!assigned.empty()) {
+    processor::internal::log(LogLevel::Info, "streams", lost ? "lost " : "revoked ",
+                             describe_partitions(assigned), " of '", options.input_topic, "'",
+                             lost ? ": the open transaction is aborted" : ": committing first");
+  }
   try {
     if (broken) {
       // Nothing can commit any more (the producer failed for good); the transaction dies with it.

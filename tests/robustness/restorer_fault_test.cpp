@@ -1,0 +1,95 @@
+// The fault matrix, changelog restoration: a changelog partition whose high watermark cannot be
+// read at the end of its restoration (ListOffsets refused, as while its leader moves to another
+// broker) on librdkafka's mock cluster. The restorer asks again at later polls, one request per
+// poll (its two ListOffsets requests), and completes once the leader answers; no poll() fails on it.
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "fault_matrix_cases.hpp"
+#include "fault_matrix_support.hpp"
+#include "kafka_test_support.hpp"
+#include "processor/log.hpp"
+#include "processor/state/rocksdb_state_backend.hpp"
+#include "streams/changelog_format.hpp"
+#include "streams/changelog_restorer.hpp"
+#include "streams/store_partition.hpp"
+
+namespace processor::streams::internal {
+namespace {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+constexpr int kRecords = 50;
+// More refusals in a row than one retry loop over the request timeout rides out (its back-off
+// doubles from 100 ms to 1 s: 6 tries in 2 s), so that a restorer that retries the end check
+// within one poll and then fails is seen to fail.
+constexpr int kRefusals = 12;
+
+TEST(RestorerFault, AChangelogEndThatCannotBeReadIsAskedAgainAtLaterPollsUntilItAnswers) {
+  processor::set_log_level(LogLevel::Error);
+  testing::MockCluster cluster{3};
+  const std::string changelog = testing::unique_name("app") + "-counts-changelog";
+  cluster.create_topic(changelog, 1);
+  rd_kafka_mock_partition_set_leader(cluster.get(), changelog.c_str(), 0, testing::kCoordinator);
+  {
+    testing::Producer producer(cluster.bootstrap());
+    for (int i = 0; i < kRecords; ++i) {
+      std::string value;
+      append_changelog_value(value, std::to_string(i));
+      producer.send(changelog, 0, "k" + std::to_string(i), value);
+    }
+    producer.flush();
+  }
+
+  const fs::path dir = fs::temp_directory_path() / testing::unique_name("restorer-fault");
+  {
+    state::RocksDbStateBackend db(dir);
+    const std::string name = "counts";
+    StorePartition store(db, name, 0);
+    ChangelogRestorer restorer({{"bootstrap.servers", cluster.bootstrap()}, {"log_level", "0"}}, {},
+                               std::chrono::seconds(10), std::chrono::seconds(2));
+    ASSERT_FALSE(restorer.add(store, changelog)) << "the changelog has records to restore";
+
+    // Every high-watermark request from now on is refused, kRefusals times.
+    for (int i = 0; i < kRefusals; ++i) {
+      rd_kafka_mock_broker_push_request_error_rtts(cluster.get(), testing::kCoordinator,
+                                                   testing::kListOffsetsApiKey, 1,
+                                                   RD_KAFKA_RESP_ERR_KAFKA_STORAGE_ERROR, 0);
+    }
+    const auto refusals_left = [&] {
+      std::size_t left = 0;
+      rd_kafka_mock_broker_error_stack_cnt(cluster.get(), testing::kCoordinator, testing::kListOffsetsApiKey,
+                                           &left);
+      return static_cast<int>(left);
+    };
+
+    std::vector<std::int32_t> completed;
+    int polls = 0;
+    const auto deadline = Clock::now() + std::chrono::seconds(60);
+    while (completed.empty() && Clock::now() < deadline) {
+      const int before = refusals_left();
+      ASSERT_NO_THROW(completed = restorer.poll(std::chrono::milliseconds(50)))
+          << "poll " << polls << ", with " << before << " refusals left";
+      // One query: librdkafka asks for the log start and for the high watermark, two requests.
+      EXPECT_LE(before - refusals_left(), 2) << "poll " << polls << " asked more than once";
+      ++polls;
+    }
+    EXPECT_EQ(refusals_left(), 0) << "the restoration completed before every refusal was met";
+    ASSERT_EQ(completed, std::vector<std::int32_t>{0}) << "not restored in 60 s, " << polls << " polls";
+    EXPECT_EQ(restorer.counters().records, static_cast<std::uint64_t>(kRecords));
+    EXPECT_EQ(store.position(), kRecords);
+    EXPECT_EQ(store.get("k0"), "0");
+    EXPECT_EQ(store.get("k" + std::to_string(kRecords - 1)), std::to_string(kRecords - 1));
+  }
+  fs::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace processor::streams::internal
