@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <iostream>
 #include <map>
 #include <memory>
 #include <optional>
@@ -106,6 +107,19 @@ inline std::vector<ReadRecord> read_topic(const std::string& bootstrap, const st
     rd_kafka_message_destroy(message);
   }
   rd_kafka_consumer_close(rk.get());
+  return records;
+}
+
+// A kill test's input as written, its reference: an idempotent producer can still write a record
+// twice when a broker dies under it (librdkafka bumps its epoch after a timed-out batch). Says so
+// when the topic does not hold the `sent` records.
+inline std::vector<ReadRecord> read_input_as_written(const std::string& bootstrap, const std::string& topic,
+                                                     std::size_t sent) {
+  auto records = read_topic(bootstrap, topic);
+  if (records.size() != sent) {
+    std::cerr << "the input holds " << records.size() << " records for " << sent
+              << " sent: its producer wrote some twice\n";
+  }
   return records;
 }
 
