@@ -27,46 +27,29 @@ double seconds_between(Clock::time_point from, Clock::time_point to) {
   return std::chrono::duration<double>(to - from).count();
 }
 
+// The reader's group, never joined: the processor's, with `suffix`.
+std::string reader_group(const kafka::KafkaProperties& properties, const char* suffix) {
+  const auto found = properties.find("group.id");
+  return (found == properties.end() ? std::string() : found->second) + suffix;
+}
+
 }  // namespace
 
 ChangelogRestorer::ChangelogRestorer(const kafka::KafkaProperties& properties,
                                      std::function<void(const RestoreProgress&)> on_progress,
                                      std::chrono::milliseconds progress_interval,
                                      std::chrono::milliseconds request_timeout, Mode mode)
-    : on_progress_(std::move(on_progress)),
+    : reader_(properties, reader_group(properties, mode == Mode::Follow ? "-standby" : "-restore"),
+              mode == Mode::Follow ? "the standby consumer" : "the restore consumer"),
+      on_progress_(std::move(on_progress)),
       progress_interval_(progress_interval),
       request_timeout_(request_timeout),
-      mode_(mode) {
-  kafka::KafkaProperties config = properties;
-  // librdkafka assigns partitions only to a consumer with a group; this one never joins it,
-  // never commits and always says where to start.
-  config["group.id"] = config["group.id"] + (mode == Mode::Follow ? "-standby" : "-restore");
-  config["isolation.level"] = "read_committed";
-  config["enable.auto.commit"] = "false";
-  config["enable.auto.offset.store"] = "false";
-  config["enable.partition.eof"] = "true";
-  config["auto.offset.reset"] = "error";
-  // Large fetches for throughput; a short wait so that the end of a partition is seen soon.
-  config.try_emplace("fetch.wait.max.ms", "10");
-  config.try_emplace("fetch.max.bytes", "104857600");
-  config.try_emplace("max.partition.fetch.bytes", "52428800");
-  // The fetcher stops once queued.min.messages wait in the queue and looks again only when its
-  // broker thread next wakes (up to a second later): with a byte bound only, it fetches ahead
-  // until the end and reports it at once.
-  config.try_emplace("queued.min.messages", "10000000");
-  config.try_emplace("queued.max.messages.kbytes", "131072");
-  consumer_ = kafka::internal::create_client(
-      RD_KAFKA_CONSUMER, config, {}, mode == Mode::Follow ? "the standby consumer" : "the restore consumer");
-  queue_.reset(rd_kafka_queue_get_consumer(consumer_.get()));
-  config["isolation.level"] = "read_uncommitted";
-  watermarks_ = kafka::internal::create_client(RD_KAFKA_CONSUMER, config, {}, "the changelog offsets client");
-}
+      mode_(mode) {}
 
 std::pair<std::int64_t, std::int64_t> ChangelogRestorer::offsets_of(
     const std::string& topic, std::int32_t partition, const kafka::internal::RetryPolicy& policy) {
-  const auto [low, high] = kafka::internal::query_log_range(
-      watermarks_.get(), kafka::TopicPartition(topic, partition), request_timeout_, policy);
-  return {low, high};
+  const auto range = reader_.log_range(kafka::TopicPartition(topic, partition), request_timeout_, policy);
+  return {range.low, range.high};
 }
 
 std::pair<std::int64_t, std::int64_t> ChangelogRestorer::offsets_of(const std::string& topic,
@@ -151,20 +134,14 @@ void ChangelogRestorer::remove(std::int32_t partition) {
   std::erase_if(entries_, [&](const Entry& entry) { return entry.store->partition() == partition; });
 }
 
-// Incremental changes only: assigning the whole list again restarts every partition in it, and
-// librdkafka 2.0.2 can then trip over its own stop of a partition (an assertion in
-// rd_kafka_assignment_partition_stopped; librdkafka #5573, fixed after 2.0.2).
 void ChangelogRestorer::change_assignment(const std::vector<const Entry*>& entries, bool assign) {
-  auto list = kafka::internal::make_partition_list(entries.size());
-  for (const Entry* entry : entries) {
-    rd_kafka_topic_partition_list_add(list.get(), entry->topic.c_str(), entry->store->partition())->offset =
-        entry->next;
+  std::vector<ChangelogReader::Start> starts;
+  for (const Entry* entry : entries) starts.push_back({entry->topic, entry->store->partition(), entry->next});
+  if (assign) {
+    reader_.assign(starts);
+  } else {
+    reader_.unassign(starts);
   }
-  kafka::internal::throw_if_error(
-      kafka::internal::RdPtr<rd_kafka_error_t>(
-          assign ? rd_kafka_incremental_assign(consumer_.get(), list.get())
-                 : rd_kafka_incremental_unassign(consumer_.get(), list.get())),
-      assign ? "assigning changelog partitions" : "unassigning changelog partitions");
 }
 
 ChangelogRestorer::Entry* ChangelogRestorer::find(const rd_kafka_message_t& message) {
@@ -185,13 +162,7 @@ void ChangelogRestorer::restart_from_start(Entry& entry, const char* why) {
   entry.batch_records = 0;
   entry.start = entry.next = RD_KAFKA_OFFSET_BEGINNING;
   entry.at_end = false;
-  auto list = kafka::internal::make_partition_list(1);
-  rd_kafka_topic_partition_list_add(list.get(), entry.topic.c_str(), entry.store->partition())->offset =
-      RD_KAFKA_OFFSET_BEGINNING;
-  kafka::internal::throw_if_error(
-      kafka::internal::RdPtr<rd_kafka_error_t>(rd_kafka_seek_partitions(
-          consumer_.get(), list.get(), kafka::internal::to_timeout_ms(request_timeout_))),
-      "seeking changelog " + kafka::partition_key(entry.topic, entry.store->partition()) + " to its start");
+  reader_.seek_to_start(entry.topic, entry.store->partition(), request_timeout_);
 }
 
 void ChangelogRestorer::report(const Entry& entry, std::int64_t end, bool done) {
@@ -244,13 +215,13 @@ std::vector<std::int32_t> ChangelogRestorer::poll(std::chrono::milliseconds time
   Entry* last = nullptr;
   bool restarted = false;
   for (;;) {
-    const auto left = std::max<std::int64_t>(
-        0, std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count());
-    const ssize_t count =
-        rd_kafka_consume_batch_queue(queue_.get(), static_cast<int>(left), messages.data(), messages.size());
-    if (count <= 0) break;
+    const auto left =
+        std::max(std::chrono::milliseconds(0),
+                 std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()));
+    const std::size_t count = reader_.consume(messages, left);
+    if (count == 0) break;
     std::exception_ptr failure;
-    for (ssize_t i = 0; i < count; ++i) {
+    for (std::size_t i = 0; i < count; ++i) {
       kafka::internal::RdPtr<rd_kafka_message_t> message(messages[i]);
       if (failure || restarted) continue;  // destroy the rest
       try {
@@ -297,7 +268,7 @@ std::vector<std::int32_t> ChangelogRestorer::poll(std::chrono::milliseconds time
       }
     }
     if (failure) std::rethrow_exception(failure);
-    if (restarted || static_cast<std::size_t>(count) < messages.size()) break;
+    if (restarted || count < messages.size()) break;
     if (std::any_of(entries_.begin(), entries_.end(),
                     [](const Entry& entry) { return entry.batch_records >= kRecordsPerWrite; })) {
       break;

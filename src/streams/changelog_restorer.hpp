@@ -10,17 +10,17 @@
 #include <string>
 #include <vector>
 
-#include "kafka/rdkafka/handles.hpp"
 #include "kafka/rdkafka/retry.hpp"
 #include "processor/kafka/kafka_client.hpp"
 #include "processor/state/write_batch.hpp"
 #include "processor/streams/stream_processor.hpp"
+#include "streams/changelog_reader.hpp"
 #include "streams/store_partition.hpp"
 
 namespace processor::streams::internal {
 
 // ChangelogRestorer brings store partitions up to date with their changelog partitions through
-// one read_committed consumer of its own (no group, no commits). A store partition is restored
+// a ChangelogReader of its own (read_committed, no group, no commits). A store partition is restored
 // when its position reached the changelog's high watermark, not only its last stable offset:
 // then every transaction that wrote to it before is decided (committed records applied, aborted
 // ones skipped). That includes a transaction whose commit was acknowledged but whose markers are
@@ -112,11 +112,7 @@ class ChangelogRestorer {
   // returns false when that try failed for a retriable cause (asked again later).
   bool check_end(Entry& entry, std::chrono::steady_clock::time_point now);
 
-  kafka::internal::RdPtr<rd_kafka_t> consumer_;
-  kafka::internal::RdPtr<rd_kafka_queue_t> queue_;
-  // A read_uncommitted client, for high watermarks: a read_committed one gets the last stable
-  // offset instead, from ListOffsets and from fetches alike.
-  kafka::internal::RdPtr<rd_kafka_t> watermarks_;
+  ChangelogReader reader_;
   std::function<void(const RestoreProgress&)> on_progress_;
   std::chrono::milliseconds progress_interval_;
   std::chrono::milliseconds request_timeout_;

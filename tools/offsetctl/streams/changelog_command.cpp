@@ -1,33 +1,28 @@
 // `offsetctl changelog --bootstrap-server B --application APP --store S [--state-dir DIR]
 // [--records N]`: a StreamProcessor store's changelog topic as Kafka holds it (each partition's
-// log range, read_committed) beside the changelog position of the local state in DIR, and, with
-// --records, the records themselves decoded (the version byte taken off, tombstones named).
+// log range; its records read read_committed) beside the changelog position of the local state
+// in DIR, and, with --records, the records themselves decoded (the version byte taken off,
+// tombstones named). Read through the library's ChangelogReader, as a restore reads.
 
 #include <librdkafka/rdkafka.h>
 
 #include <algorithm>
 #include <cstdio>
-#include <functional>
 #include <iostream>
 #include <map>
 #include <memory>
 #include <optional>
-#include <set>
 #include <string>
 #include <vector>
 
 #include "cluster_config.hpp"
 #include "command.hpp"
 #include "kafka/group/start_offsets.hpp"
-#include "kafka/rdkafka/client_factory.hpp"
-#include "kafka/rdkafka/errors.hpp"
-#include "kafka/rdkafka/handles.hpp"
-#include "kafka/rdkafka/partition_list.hpp"
-#include "kafka/rdkafka/topic_metadata.hpp"
 #include "processor/error.hpp"
 #include "processor/state/rocksdb_state_backend.hpp"
 #include "processor/streams/stream_processor.hpp"
 #include "streams/changelog_format.hpp"
+#include "streams/changelog_reader.hpp"
 #include "streams/state_keys.hpp"
 
 namespace processor::offsetctl {
@@ -62,16 +57,6 @@ std::string printable(std::string_view bytes) {
   return out;
 }
 
-std::int32_t partition_count(rd_kafka_t* rk, const std::string& topic) {
-  const auto metadata = kafka::internal::topic_metadata(rk, topic, kRequestTimeout);
-  if (metadata.error != RD_KAFKA_RESP_ERR_NO_ERROR)
-    throw kafka::internal::kafka_error(metadata.error, "reading the metadata of " + topic);
-  if (metadata.topic() == nullptr || metadata.topic()->err != RD_KAFKA_RESP_ERR_NO_ERROR) {
-    throw StateError(ErrorKind::NotFound, "changelog topic '" + topic + "' does not exist");
-  }
-  return metadata.topic()->partition_cnt;
-}
-
 // The local state's changelog position of each partition, when DIR holds one.
 std::vector<std::optional<std::int64_t>> local_positions(const ChangelogArguments& args,
                                                          std::int32_t partitions) {
@@ -89,50 +74,9 @@ std::vector<std::optional<std::int64_t>> local_positions(const ChangelogArgument
   return positions;
 }
 
-// Reads each partition of `starts` from its start offset (read_committed) and hands each record
-// to `visit` until the partition's end, or until `visit` returns false for it.
-void read_partitions(rd_kafka_t* rk, const std::string& topic,
-                     const std::map<std::int32_t, std::int64_t>& starts,
-                     const std::function<bool(const rd_kafka_message_t&)>& visit) {
-  if (starts.empty()) return;
-  auto assignment = kafka::internal::make_partition_list(starts.size());
-  for (const auto& [partition, offset] : starts) {
-    rd_kafka_topic_partition_list_add(assignment.get(), topic.c_str(), partition)->offset = offset;
-  }
-  if (const rd_kafka_resp_err_t error = rd_kafka_assign(rk, assignment.get());
-      error != RD_KAFKA_RESP_ERR_NO_ERROR) {
-    throw kafka::internal::kafka_error(error, "assigning " + topic);
-  }
-  std::set<std::int32_t> reading;
-  for (const auto& entry : starts) reading.insert(entry.first);
-  auto give_up = std::chrono::steady_clock::now() + kRequestTimeout;
-  while (!reading.empty()) {
-    kafka::internal::RdPtr<rd_kafka_message_t> message(rd_kafka_consumer_poll(rk, 200));
-    if (!message) {
-      if (std::chrono::steady_clock::now() > give_up) {
-        throw StateError(ErrorKind::Timeout, "no record of " + topic + " for " +
-                                                 std::to_string(kRequestTimeout.count()) +
-                                                 " s while reading it");
-      }
-      continue;
-    }
-    give_up = std::chrono::steady_clock::now() + kRequestTimeout;
-    if (reading.count(message->partition) == 0) continue;
-    if (message->err == RD_KAFKA_RESP_ERR__PARTITION_EOF) {
-      reading.erase(message->partition);
-    } else if (message->err != RD_KAFKA_RESP_ERR_NO_ERROR) {
-      throw kafka::internal::kafka_error(message->err,
-                                         "reading " + kafka::partition_key(topic, message->partition));
-    } else if (!visit(*message)) {
-      reading.erase(message->partition);
-    }
-  }
-  rd_kafka_assign(rk, nullptr);
-}
-
 // How many records a restore on this member would replay: those between each local position and
 // the log end (transaction markers take offsets there too, and are not records).
-std::vector<std::string> records_behind(rd_kafka_t* rk, const std::string& topic,
+std::vector<std::string> records_behind(streams::internal::ChangelogReader& reader, const std::string& topic,
                                         const std::vector<kafka::internal::LogRange>& ranges,
                                         const std::vector<std::optional<std::int64_t>>& positions) {
   std::vector<std::string> behind(ranges.size(), "-");
@@ -143,9 +87,10 @@ std::vector<std::string> records_behind(rd_kafka_t* rk, const std::string& topic
     behind[p] = "0";
     if (*positions[p] < ranges[p].high) starts[static_cast<std::int32_t>(p)] = *positions[p];
   }
-  read_partitions(rk, topic, starts, [&](const rd_kafka_message_t& message) {
-    return ++counts[message.partition] < kCountBehindAtMost;
-  });
+  reader.read_to_end(
+      topic, starts,
+      [&](const rd_kafka_message_t& message) { return ++counts[message.partition] < kCountBehindAtMost; },
+      kRequestTimeout);
   for (const auto& [partition, count] : counts) {
     behind[static_cast<std::size_t>(partition)] =
         count >= kCountBehindAtMost ? ">=" + std::to_string(kCountBehindAtMost) : std::to_string(count);
@@ -172,7 +117,7 @@ void print_ranges(const std::string& topic, const std::vector<kafka::internal::L
 
 // Up to `limit` records of each partition from its log start, decoded, in offset order per
 // partition.
-void print_records(rd_kafka_t* rk, const std::string& topic,
+void print_records(streams::internal::ChangelogReader& reader, const std::string& topic,
                    const std::vector<kafka::internal::LogRange>& ranges, std::int64_t limit,
                    std::ostream& out) {
   std::map<std::int32_t, std::int64_t> starts;
@@ -180,28 +125,31 @@ void print_records(rd_kafka_t* rk, const std::string& topic,
     if (ranges[p].high > ranges[p].low) starts[static_cast<std::int32_t>(p)] = ranges[p].low;
   }
   std::map<std::int32_t, std::vector<std::string>> lines;
-  read_partitions(rk, topic, starts, [&](const rd_kafka_message_t& message) {
-    const std::string_view key(static_cast<const char*>(message.key), message.key_len);
-    std::string value;
-    if (message.payload == nullptr) {
-      value = "(deleted: tombstone)";
-    } else {
-      const std::string where =
-          kafka::partition_key(topic, message.partition) + "@" + std::to_string(message.offset);
-      try {
-        value = printable(streams::internal::decode_changelog_value(
-            std::string_view(static_cast<const char*>(message.payload), message.len), where));
-      } catch (const StateError& error) {
-        value = std::string("(undecodable: ") + error.what() + ")";
-      }
-    }
-    char prefix[64];
-    std::snprintf(prefix, sizeof prefix, "%-10d %-10lld ", message.partition,
-                  static_cast<long long>(message.offset));
-    auto& partition_lines = lines[message.partition];
-    partition_lines.push_back(prefix + printable(key) + " -> " + value);
-    return static_cast<std::int64_t>(partition_lines.size()) < limit;
-  });
+  reader.read_to_end(
+      topic, starts,
+      [&](const rd_kafka_message_t& message) {
+        const std::string_view key(static_cast<const char*>(message.key), message.key_len);
+        std::string value;
+        if (message.payload == nullptr) {
+          value = "(deleted: tombstone)";
+        } else {
+          const std::string where =
+              kafka::partition_key(topic, message.partition) + "@" + std::to_string(message.offset);
+          try {
+            value = printable(streams::internal::decode_changelog_value(
+                std::string_view(static_cast<const char*>(message.payload), message.len), where));
+          } catch (const StateError& error) {
+            value = std::string("(undecodable: ") + error.what() + ")";
+          }
+        }
+        char prefix[64];
+        std::snprintf(prefix, sizeof prefix, "%-10d %-10lld ", message.partition,
+                      static_cast<long long>(message.offset));
+        auto& partition_lines = lines[message.partition];
+        partition_lines.push_back(prefix + printable(key) + " -> " + value);
+        return static_cast<std::int64_t>(partition_lines.size()) < limit;
+      },
+      kRequestTimeout);
   out << "\nPARTITION  OFFSET     KEY -> VALUE\n";
   for (const auto& [partition, partition_lines] : lines) {
     for (const auto& line : partition_lines) out << line << "\n";
@@ -211,26 +159,18 @@ void print_records(rd_kafka_t* rk, const std::string& topic,
 int run_changelog(const ChangelogArguments& args, std::ostream& out, std::ostream& err) {
   try {
     const std::string topic = streams::changelog_topic(args.application, args.store);
-    auto rk = kafka::internal::create_client(
-        RD_KAFKA_CONSUMER,
-        cluster_properties(args.bootstrap_servers, args.command_config,
-                           {{"group.id", "offsetctl-changelog"},  // never joined
-                            {"isolation.level", "read_committed"},
-                            {"enable.auto.commit", "false"},
-                            {"enable.auto.offset.store", "false"},
-                            {"enable.partition.eof", "true"},
-                            {"log_level", "3"}}),
-        {}, "the changelog reader");
-    const std::int32_t partitions = partition_count(rk.get(), topic);
+    const auto properties =
+        cluster_properties(args.bootstrap_servers, args.command_config, {{"log_level", "3"}});
+    streams::internal::ChangelogReader reader(properties, "offsetctl-changelog", "the changelog reader");
+    const std::int32_t partitions = reader.partition_count(topic, kRequestTimeout);
     std::vector<kafka::internal::LogRange> ranges;
     for (std::int32_t p = 0; p < partitions; ++p) {
-      ranges.push_back(kafka::internal::query_log_range(rk.get(), kafka::TopicPartition(topic, p),
-                                                        kRequestTimeout,
-                                                        kafka::internal::RetryPolicy{kRequestTimeout}));
+      ranges.push_back(reader.log_range(kafka::TopicPartition(topic, p), kRequestTimeout,
+                                        kafka::internal::RetryPolicy{kRequestTimeout}));
     }
     const auto positions = local_positions(args, partitions);
-    print_ranges(topic, ranges, positions, records_behind(rk.get(), topic, ranges, positions), out);
-    if (args.records > 0) print_records(rk.get(), topic, ranges, args.records, out);
+    print_ranges(topic, ranges, positions, records_behind(reader, topic, ranges, positions), out);
+    if (args.records > 0) print_records(reader, topic, ranges, args.records, out);
     return kExitOk;
   } catch (const StateError& error) {
     err << "Error: " << error.what() << "\n";

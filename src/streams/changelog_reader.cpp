@@ -1,0 +1,153 @@
+#include "streams/changelog_reader.hpp"
+
+#include <exception>
+#include <set>
+#include <utility>
+
+#include "kafka/rdkafka/client_factory.hpp"
+#include "kafka/rdkafka/errors.hpp"
+#include "kafka/rdkafka/partition_list.hpp"
+#include "kafka/rdkafka/topic_metadata.hpp"
+#include "processor/error.hpp"
+
+namespace processor::streams::internal {
+namespace {
+
+kafka::internal::PartitionListPtr partition_list(const std::vector<ChangelogReader::Start>& starts) {
+  auto list = kafka::internal::make_partition_list(starts.size());
+  for (const auto& start : starts) {
+    rd_kafka_topic_partition_list_add(list.get(), start.topic.c_str(), start.partition)->offset =
+        start.offset;
+  }
+  return list;
+}
+
+}  // namespace
+
+ChangelogReader::ChangelogReader(const kafka::KafkaProperties& properties, const std::string& group_id,
+                                 const char* what) {
+  kafka::KafkaProperties config = properties;
+  config["group.id"] = group_id;
+  config["isolation.level"] = "read_committed";
+  config["enable.auto.commit"] = "false";
+  config["enable.auto.offset.store"] = "false";
+  config["enable.partition.eof"] = "true";
+  config["auto.offset.reset"] = "error";
+  // Large fetches for throughput; a short wait so that the end of a partition is seen soon.
+  config.try_emplace("fetch.wait.max.ms", "10");
+  config.try_emplace("fetch.max.bytes", "104857600");
+  config.try_emplace("max.partition.fetch.bytes", "52428800");
+  // The fetcher stops once queued.min.messages wait in the queue and looks again only when its
+  // broker thread next wakes (up to a second later): with a byte bound only, it fetches ahead
+  // until the end and reports it at once.
+  config.try_emplace("queued.min.messages", "10000000");
+  config.try_emplace("queued.max.messages.kbytes", "131072");
+  consumer_ = kafka::internal::create_client(RD_KAFKA_CONSUMER, config, {}, what);
+  queue_.reset(rd_kafka_queue_get_consumer(consumer_.get()));
+  config["isolation.level"] = "read_uncommitted";
+  watermarks_ = kafka::internal::create_client(RD_KAFKA_CONSUMER, config, {}, "the changelog offsets client");
+}
+
+void ChangelogReader::assign(const std::vector<Start>& starts) {
+  kafka::internal::throw_if_error(kafka::internal::RdPtr<rd_kafka_error_t>(rd_kafka_incremental_assign(
+                                      consumer_.get(), partition_list(starts).get())),
+                                  "assigning changelog partitions");
+}
+
+void ChangelogReader::unassign(const std::vector<Start>& partitions) {
+  kafka::internal::throw_if_error(kafka::internal::RdPtr<rd_kafka_error_t>(rd_kafka_incremental_unassign(
+                                      consumer_.get(), partition_list(partitions).get())),
+                                  "unassigning changelog partitions");
+}
+
+void ChangelogReader::seek_to_start(const std::string& topic, std::int32_t partition,
+                                    std::chrono::milliseconds timeout) {
+  kafka::internal::throw_if_error(
+      kafka::internal::RdPtr<rd_kafka_error_t>(rd_kafka_seek_partitions(
+          consumer_.get(), partition_list({{topic, partition, RD_KAFKA_OFFSET_BEGINNING}}).get(),
+          kafka::internal::to_timeout_ms(timeout))),
+      "seeking changelog " + kafka::partition_key(topic, partition) + " to its start");
+}
+
+std::size_t ChangelogReader::consume(std::vector<rd_kafka_message_t*>& messages,
+                                     std::chrono::milliseconds timeout) {
+  const ssize_t count = rd_kafka_consume_batch_queue(queue_.get(), kafka::internal::to_timeout_ms(timeout),
+                                                     messages.data(), messages.size());
+  return count > 0 ? static_cast<std::size_t>(count) : 0;
+}
+
+void ChangelogReader::read_to_end(const std::string& topic,
+                                  const std::map<std::int32_t, std::int64_t>& starts,
+                                  const std::function<bool(const rd_kafka_message_t&)>& visit,
+                                  std::chrono::milliseconds idle_timeout) {
+  if (starts.empty()) return;
+  std::vector<Start> assigned;
+  for (const auto& [partition, offset] : starts) assigned.push_back({topic, partition, offset});
+  assign(assigned);
+  try {
+    read_assigned(topic, starts, visit, idle_timeout);
+  } catch (...) {
+    try {
+      unassign(assigned);          // so that a later read may assign them again
+    } catch (const StateError&) {  // the first failure is the one to report
+    }
+    throw;
+  }
+  unassign(assigned);
+}
+
+void ChangelogReader::read_assigned(const std::string& topic,
+                                    const std::map<std::int32_t, std::int64_t>& starts,
+                                    const std::function<bool(const rd_kafka_message_t&)>& visit,
+                                    std::chrono::milliseconds idle_timeout) {
+  std::set<std::int32_t> reading;
+  for (const auto& entry : starts) reading.insert(entry.first);
+  std::vector<rd_kafka_message_t*> messages(1000);
+  auto give_up = std::chrono::steady_clock::now() + idle_timeout;
+  while (!reading.empty()) {
+    const std::size_t count = consume(messages, std::chrono::milliseconds(200));
+    if (count == 0 && std::chrono::steady_clock::now() > give_up) {
+      throw StateError(ErrorKind::Timeout, "no record of " + topic + " for " +
+                                               std::to_string(idle_timeout.count()) + " ms while reading it");
+    }
+    if (count > 0) give_up = std::chrono::steady_clock::now() + idle_timeout;
+    std::exception_ptr failure;
+    for (std::size_t i = 0; i < count; ++i) {
+      kafka::internal::RdPtr<rd_kafka_message_t> message(messages[i]);
+      if (failure || reading.count(message->partition) == 0) continue;  // destroy the rest
+      try {
+        if (message->err == RD_KAFKA_RESP_ERR__PARTITION_EOF) {
+          reading.erase(message->partition);
+        } else if (message->err != RD_KAFKA_RESP_ERR_NO_ERROR) {
+          throw kafka::internal::kafka_error(message->err,
+                                             "reading " + kafka::partition_key(topic, message->partition));
+        } else if (!visit(*message)) {
+          reading.erase(message->partition);
+        }
+      } catch (...) {
+        failure = std::current_exception();
+      }
+    }
+    if (failure) std::rethrow_exception(failure);
+  }
+}
+
+std::int32_t ChangelogReader::partition_count(const std::string& topic,
+                                              std::chrono::milliseconds request_timeout) {
+  const auto metadata = kafka::internal::topic_metadata(watermarks_.get(), topic, request_timeout);
+  if (metadata.error != RD_KAFKA_RESP_ERR_NO_ERROR) {
+    throw kafka::internal::kafka_error(metadata.error, "reading the metadata of " + topic);
+  }
+  if (metadata.topic() == nullptr || metadata.topic()->err != RD_KAFKA_RESP_ERR_NO_ERROR) {
+    throw StateError(ErrorKind::NotFound, "changelog topic '" + topic + "' does not exist");
+  }
+  return metadata.topic()->partition_cnt;
+}
+
+kafka::internal::LogRange ChangelogReader::log_range(const kafka::TopicPartition& tp,
+                                                     std::chrono::milliseconds request_timeout,
+                                                     const kafka::internal::RetryPolicy& policy) {
+  return kafka::internal::query_log_range(watermarks_.get(), tp, request_timeout, policy);
+}
+
+}  // namespace processor::streams::internal
