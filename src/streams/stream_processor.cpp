@@ -150,6 +150,7 @@ void StreamProcessor::Impl::open_state_and_clients() {
   consumer_callbacks.rebalance = rebalance_callback;
   consumer = kafka::internal::create_client(RD_KAFKA_CONSUMER, consumer_config, consumer_callbacks,
                                             "the stream processor's consumer");
+  buffer = std::make_unique<kafka::internal::FetchBuffer>(consumer.get());
 
   partitions =
       internal::ensure_changelog_topics(consumer.get(), options.input_topic, changelogs,
@@ -243,6 +244,7 @@ void StreamProcessor::close() {
       failure = std::current_exception();
     }
   }
+  impl.buffer.reset();  // its records are neither processed nor committed now
   if (impl.consumer) {
     // Leaves the group: the revoke callback commits nothing more (or aborts) and drops the tasks.
     rd_kafka_consumer_close(impl.consumer.get());

@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "kafka/client/fetch_buffer.hpp"
 #include "kafka/rdkafka/handles.hpp"
 #include "processor/detail/mutex.hpp"
 #include "processor/kafka/group_admin.hpp"
@@ -69,6 +70,9 @@ struct StreamProcessor::Impl final : RecordContext, OutputSink {
   std::unique_ptr<state::RocksDbStateBackend> db;
   kafka::internal::RdPtr<rd_kafka_t> producer;
   kafka::internal::RdPtr<rd_kafka_t> consumer;
+  // The consumer's records, a batch of its queue at a time. What it holds librdkafka counts as
+  // consumed: a partition's records there are dropped where it is sought (seek()).
+  std::unique_ptr<kafka::internal::FetchBuffer> buffer;
   std::unique_ptr<internal::ChangelogRestorer> restorer;
   std::map<std::int32_t, Task> tasks;
   // The group's description (standby placement) and committed offsets' metadata (fencing).
@@ -154,6 +158,9 @@ struct StreamProcessor::Impl final : RecordContext, OutputSink {
   void rewind();
 
   // stream_processor_loop.cpp
+  // The next record or consumer error from `buffer`, filled from librdkafka's queue when empty
+  // (or due, see FetchBuffer); null when nothing arrives within `timeout_ms`.
+  kafka::internal::RdPtr<rd_kafka_message_t> next_message(int timeout_ms);
   void process(const rd_kafka_message_t& message);
   void on_consume_error(const rd_kafka_message_t& message);
   std::size_t poll();

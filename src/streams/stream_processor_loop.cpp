@@ -68,10 +68,25 @@ bool StreamProcessor::Impl::start_producer_again() {
     broken = std::current_exception();
     throw;
   }
-  // The member stays in its group meanwhile: its rebalances are served. A record fetched here is
-  // fetched again after the rewind that the replacement asked for.
-  RdPtr<rd_kafka_message_t> ignored(rd_kafka_consumer_poll(consumer.get(), 0));
+  // The member stays in its group meanwhile: its rebalances are served. The records fetched are
+  // fetched again after the rewind that the replacement asked for: none is kept, so that a full
+  // buffer never stops librdkafka from being heard.
+  buffer->clear();
+  buffer->fill(0);
+  buffer->clear();
   return false;
+}
+
+RdPtr<rd_kafka_message_t> StreamProcessor::Impl::next_message(int timeout_ms) {
+  // A batch handed out slower than its rate foresaw: librdkafka's callbacks (a rebalance) and
+  // max.poll.interval.ms are served now, not once the batch is handed out.
+  if (!buffer->empty() && buffer->due()) buffer->fill(0);
+  if (buffer->empty()) {
+    // What is queued first; then, with nothing queued, a wait.
+    buffer->fill(0);
+    if (buffer->empty() && timeout_ms > 0) buffer->fill(timeout_ms);
+  }
+  return buffer->pop();
 }
 
 std::size_t StreamProcessor::Impl::poll() {
@@ -102,7 +117,7 @@ std::size_t StreamProcessor::Impl::poll() {
   while (processed < kMaxRecordsPerPoll && !stop_requested.load(std::memory_order_relaxed)) {
     // A producer replaced in this loop that could not start yet: the next poll() tries again.
     if (exactly_once() && !producer) break;
-    RdPtr<rd_kafka_message_t> message(rd_kafka_consumer_poll(consumer.get(), timeout_ms));
+    RdPtr<rd_kafka_message_t> message = next_message(timeout_ms);
     timeout_ms = 0;
     rethrow_callback_error();
     if (rewind_pending) {

@@ -204,6 +204,8 @@ void StreamProcessor::Impl::seek(std::int32_t partition, std::int64_t offset) {
     throw kafka::internal::kafka_error(list->elems[0].err,
                                        "seeking " + input_key(partition) + " to " + std::to_string(offset));
   }
+  // Fetched before the seek: librdkafka drops those still in its queue, the buffer its own.
+  buffer->drop([&](std::string_view, std::int32_t buffered) { return buffered == partition; });
 }
 
 void StreamProcessor::Impl::rewind() {
