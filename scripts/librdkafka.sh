@@ -21,6 +21,10 @@
 # libsasl2-modules-gssapi-mit, at run time). builtin.features then lists sasl_gssapi and oidc, and
 # a build lacking either (an older cache) is built again.
 #
+# What is changed: the patches in scripts/librdkafka-patches/, each fixing a librdkafka defect that
+# reaches our users and that no release fixes yet (each file says which, and why). A build is made
+# with every one of them or not at all, and a cached build lacking one is built again.
+#
 # Usage: bash scripts/librdkafka.sh        prints the prefix of the librdkafka to build against
 #   PROCESSOR_RDKAFKA_SUITES   the Debian suites to try, in order. Default: testing unstable
 #   PROCESSOR_RDKAFKA_VERSION  the upstream version to prefer when a suite has it. Default: 2.14.2
@@ -35,6 +39,9 @@ cache="${PROCESSOR_CACHE:-${XDG_CACHE_HOME:-${HOME}/.cache}/processor}"
 # What a cached build must have been built with. The build writes them to a stamp file in its prefix
 # (share/processor-build-features) after checking them against librdkafka's own builtin.features.
 required_features="sasl_gssapi oidc"
+patches_dir="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/librdkafka-patches"
+# The patches a cached build must carry, by name, written to the same stamp file as "patch:<name>".
+required_patches="$(cd "${patches_dir}" && ls -- *.patch 2>/dev/null | sed 's/\.patch$//' | tr '\n' ' ')"
 
 say() { echo "librdkafka: $*" >&2; }
 
@@ -47,6 +54,9 @@ has_features() {
   [[ -f "$1/lib/pkgconfig/rdkafka.pc" && -f "${stamp}" ]] || return 1
   for feature in ${required_features}; do
     grep -qw -- "${feature}" "${stamp}" || return 1
+  done
+  for patch in ${required_patches}; do
+    grep -qx -- "patch:${patch}" "${stamp}" || return 1
   done
 }
 
@@ -139,6 +149,11 @@ staging="${prefix}.partial"
 rm -rf "${staging}"
 (
   cd "${source_dir}"
+  for patch in ${required_patches}; do
+    say "applying ${patch}.patch"
+    patch -p1 --forward --no-backup-if-mismatch <"${patches_dir}/${patch}.patch" >"${work}/patch.log" 2>&1 ||
+      { cat "${work}/patch.log" >&2; say "${patch}.patch does not apply to librdkafka ${fetched}"; exit 1; }
+  done
   ./configure --prefix="${prefix}" --no-download --disable-c11threads --enable-curl --enable-gssapi \
     --disable-lz4-ext --enable-zstd --enable-zlib --enable-ssl >"${work}/configure.log" 2>&1 ||
     { tail -n 20 "${work}/configure.log" >&2; exit 1; }
@@ -170,7 +185,10 @@ for feature in ${required_features}; do
   fi
 done
 mkdir -p "${staging}${prefix}/share"
-echo "${features}" >"${staging}${prefix}/share/processor-build-features"
+{
+  echo "${features}"
+  for patch in ${required_patches}; do echo "patch:${patch}"; done
+} >"${staging}${prefix}/share/processor-build-features"
 # Moved into place whole, so that an interrupted build never looks like a cached one.
 rm -rf "${prefix}"
 mv "${staging}${prefix}" "${prefix}"

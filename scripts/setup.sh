@@ -24,6 +24,7 @@ packages=(
   ninja-build
   pkg-config
   git
+  patch  # scripts/librdkafka.sh applies scripts/librdkafka-patches
   librocksdb-dev
   # librdkafka 2.12 or newer, built by scripts/librdkafka.sh from Debian's source package (Debian
   # 12's own librdkafka-dev is 2.0.2): its compression and TLS libraries, Cyrus SASL for GSSAPI
