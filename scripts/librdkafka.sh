@@ -41,7 +41,10 @@ cache="${PROCESSOR_CACHE:-${XDG_CACHE_HOME:-${HOME}/.cache}/processor}"
 required_features="sasl_gssapi oidc"
 patches_dir="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/librdkafka-patches"
 # The patches a cached build must carry, by name, written to the same stamp file as "patch:<name>".
-required_patches="$(cd "${patches_dir}" && ls -- *.patch 2>/dev/null | sed 's/\.patch$//' | tr '\n' ' ')"
+required_patches=""
+for patch_file in "${patches_dir}"/*.patch; do
+  [[ -f "${patch_file}" ]] && required_patches+="$(basename "${patch_file}" .patch) "
+done
 
 say() { echo "librdkafka: $*" >&2; }
 

@@ -4,6 +4,8 @@
 // (`broker.sh kill`) and brought back on the same data and ports (`broker.sh restart`), stopped
 // and its directory removed at the end. The shared broker of KAFKA_BOOTSTRAP is never touched.
 
+#include <signal.h>
+#include <sys/types.h>
 #include <sys/wait.h>
 
 #include <array>
@@ -11,6 +13,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <stdexcept>
 #include <string>
 
@@ -75,10 +78,26 @@ class OwnedBroker {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   }
 
+  // A cluster's node (1, 2, ...) stopped (SIGSTOP) and continued (SIGCONT): a stall, not a crash.
+  // Stopped, it stays in every partition's in-sync replicas until the controller fences it (its
+  // broker session), and the high watermarks of the partitions it follows cannot advance meanwhile.
+  void pause_node(int node) { signal_node(node, SIGSTOP); }
+  void resume_node(int node) { signal_node(node, SIGCONT); }
+
   // Leaves the directory (data and broker logs) for inspection after a failure.
   void keep_directory() { keep_ = true; }
 
  private:
+  void signal_node(int node, int signal) const {
+    const auto pid_file = dir_ / ("node-" + std::to_string(node)) / "broker.pid";
+    std::ifstream in(pid_file);
+    long pid = 0;
+    if (!(in >> pid) || pid <= 0) throw std::runtime_error("no broker pid in " + pid_file.string());
+    if (::kill(static_cast<pid_t>(pid), signal) != 0) {
+      throw std::runtime_error("cannot signal broker " + std::to_string(pid) + " of " + pid_file.string());
+    }
+  }
+
   // Runs `broker.sh COMMAND --dir DIR` (COMMAND may carry options); returns its stdout's last line. Its stderr (progress,
   // errors) goes to the test's stderr.
   std::string run(const std::string& command) const {
