@@ -142,9 +142,8 @@ void StreamProcessor::Impl::open_state_and_clients() {
   consumer_config["enable.auto.offset.store"] = "false";
   consumer_config["enable.partition.eof"] = "false";
   consumer_config["allow.auto.create.topics"] = "false";
-  consumer_config["auto.offset.reset"] = options.no_offset == kafka::OutOfRangeAction::Earliest ? "earliest"
-                                         : options.no_offset == kafka::OutOfRangeAction::Latest ? "latest"
-                                                                                                : "error";
+  // Where a position has no place in the log is decided by cause (options.out_of_range).
+  consumer_config["auto.offset.reset"] = "error";
   kafka::internal::ClientCallbacks consumer_callbacks;
   consumer_callbacks.opaque = this;
   consumer_callbacks.rebalance = rebalance_callback;
@@ -265,6 +264,7 @@ void StreamProcessor::close() {
   if (impl.producer)
     rd_kafka_flush(impl.producer.get(), kafka::internal::to_timeout_ms(impl.options.request_timeout));
   impl.producer.reset();
+  impl.unanswered_commits.forget();
   impl.consumer.reset();
   impl.db.reset();
   if (failure) std::rethrow_exception(failure);

@@ -275,12 +275,13 @@ bool StreamProcessor::Impl::commit() {
         // default.api.timeout.ms): finding a moved coordinator again can take seconds, and each
         // failed commit here means processing the records again.
         try {
-          kafka::internal::commit_offsets(consumer.get(), offsets.get(), "committing the offsets",
-                                          options.request_timeout,
-                                          kafka::internal::start_retry_policy(options.request_timeout), [&] {
-                                            if (kafka::internal::assignment_lost(consumer.get()))
-                                              throw assignment_lost_error();
-                                          });
+          kafka::internal::commit_offsets(
+              consumer.get(), offsets.get(), "committing the offsets", options.request_timeout,
+              kafka::internal::start_retry_policy(options.request_timeout),
+              [&] {
+                if (kafka::internal::assignment_lost(consumer.get())) throw assignment_lost_error();
+              },
+              unanswered_commits);
         } catch (StateError& failure) {
           throw AbortableTransactionError{std::move(failure)};
         }

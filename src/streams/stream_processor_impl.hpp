@@ -21,6 +21,9 @@
 #include <vector>
 
 #include "kafka/client/fetch_buffer.hpp"
+#include "kafka/client/out_of_range_policy.hpp"
+#include "kafka/group/commit_offsets.hpp"
+#include "kafka/group/start_offsets.hpp"
 #include "kafka/rdkafka/handles.hpp"
 #include "processor/detail/mutex.hpp"
 #include "processor/kafka/group_admin.hpp"
@@ -44,6 +47,9 @@ struct Task {
   std::int64_t next_offset = -1;
   // The leader epoch of that record (KIP-320), committed with next_offset; -1 when unknown.
   std::int32_t next_leader_epoch = -1;
+  // librdkafka stopped fetching it: its position had no place in the log, and under
+  // auto.offset.reset=error it refuses a seek then (_STATE) until it is assigned again.
+  bool fetch_stopped = false;
 };
 
 struct StreamProcessor::Impl final : RecordContext, OutputSink {
@@ -70,6 +76,8 @@ struct StreamProcessor::Impl final : RecordContext, OutputSink {
   std::unique_ptr<state::RocksDbStateBackend> db;
   kafka::internal::RdPtr<rd_kafka_t> producer;
   kafka::internal::RdPtr<rd_kafka_t> consumer;
+  // At-least-once commits given up on unanswered, waited for before the next (commit_offsets.hpp).
+  kafka::internal::UnansweredCommits unanswered_commits;
   // The consumer's records, a batch of its queue at a time. What it holds librdkafka counts as
   // consumed: a partition's records there are dropped where it is sought (seek()).
   std::unique_ptr<kafka::internal::FetchBuffer> buffer;
@@ -154,7 +162,25 @@ struct StreamProcessor::Impl final : RecordContext, OutputSink {
   // Activates the restored partitions; true when one must wait for the next poll.
   bool activate_restored();
   void restore_some();
+  // Where a partition goes on, decided against its log.
+  struct PositionDecision {
+    kafka::internal::StartDecision decision;
+    std::optional<std::int64_t> from;  // the position decided on, or where the log diverged
+    kafka::internal::LogRange range;
+    bool moves() const noexcept { return decision.cause != kafka::internal::OutOfRangeCause::InRange; }
+  };
+  // From `position` (nullopt: none committed), or from where its log diverged (`divergence`, a
+  // truncation librdkafka found): the position when it lies in the log, else where
+  // options.out_of_range says. Throws for the policy's Error, naming the partition, the cause and
+  // the log.
+  PositionDecision decide_position(std::int32_t partition, std::optional<std::int64_t> position,
+                                   std::optional<std::int64_t> divergence);
+  // Logs and counts a move, once made.
+  void count_move(std::int32_t partition, const PositionDecision& decided);
+  // Seeks `partition` to `offset`; one whose fetcher librdkafka stopped (Task::fetch_stopped) is
+  // assigned again at it instead, the inactive tasks' partitions paused again.
   void seek(std::int32_t partition, std::int64_t offset);
+  void pause_inactive();
   void rewind();
 
   // stream_processor_loop.cpp
@@ -162,6 +188,8 @@ struct StreamProcessor::Impl final : RecordContext, OutputSink {
   // (or due, see FetchBuffer); null when nothing arrives within `timeout_ms`.
   kafka::internal::RdPtr<rd_kafka_message_t> next_message(int timeout_ms);
   void process(const rd_kafka_message_t& message);
+  // The consumer's error events, by the policy every consumer follows (kafka/group/consume_errors);
+  // a partition whose log moved under it goes on where decide_position() says.
   void on_consume_error(const rd_kafka_message_t& message);
   std::size_t poll();
   // Before processing, when a replaced producer could not start yet: tries again. False while the

@@ -4,6 +4,8 @@
 #include <algorithm>
 
 #include "common/log_internal.hpp"
+#include "kafka/client/out_of_range_policy.hpp"
+#include "kafka/group/consume_errors.hpp"
 #include "kafka/rdkafka/client_factory.hpp"
 #include "kafka/rdkafka/errors.hpp"
 #include "kafka/rdkafka/partition_list.hpp"
@@ -51,14 +53,33 @@ void StreamProcessor::Impl::process(const rd_kafka_message_t& message) {
 }
 
 void StreamProcessor::Impl::on_consume_error(const rd_kafka_message_t& message) {
-  if (message.err == RD_KAFKA_RESP_ERR__PARTITION_EOF) return;
-  if (message.err == RD_KAFKA_RESP_ERR__FATAL) {
-    kafka::internal::throw_if_fatal(consumer.get(), "the consumer failed for good");
+  if (kafka::internal::classify_consume_error(consumer.get(), message, options.application_id,
+                                              {options.input_topic},
+                                              "streams") != kafka::internal::ConsumeEvent::OutOfRange) {
+    return;
   }
-  if (kafka::internal::consume_error_is_final(message.err)) {
-    throw kafka::internal::consume_error(message, options.application_id, {options.input_topic});
-  }
-  processor::internal::log(LogLevel::Warning, "streams", "consumer: ", rd_kafka_message_errstr(&message));
+  const auto it = tasks.find(message.partition);
+  if (it == tasks.end()) return;
+  Task& task = it->second;
+  task.fetch_stopped = true;
+  if (!task.active) return;  // positioned when it is activated
+  // The log moved under the partition (retention, a truncation): it goes on from its rewind
+  // offset (the last commit) when that is still in the log, else where the policy says. The
+  // open transaction holds records fetched before: it is aborted and every partition rewinds.
+  const std::optional<std::int64_t> divergence =
+      message.err == RD_KAFKA_RESP_ERR__AUTO_OFFSET_RESET
+          ? kafka::internal::truncation_divergence(rd_kafka_message_errstr(&message))
+          : std::nullopt;
+  const PositionDecision decided =
+      decide_position(message.partition, task.rewind_offset,
+                      divergence && *divergence < task.rewind_offset ? divergence : std::nullopt);
+  if (decided.moves()) count_move(message.partition, decided);
+  task.rewind_offset = decided.decision.start;
+  processor::internal::log(LogLevel::Warning, "streams", input_key(message.partition), " has no record at ",
+                           message.offset, " (", rd_kafka_message_errstr(&message), "): going on from ",
+                           task.rewind_offset);
+  if (transaction_open) abort("the log of " + input_key(message.partition) + " moved");
+  rewind_pending = true;
 }
 
 bool StreamProcessor::Impl::start_producer_again() {

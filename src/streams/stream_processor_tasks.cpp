@@ -4,6 +4,7 @@
 #include <librdkafka/rdkafka.h>
 
 #include "common/log_internal.hpp"
+#include "kafka/client/out_of_range_policy.hpp"
 #include "kafka/group/rebalance.hpp"
 #include "kafka/group/start_offsets.hpp"
 #include "kafka/rdkafka/errors.hpp"
@@ -15,13 +16,6 @@ namespace processor::streams {
 
 using kafka::internal::RdPtr;
 namespace {
-
-// Where a task starts, for the log: an offset, or librdkafka's logical offset in words.
-std::string describe_start(std::int64_t start) {
-  if (start == RD_KAFKA_OFFSET_BEGINNING) return "the log start (no committed offset)";
-  if (start == RD_KAFKA_OFFSET_END) return "the log end (no committed offset)";
-  return "offset " + std::to_string(start);
-}
 
 // "partitions 0, 3 and 7", for the log.
 std::string describe_partitions(const std::vector<kafka::TopicPartition>& partitions) {
@@ -166,15 +160,18 @@ bool StreamProcessor::Impl::activate(Task& task) {
   rd_kafka_topic_partition_list_add(list.get(), options.input_topic.c_str(), task.partition);
   kafka::internal::read_committed(consumer.get(), list.get(), options.request_timeout,
                                   kafka::internal::RetryPolicy{options.request_timeout});
-  std::int64_t start = list->elems[0].offset;
-  if (start < 0) {
-    if (options.no_offset == kafka::OutOfRangeAction::Error) {
-      throw StateError(ErrorKind::Kafka,
-                       "no committed offset for " + input_key(task.partition) + " and no_offset is Error");
-    }
-    start = options.no_offset == kafka::OutOfRangeAction::Latest ? RD_KAFKA_OFFSET_END
-                                                                 : RD_KAFKA_OFFSET_BEGINNING;
+  const std::int64_t committed = list->elems[0].offset;
+  PositionDecision decided;
+  try {
+    decided = decide_position(task.partition, committed >= 0 ? std::optional(committed) : std::nullopt,
+                              std::nullopt);
+  } catch (const StateError& error) {
+    if (!error.retriable()) throw;  // the policy's Error, or a refusal
+    processor::internal::log(LogLevel::Warning, "streams", "the log range of ", input_key(task.partition),
+                             " cannot be read yet (", error.what(), "): trying again");
+    return false;
   }
+  const std::int64_t start = decided.decision.start;
   try {
     seek(task.partition, start);
   } catch (const StateError& error) {
@@ -183,29 +180,83 @@ bool StreamProcessor::Impl::activate(Task& task) {
                              " cannot be positioned yet (", error.what(), "): trying again");
     return false;
   }
+  if (decided.moves()) count_move(task.partition, decided);
   task.rewind_offset = start;
   task.next_offset = -1;
   task.active = true;
   list->elems[0].offset = RD_KAFKA_OFFSET_INVALID;
   rd_kafka_resume_partitions(consumer.get(), list.get());
   processor::internal::log(LogLevel::Info, "streams", input_key(task.partition),
-                           " restored; processing from ", describe_start(start));
+                           " restored; processing from offset ", start);
   return true;
+}
+
+StreamProcessor::Impl::PositionDecision StreamProcessor::Impl::decide_position(
+    std::int32_t partition, std::optional<std::int64_t> position, std::optional<std::int64_t> divergence) {
+  PositionDecision decided;
+  // read_committed: the end is the last stable offset, which a committed offset never passes.
+  decided.range = kafka::internal::query_log_range(
+      consumer.get(), kafka::TopicPartition(options.input_topic, partition), options.request_timeout,
+      kafka::internal::start_retry_policy(options.request_timeout));
+  decided.from = divergence ? divergence : position;
+  decided.decision = divergence ? kafka::internal::decide_truncated(*divergence, decided.range.low,
+                                                                    decided.range.high, options.out_of_range)
+                                : kafka::internal::decide_start(position, decided.range.low,
+                                                                decided.range.high, options.out_of_range);
+  if (decided.moves() && decided.decision.action == kafka::OutOfRangeAction::Error)
+    count_move(partition, decided);
+  return decided;
+}
+
+void StreamProcessor::Impl::count_move(std::int32_t partition, const PositionDecision& decided) {
+  const std::uint64_t skipped = kafka::internal::enact(kafka::TopicPartition(options.input_topic, partition),
+                                                       decided.decision, decided.from, decided.range.low,
+                                                       decided.range.high, "streams");  // throws for Error
+  count([&](StreamProcessorStats& stats) {
+    ++stats.out_of_range_resets;
+    stats.records_skipped += skipped;
+  });
 }
 
 void StreamProcessor::Impl::seek(std::int32_t partition, std::int64_t offset) {
   auto list = kafka::internal::make_partition_list(1);
   rd_kafka_topic_partition_list_add(list.get(), options.input_topic.c_str(), partition)->offset = offset;
-  kafka::internal::throw_if_error(
-      RdPtr<rd_kafka_error_t>(rd_kafka_seek_partitions(
-          consumer.get(), list.get(), kafka::internal::to_timeout_ms(options.request_timeout))),
-      "seeking " + input_key(partition) + " to " + std::to_string(offset));
-  if (list->elems[0].err != RD_KAFKA_RESP_ERR_NO_ERROR) {
-    throw kafka::internal::kafka_error(list->elems[0].err,
-                                       "seeking " + input_key(partition) + " to " + std::to_string(offset));
+  const std::string what = "seeking " + input_key(partition) + " to " + std::to_string(offset);
+  const auto it = tasks.find(partition);
+  // librdkafka refuses to seek a partition whose fetcher it stopped (Task::fetch_stopped; its
+  // error event may still be queued): that one is assigned again at the offset. An inactive
+  // partition is also refused while a revoke in the same rebalance still stops it: that one
+  // waits for the next poll (the caller's _STATE).
+  if (it != tasks.end() && (it->second.active || it->second.fetch_stopped)) {
+    kafka::internal::move_partitions(
+        consumer.get(), list.get(), kafka::internal::to_timeout_ms(options.request_timeout), what.c_str(),
+        [&](const char*, std::int32_t other) {
+          // Where a partition stands that no record came from since it was sought: an active
+          // one at its rewind offset; an inactive one is sought when it is activated.
+          const auto found = tasks.find(other);
+          return found != tasks.end() && found->second.active ? found->second.rewind_offset
+                                                              : RD_KAFKA_OFFSET_INVALID;
+        });
+    it->second.fetch_stopped = false;
+    pause_inactive();  // a whole new assignment (eager) fetches every partition
+  } else {
+    kafka::internal::throw_if_error(
+        RdPtr<rd_kafka_error_t>(rd_kafka_seek_partitions(
+            consumer.get(), list.get(), kafka::internal::to_timeout_ms(options.request_timeout))),
+        what);
+    if (list->elems[0].err != RD_KAFKA_RESP_ERR_NO_ERROR)
+      throw kafka::internal::kafka_error(list->elems[0].err, what);
   }
   // Fetched before the seek: librdkafka drops those still in its queue, the buffer its own.
   buffer->drop([&](std::string_view, std::int32_t buffered) { return buffered == partition; });
+}
+
+void StreamProcessor::Impl::pause_inactive() {
+  auto list = kafka::internal::make_partition_list(tasks.size());
+  for (const auto& [partition, task] : tasks) {
+    if (!task.active) rd_kafka_topic_partition_list_add(list.get(), options.input_topic.c_str(), partition);
+  }
+  if (list->cnt > 0) rd_kafka_pause_partitions(consumer.get(), list.get());
 }
 
 void StreamProcessor::Impl::rewind() {

@@ -51,6 +51,8 @@ inline const char* api_name(std::int16_t api_key) {
   switch (api_key) {
     case kProduceApiKey:
       return "Produce";
+    case kFetchApiKey:
+      return "Fetch";
     case kListOffsetsApiKey:
       return "ListOffsets";
     case kOffsetCommitApiKey:

@@ -465,6 +465,101 @@ INSTANTIATE_TEST_SUITE_P(at_least_once, StreamProcessorAtLeastOnceCommit,
                          ::testing::ValuesIn(retried_offset_commit_faults()),
                          [](const auto& param_info) { return testing::fault_name(param_info.param); });
 
+// The out-of-range policy, as KafkaConsumer's: a committed offset the log does not hold, and a
+// fetch refused with OFFSET_OUT_OF_RANGE while the processor runs.
+class StreamProcessorOutOfRange : public StreamProcessorFault {
+ protected:
+  // Commits `offset` for input partition `partition` in the application's group, as an earlier
+  // run (or an operator's reset) would have left it.
+  void commit_input_offset(int partition, std::int64_t offset) {
+    rd_kafka_conf_t* conf = rd_kafka_conf_new();
+    char error[512];
+    rd_kafka_conf_set(conf, "bootstrap.servers", cluster_.bootstrap().c_str(), error, sizeof error);
+    rd_kafka_conf_set(conf, "group.id", application_.c_str(), error, sizeof error);
+    rd_kafka_conf_set(conf, "log_level", "0", error, sizeof error);
+    rd_kafka_t* committer = rd_kafka_new(RD_KAFKA_CONSUMER, conf, error, sizeof error);
+    ASSERT_NE(committer, nullptr) << error;
+    rd_kafka_topic_partition_list_t* list = rd_kafka_topic_partition_list_new(1);
+    rd_kafka_topic_partition_list_add(list, input_.c_str(), partition)->offset = offset;
+    EXPECT_EQ(rd_kafka_commit(committer, list, 0), RD_KAFKA_RESP_ERR_NO_ERROR);
+    rd_kafka_topic_partition_list_destroy(list);
+    rd_kafka_destroy(committer);
+  }
+  // Polls until `records` were processed; returns what poll() threw, if anything.
+  std::optional<StateError> poll_until_records(StreamProcessor& processor, std::uint64_t records) {
+    const auto deadline = Clock::now() + std::chrono::seconds(30);
+    while (processor.stats().records < records && Clock::now() < deadline) {
+      if (auto failure = testing::failure_of_call([&] { processor.poll(); })) return failure;
+    }
+    return std::nullopt;
+  }
+};
+
+// 500 committed for partition 0, whose log ends at 50: it starts at its end (Latest, the
+// default for a position above the log end), partition 1 (nothing committed) at its start.
+TEST_P(StreamProcessorOutOfRange, ACommittedOffsetPastTheLogEndStartsAtTheEnd) {
+  produce_transaction();  // 50 records on each partition
+  commit_input_offset(0, 500);
+  StreamProcessor processor(options(), count_function());
+  ASSERT_FALSE(poll_until_records(processor, kPerTransaction / kPartitions));
+  produce_transaction();
+  constexpr auto kExpected = static_cast<std::uint64_t>(kPerTransaction / kPartitions + kPerTransaction);
+  ASSERT_FALSE(poll_until_records(processor, kExpected));
+  for (int i = 0; i < 10; ++i) processor.poll();  // more records would come now
+  const auto stats = processor.stats();
+  EXPECT_EQ(stats.records, kExpected) << "partition 0's first 50 records were processed, or others were not";
+  EXPECT_EQ(stats.out_of_range_resets, 2u) << "partition 0 above its end, partition 1 without an offset";
+  EXPECT_EQ(stats.records_skipped, 0u);
+  processor.close();
+}
+
+// The same with the policy's Error for a position above the log end: poll() throws, naming the
+// partition, the cause and the log, and nothing of that partition is processed.
+TEST_P(StreamProcessorOutOfRange, ErrorMakesPollThrowNamingThePartitionAndTheLog) {
+  produce_transaction();
+  commit_input_offset(0, 500);
+  auto o = options();
+  o.out_of_range.above_log_end = kafka::OutOfRangeAction::Error;
+  StreamProcessor processor(o, count_function());
+  const auto failure = poll_until_records(processor, 1'000);
+  ASSERT_TRUE(failure) << "poll() never threw; " << processor.stats().records << " records processed";
+  EXPECT_EQ(failure->kafka_error_code(), RD_KAFKA_RESP_ERR__AUTO_OFFSET_RESET) << failure->what();
+  const std::string what = failure->what();
+  EXPECT_NE(what.find(input_ + ":0 is above the log end (position 500, log [0, 50])"), std::string::npos)
+      << what;
+  const auto again = testing::failure_of_call([&] { processor.poll(); });
+  EXPECT_TRUE(again) << "the next poll() went on past the partition";
+  testing::failure_of_call([&] { processor.close(); });
+}
+
+// A fetch refused with OFFSET_OUT_OF_RANGE for a position the log still holds (both partitions,
+// while records flow): each goes on from its last commit, the open transaction aborted; results
+// stay exact and nothing stalls.
+TEST_P(StreamProcessorOutOfRange, ARefusedFetchGoesOnFromTheLastCommit) {
+  produce_transaction();
+  StreamProcessor processor(options(), count_function());
+  ASSERT_FALSE(poll_until_commits(processor, 1)) << "the first transaction, before the fault";
+  inject();
+  produce_transaction();
+  const auto failure = poll_until_commits(processor, 2);
+  ASSERT_FALSE(failure) << failure->what();
+  EXPECT_EQ(errors_left(), 0u) << "the Fetch was not refused";
+  const auto stats = processor.stats();
+  EXPECT_EQ(stats.out_of_range_resets, 2u) << "only the start of each partition (no committed offset) moves";
+  processor.close();
+  expect_results(stats.records - 2u * kPerTransaction);
+}
+
+INSTANTIATE_TEST_SUITE_P(out_of_range, StreamProcessorOutOfRange,
+                         ::testing::Values(testing::Fault{testing::kFetchApiKey,
+                                                          RD_KAFKA_RESP_ERR_OFFSET_OUT_OF_RANGE,
+                                                          false,
+                                                          Outcome::Retried,
+                                                          "a position the log holds",
+                                                          {},
+                                                          1}),
+                         [](const auto&) { return std::string("Fetch"); });
+
 INSTANTIATE_TEST_SUITE_P(fault_matrix, StreamProcessorFault,
                          ::testing::ValuesIn(testing::stream_processor_faults()),
                          [](const auto& param_info) { return testing::fault_name(param_info.param); });

@@ -7,6 +7,7 @@
 namespace processor::testing {
 
 constexpr std::int16_t kProduceApiKey = 0;
+constexpr std::int16_t kFetchApiKey = 1;
 constexpr std::int16_t kListOffsetsApiKey = 2;
 constexpr std::int16_t kOffsetCommitApiKey = 8;
 constexpr std::int16_t kOffsetFetchApiKey = 9;

@@ -82,6 +82,8 @@ struct StreamProcessorStats {
   // transactional.ids of departed members fenced by this one, to end the open transaction that
   // blocked the restoration of a partition they owned
   std::uint64_t departed_fenced = 0;
+  std::uint64_t out_of_range_resets = 0;  // positions moved by the out_of_range policy
+  std::uint64_t records_skipped = 0;      // records jumped over by those moves
   // How long each completed (store, partition) restoration took, from its start to its last
   // report (RestoreProgress::elapsed with done set, so at millisecond resolution); its count is
   // restorations.
@@ -139,9 +141,14 @@ struct StreamProcessorOptions {
   // where its standbys are: with num_standby_replicas = members - 1 every survivor is warm.
   // Default: 0 (none).
   int num_standby_replicas = 0;
-  // Where an assigned partition starts when the group has no committed offset for it.
-  // Default: Earliest.
-  kafka::OutOfRangeAction no_offset = kafka::OutOfRangeAction::Earliest;
+  // Where a partition starts when its position has no place in the log, by cause, as
+  // KafkaConsumer's (kafka::OutOfRangePolicy): no committed offset (a new group; default
+  // Earliest), below the log start (retention removed its records; Earliest), above the log end
+  // (Latest), truncated below it (Earliest). Checked when a task starts, and when the log moves
+  // under a running one: its open transaction is then aborted and processed again, that
+  // partition from the new start. Error makes poll() throw StateError(Kafka) naming the
+  // partition, the cause and the log. Each move is logged and counted (out_of_range_resets).
+  kafka::OutOfRangePolicy out_of_range;
   // Called while stores are restored: at most once per restore_progress_interval per store and
   // partition, and once when each is done (done = true). Also logged. Default: none.
   std::function<void(const RestoreProgress&)> on_restore_progress;

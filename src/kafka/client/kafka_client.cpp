@@ -72,6 +72,7 @@ KafkaClient::~KafkaClient() {
     // After a fatal error (e.g. a fenced static member) librdkafka's close never finishes: the
     // group is left to the session timeout (destroy_client).
     impl_->closed = true;
+    impl_->unanswered_commits.forget();
     impl_->handle.reset();
     return;
   }

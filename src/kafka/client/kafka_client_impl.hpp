@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "kafka/group/commit_offsets.hpp"
 #include "kafka/rdkafka/errors.hpp"
 #include "kafka/rdkafka/handles.hpp"
 #include "kafka/rdkafka/partition_list.hpp"
@@ -19,6 +20,8 @@ struct KafkaClient::Impl {
   KafkaProperties properties;
   std::string group;
   internal::RdPtr<rd_kafka_t> handle;  // destroyed last: after every user of it
+  // Commits whose answer was given up on: the next commit waits for them (commit_offsets.hpp).
+  internal::UnansweredCommits unanswered_commits;
 
   processor::detail::Mutex rebalance_mutex;
   RebalanceHandler rebalance_handler PROCESSOR_GUARDED_BY(rebalance_mutex);  // empty: plain (un)assign

@@ -7,6 +7,7 @@
 #include "common/log_internal.hpp"
 #include "kafka/client/consumer_setup.hpp"
 #include "kafka/client/kafka_consumer_impl.hpp"
+#include "kafka/group/consume_errors.hpp"
 #include "kafka/group/rebalance.hpp"
 #include "kafka/rdkafka/client_factory.hpp"
 
@@ -104,33 +105,28 @@ void KafkaConsumer::Impl::on_partition_end(const rd_kafka_message_t& message) {
 }
 
 void KafkaConsumer::Impl::on_consume_error(const rd_kafka_message_t& message) {
-  if (message.err == RD_KAFKA_RESP_ERR__PARTITION_EOF) {
-    on_partition_end(message);
-    return;
+  switch (internal::classify_consume_error(rk(), message, client->group_id(), options.topics, "consumer")) {
+    case internal::ConsumeEvent::PartitionEnd:
+      on_partition_end(message);
+      return;
+    case internal::ConsumeEvent::OutOfRange:
+      break;
+    case internal::ConsumeEvent::Transient:
+      return;
   }
-  if (message.err == RD_KAFKA_RESP_ERR__AUTO_OFFSET_RESET ||
-      message.err == RD_KAFKA_RESP_ERR_OFFSET_OUT_OF_RANGE) {
-    // The log moved under a running consumer (retention or truncation): decide again by cause.
-    // A truncation that librdkafka's offset validation found names where the log diverged.
-    const TopicPartition tp(rd_kafka_topic_name(message.rkt), message.partition);
-    auto list = internal::to_partition_list(std::vector<TopicPartition>{tp});
-    const std::optional<std::int64_t> divergence =
-        message.err == RD_KAFKA_RESP_ERR__AUTO_OFFSET_RESET
-            ? internal::truncation_divergence(rd_kafka_message_errstr(&message))
-            : std::nullopt;
-    const std::vector<Start> restarts{
-        divergence ? start_after_truncation(tp, *divergence)
-                   : start_position(tp, message.offset >= 0 ? std::optional(message.offset) : std::nullopt)};
-    list->elems[0].offset = restarts[0].position;
-    restart_at(list.get(), restarts, "seek");
-    return;
-  }
-  internal::throw_if_fatal(rk(), "the consumer failed for good");
-  // A broker's refusal that cannot heal by itself is surfaced with its code; anything else is
-  // transient (a broker connection, a leader move, a rejoin): librdkafka retries those quietly.
-  const rd_kafka_resp_err_t code = message.err;
-  if (internal::consume_error_is_final(code))
-    throw internal::consume_error(message, client->group_id(), options.topics);
+  // The log moved under a running consumer (retention or truncation): decide again by cause.
+  // A truncation that librdkafka's offset validation found names where the log diverged.
+  const TopicPartition tp(rd_kafka_topic_name(message.rkt), message.partition);
+  auto list = internal::to_partition_list(std::vector<TopicPartition>{tp});
+  const std::optional<std::int64_t> divergence =
+      message.err == RD_KAFKA_RESP_ERR__AUTO_OFFSET_RESET
+          ? internal::truncation_divergence(rd_kafka_message_errstr(&message))
+          : std::nullopt;
+  const std::vector<Start> restarts{
+      divergence ? start_after_truncation(tp, *divergence)
+                 : start_position(tp, message.offset >= 0 ? std::optional(message.offset) : std::nullopt)};
+  list->elems[0].offset = restarts[0].position;
+  restart_at(list.get(), restarts, "seek");
 }
 
 void KafkaConsumer::Impl::restart_at(rd_kafka_topic_partition_list_t* positions,

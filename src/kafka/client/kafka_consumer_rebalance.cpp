@@ -76,25 +76,11 @@ KafkaConsumer::Impl::Start KafkaConsumer::Impl::decided(const TopicPartition& tp
                                                         internal::LogRange range, Start start) {
   start.position = decision.start;
   if (decision.cause == internal::OutOfRangeCause::InRange) return start;
-  const auto [low, high] = range;
-  const bool truncated = decision.cause == internal::OutOfRangeCause::Truncated;
-  const std::string what = tp.to_key() + " " + internal::describe(decision.cause) + " (" +
-                           (truncated ? "the log diverged at " : "position ") +
-                           (position ? std::to_string(*position) : std::string("none")) + ", log [" +
-                           std::to_string(low) + ", " + std::to_string(high) + "])";
-  if (decision.action == OutOfRangeAction::Error) {
-    throw internal::kafka_error(RD_KAFKA_RESP_ERR__AUTO_OFFSET_RESET, what + " and its policy is Error");
-  }
-  // A new group starting somewhere is routine; anything else moved a position that was kept.
-  processor::internal::log(
-      decision.cause == internal::OutOfRangeCause::NoOffset ? LogLevel::Info : LogLevel::Warning, "consumer",
-      what, ": starting at ", decision.start);
-  // Records jumped over: lost to retention below the log start, or left unread by Latest.
-  const std::int64_t from = position ? *position : low;
+  const std::uint64_t skipped = internal::enact(tp, decision, position, range.low, range.high, "consumer");
   processor::detail::MutexLock lock(stats_mutex);
   ++stats.out_of_range_resets;
   ++internal::resets_of(stats, decision.cause);
-  if (decision.start > from) stats.records_skipped += static_cast<std::uint64_t>(decision.start - from);
+  stats.records_skipped += skipped;
   return start;
 }
 

@@ -121,8 +121,9 @@ void KafkaOffsetStore::store_offsets(std::string_view group, std::span<const Par
   const std::string what =
       "committing " + std::to_string(offsets.size()) + " offsets of group '" + impl.group + "'";
   const auto list = internal::to_partition_list(offsets);
-  internal::commit_offsets(impl.rk(), list.get(), what, options_.request_timeout, retry_policy(options_),
-                           [&] { require_ownership(*client_, impl, offsets); });
+  internal::commit_offsets(
+      impl.rk(), list.get(), what, options_.request_timeout, retry_policy(options_),
+      [&] { require_ownership(*client_, impl, offsets); }, impl.unanswered_commits);
 }
 
 namespace {
@@ -130,12 +131,20 @@ namespace {
 // One OffsetCommit under way, answered on a queue of its own.
 class PendingKafkaCommit final : public PendingStore {
  public:
-  PendingKafkaCommit(std::shared_ptr<KafkaClient> client, rd_kafka_t* rk, std::string what,
-                     std::chrono::milliseconds request_timeout)
+  PendingKafkaCommit(std::shared_ptr<KafkaClient> client, internal::UnansweredCommits& unanswered,
+                     rd_kafka_t* rk, std::string what, std::chrono::milliseconds request_timeout)
       : client_(std::move(client)),
+        unanswered_(unanswered),
         queue_(rd_kafka_queue_new(rk)),
         what_(std::move(what)),
         deadline_(std::chrono::steady_clock::now() + request_timeout) {}
+
+  // Given up on unanswered: librdkafka may still send it, so the client's next commit waits for it.
+  ~PendingKafkaCommit() override {
+    if (!event_ && queue_) unanswered_.add(std::move(queue_));
+  }
+  PendingKafkaCommit(const PendingKafkaCommit&) = delete;
+  PendingKafkaCommit& operator=(const PendingKafkaCommit&) = delete;
 
   rd_kafka_queue_t* queue() const noexcept { return queue_.get(); }
 
@@ -159,7 +168,8 @@ class PendingKafkaCommit final : public PendingStore {
   }
 
  private:
-  std::shared_ptr<KafkaClient> client_;  // outlives the queue
+  std::shared_ptr<KafkaClient> client_;      // outlives the queue
+  internal::UnansweredCommits& unanswered_;  // the client's
   RdPtr<rd_kafka_queue_t> queue_;
   RdPtr<rd_kafka_event_t> event_;
   bool timed_out_ = false;
@@ -176,10 +186,13 @@ std::unique_ptr<PendingStore> KafkaOffsetStore::begin_store_offsets(
   KafkaClient::Impl& impl = client_->impl();
   if (offsets.empty()) return OffsetStore::begin_store_offsets(group, offsets);
   require_ownership(*client_, impl, offsets);
-  auto pending = std::make_unique<PendingKafkaCommit>(
-      client_, impl.rk(),
-      "committing " + std::to_string(offsets.size()) + " offsets of group '" + impl.group + "'",
-      options_.request_timeout);
+  const std::string what =
+      "committing " + std::to_string(offsets.size()) + " offsets of group '" + impl.group + "'";
+  // Not sent while an earlier commit is unanswered (the automatic commit waits for nothing).
+  if (!impl.unanswered_commits.settle(std::chrono::steady_clock::now()))
+    throw internal::unanswered_commit_error(what);
+  auto pending = std::make_unique<PendingKafkaCommit>(client_, impl.unanswered_commits, impl.rk(), what,
+                                                      options_.request_timeout);
   auto list = internal::to_partition_list(offsets);
   const rd_kafka_resp_err_t sent =
       rd_kafka_commit_queue(impl.rk(), list.get(), pending->queue(), nullptr, nullptr);

@@ -2,6 +2,10 @@
 
 #include <algorithm>
 #include <charconv>
+#include <string>
+
+#include "common/log_internal.hpp"
+#include "kafka/rdkafka/errors.hpp"
 
 namespace processor::kafka::internal {
 
@@ -36,6 +40,24 @@ std::uint64_t& resets_of(ConsumerStats& stats, OutOfRangeCause cause) noexcept {
   }
   // Not reached (REQUIRES); a move counted here would still show in out_of_range_resets.
   return stats.above_log_end_resets;
+}
+
+std::uint64_t enact(const TopicPartition& tp, const StartDecision& decision,
+                    std::optional<std::int64_t> position, std::int64_t log_start, std::int64_t log_end,
+                    const char* component) {
+  const bool truncated = decision.cause == OutOfRangeCause::Truncated;
+  const std::string what = tp.to_key() + " " + describe(decision.cause) + " (" +
+                           (truncated ? "the log diverged at " : "position ") +
+                           (position ? std::to_string(*position) : std::string("none")) + ", log [" +
+                           std::to_string(log_start) + ", " + std::to_string(log_end) + "])";
+  if (decision.action == OutOfRangeAction::Error) {
+    throw kafka_error(RD_KAFKA_RESP_ERR__AUTO_OFFSET_RESET, what + " and its policy is Error");
+  }
+  // A new group starting somewhere is routine; anything else moved a position that was kept.
+  processor::internal::log(decision.cause == OutOfRangeCause::NoOffset ? LogLevel::Info : LogLevel::Warning,
+                           component, what, ": starting at ", decision.start);
+  const std::int64_t from = position ? *position : log_start;
+  return decision.start > from ? static_cast<std::uint64_t>(decision.start - from) : 0;
 }
 
 StartDecision decide_start(std::optional<std::int64_t> position, std::int64_t log_start, std::int64_t log_end,

@@ -8,6 +8,7 @@
 #include <string_view>
 
 #include "processor/kafka/kafka_consumer.hpp"
+#include "processor/kafka/topic_partition.hpp"
 
 namespace processor::kafka::internal {
 
@@ -35,6 +36,16 @@ struct StartDecision {
 // The counter of ConsumerStats that counts moves for `cause`.
 // REQUIRES: cause != InRange (nothing moves then).
 std::uint64_t& resets_of(ConsumerStats& stats, OutOfRangeCause cause) noexcept;
+
+// What a decision that moves a position means, said the same way by every consumer: throws
+// StateError(Kafka, _AUTO_OFFSET_RESET) naming `tp`, the cause, `position` and the log
+// [log_start, log_end] when the policy's action is Error; else logs where the partition starts
+// (at Info for a new group's NoOffset, else at Warning, under `component`) and returns how many
+// records the move jumps over (lost to retention below the log start, or left unread by Latest).
+// REQUIRES: decision.cause != InRange.
+std::uint64_t enact(const TopicPartition& tp, const StartDecision& decision,
+                    std::optional<std::int64_t> position, std::int64_t log_start, std::int64_t log_end,
+                    const char* component);
 
 // Decides where a partition whose log spans [log_start, log_end] starts, given the position it
 // would resume at (nullopt: none).
