@@ -50,6 +50,7 @@ struct Task {
   // librdkafka stopped fetching it: its position had no place in the log, and under
   // auto.offset.reset=error it refuses a seek then (_STATE) until it is assigned again.
   bool fetch_stopped = false;
+  int seek_refusals = 0;  // activate()'s seeks refused so far (_STATE)
 };
 
 struct StreamProcessor::Impl final : RecordContext, OutputSink {

@@ -70,11 +70,18 @@ void StreamProcessor::Impl::on_consume_error(const rd_kafka_message_t& message) 
       message.err == RD_KAFKA_RESP_ERR__AUTO_OFFSET_RESET
           ? kafka::internal::truncation_divergence(rd_kafka_message_errstr(&message))
           : std::nullopt;
-  const PositionDecision decided =
-      decide_position(message.partition, task.rewind_offset,
-                      divergence && *divergence < task.rewind_offset ? divergence : std::nullopt);
-  if (decided.moves()) count_move(message.partition, decided);
-  task.rewind_offset = decided.decision.start;
+  try {
+    const PositionDecision decided =
+        decide_position(message.partition, task.rewind_offset,
+                        divergence && *divergence < task.rewind_offset ? divergence : std::nullopt);
+    if (decided.moves()) count_move(message.partition, decided);
+    task.rewind_offset = decided.decision.start;
+  } catch (const StateError& error) {
+    // The log range cannot be read now (a leader moving): back to the last commit, and decided
+    // again when that has no place in the log either.
+    if (!error.retriable()) throw;
+    processor::internal::log(LogLevel::Warning, "streams", error.what());
+  }
   processor::internal::log(LogLevel::Warning, "streams", input_key(message.partition), " has no record at ",
                            message.offset, " (", rd_kafka_message_errstr(&message), "): going on from ",
                            task.rewind_offset);
@@ -91,10 +98,13 @@ bool StreamProcessor::Impl::start_producer_again() {
   }
   // The member stays in its group meanwhile: its rebalances are served. The records fetched are
   // fetched again after the rewind that the replacement asked for: none is kept, so that a full
-  // buffer never stops librdkafka from being heard.
+  // buffer never stops librdkafka from being heard. Its error events are not dropped: an
+  // out-of-range one says that librdkafka stopped that partition's fetcher.
   buffer->clear();
   buffer->fill(0);
-  buffer->clear();
+  while (RdPtr<rd_kafka_message_t> message = buffer->pop()) {
+    if (message->err != RD_KAFKA_RESP_ERR_NO_ERROR) on_consume_error(*message);
+  }
   return false;
 }
 
@@ -142,8 +152,11 @@ std::size_t StreamProcessor::Impl::poll() {
     timeout_ms = 0;
     rethrow_callback_error();
     if (rewind_pending) {
+      // `message` was fetched before the seek; an error event still counts (an out-of-range one
+      // says that librdkafka stopped that partition's fetcher).
+      if (message && message->err != RD_KAFKA_RESP_ERR_NO_ERROR) on_consume_error(*message);
       rewind();
-      continue;  // `message` was fetched before the seek
+      continue;
     }
     if (!message) {
       // A cluster that refuses this member (a wrong password, an untrusted certificate): nothing

@@ -17,6 +17,10 @@ namespace processor::streams {
 using kafka::internal::RdPtr;
 namespace {
 
+// Refused seeks of a restored partition (one per poll, every 10 ms while it waits) after which
+// it is assigned again at its start instead.
+constexpr int kSeekRefusalsBeforeReassigning = 100;
+
 // "partitions 0, 3 and 7", for the log.
 std::string describe_partitions(const std::vector<kafka::TopicPartition>& partitions) {
   std::string out = partitions.size() == 1 ? "partition " : "partitions ";
@@ -178,6 +182,10 @@ bool StreamProcessor::Impl::activate(Task& task) {
     if (error.kafka_error_code() != RD_KAFKA_RESP_ERR__STATE) throw;
     processor::internal::log(LogLevel::Debug, "streams", input_key(task.partition),
                              " cannot be positioned yet (", error.what(), "): trying again");
+    // A revoke in the same rebalance stops it for moments; refused for longer, librdkafka has
+    // stopped its fetcher (an out-of-range start whose error event this member did not see):
+    // assigned again at the start instead.
+    if (++task.seek_refusals >= kSeekRefusalsBeforeReassigning) task.fetch_stopped = true;
     return false;
   }
   if (decided.moves()) count_move(task.partition, decided);
