@@ -40,10 +40,12 @@ cache="${PROCESSOR_CACHE:-${XDG_CACHE_HOME:-${HOME}/.cache}/processor}"
 # (share/processor-build-features) after checking them against librdkafka's own builtin.features.
 required_features="sasl_gssapi oidc"
 patches_dir="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/librdkafka-patches"
-# The patches a cached build must carry, by name, written to the same stamp file as "patch:<name>".
+# The patches a cached build must carry, by name and content, written to the same stamp file as
+# "patch:<name>-<sha256 prefix>": a patch changed is a build made again.
 required_patches=""
 for patch_file in "${patches_dir}"/*.patch; do
-  [[ -f "${patch_file}" ]] && required_patches+="$(basename "${patch_file}" .patch) "
+  [[ -f "${patch_file}" ]] || continue
+  required_patches+="$(basename "${patch_file}" .patch)-$(sha256sum "${patch_file}" | cut -c1-12) "
 done
 
 say() { echo "librdkafka: $*" >&2; }
@@ -153,9 +155,10 @@ rm -rf "${staging}"
 (
   cd "${source_dir}"
   for patch in ${required_patches}; do
-    say "applying ${patch}.patch"
-    patch -p1 --forward --no-backup-if-mismatch <"${patches_dir}/${patch}.patch" >"${work}/patch.log" 2>&1 ||
-      { cat "${work}/patch.log" >&2; say "${patch}.patch does not apply to librdkafka ${fetched}"; exit 1; }
+    file="${patches_dir}/${patch%-*}.patch"
+    say "applying $(basename "${file}")"
+    patch -p1 --forward --no-backup-if-mismatch <"${file}" >"${work}/patch.log" 2>&1 ||
+      { cat "${work}/patch.log" >&2; say "$(basename "${file}") does not apply to librdkafka ${fetched}"; exit 1; }
   done
   ./configure --prefix="${prefix}" --no-download --disable-c11threads --enable-curl --enable-gssapi \
     --disable-lz4-ext --enable-zstd --enable-zlib --enable-ssl >"${work}/configure.log" 2>&1 ||
