@@ -63,6 +63,8 @@ has_features() {
   for patch in ${required_patches}; do
     grep -qx -- "patch:${patch}" "${stamp}" || return 1
   done
+  # and no other (a patch taken out is a build made again too)
+  [[ "$(grep -c '^patch:' "${stamp}")" -eq "$(wc -w <<<"${required_patches}")" ]]
 }
 
 # A cached build, the preferred version first, else the newest that is recent enough.
