@@ -1,4 +1,4 @@
-// A handler call that outlasts max.poll.inter.ms, on the real broker, under each group protocol
+// A handler call that outlasts max.poll.interval.ms, on the real broker, under each group protocol
 // and in each of the three consumers. librdkafka 2.12-2.14 (#5541) answers it under Kafka 4's
 // consumer protocol with a fatal INVALID_REQUEST where the classic protocol rejoins: here the
 // member must rejoin by itself under every protocol, lose nothing, and throw nothing the user
