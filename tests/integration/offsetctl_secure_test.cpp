@@ -33,6 +33,7 @@ namespace processor::offsetctl {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+constexpr auto kWellWithinTheTimeout = std::chrono::seconds(20);  // of --timeout 30000
 using testing::run_tool;
 using testing::SecureBroker;
 using testing::ToolRun;
@@ -246,8 +247,9 @@ INSTANTIATE_TEST_SUITE_P(Mechanisms, SecureOffsetctlByMechanism,
                            return name;
                          });
 
-// A refusal: Kafka's exception in Kafka's form on stdout, exit 1, within --timeout (5 s here) and
-// a margin for the process to start, and the same exception from Kafka's tool.
+// A refusal: Kafka's exception in Kafka's form on stdout, exit 1, well within --timeout (30 s
+// here: a refusal does not wait for it; the margin is for sanitizer builds under CI's load), and
+// the same exception from Kafka's tool.
 void expect_refusal(const ToolRun& ours, Clock::duration took, const ToolRun& kafkas,
                     const std::string& exception) {
   const std::string form = "Error: Executing consumer group command failed due to ";
@@ -255,7 +257,7 @@ void expect_refusal(const ToolRun& ours, Clock::duration took, const ToolRun& ka
   EXPECT_NE(ours.out.find(exception), std::string::npos) << "ours:\n" << ours.out << ours.err;
   EXPECT_NE(kafkas.out.find(exception), std::string::npos) << "Kafka's:\n" << kafkas.out << kafkas.err;
   EXPECT_EQ(ours.exit_code, 1);
-  EXPECT_LT(took, std::chrono::seconds(8))
+  EXPECT_LT(took, kWellWithinTheTimeout)
       << "the refusal took " << std::chrono::duration_cast<std::chrono::milliseconds>(took).count() << " ms";
 }
 
@@ -310,21 +312,21 @@ TEST_F(SecureOffsetctl, RefusedConnectionsNameKafkasExceptionOnTimeAndChangeNoOf
   };
   for (const auto& c : cases) {
     SCOPED_TRACE(c.what);
-    const std::string describe = "--group " + group + " --timeout 5000";
+    const std::string describe = "--group " + group + " --timeout 30000";
     const Timed ours = timed([&] { return offsetctl("groups describe", c.bootstrap, c.config, describe); });
     expect_refusal(ours.run, ours.took, kafka_tool(c.bootstrap, c.config, "--describe " + describe),
                    c.exception);
     const std::string reset =
-        "--group " + group + " --topic " + topic + " --to-latest --execute --timeout 5000";
+        "--group " + group + " --topic " + topic + " --to-latest --execute --timeout 30000";
     const Timed refused_reset =
         timed([&] { return offsetctl("groups reset", c.bootstrap, c.config, reset); });
     expect_refusal(refused_reset.run, refused_reset.took,
                    kafka_tool(c.bootstrap, c.config, "--reset-offsets " + reset), c.exception);
     const Timed listed =
-        timed([&] { return offsetctl("groups list", c.bootstrap, c.config, "--timeout 5000"); });
+        timed([&] { return offsetctl("groups list", c.bootstrap, c.config, "--timeout 30000"); });
     EXPECT_NE(listed.run.out.find(c.exception), std::string::npos) << listed.run.out << listed.run.err;
     EXPECT_EQ(listed.run.exit_code, 1);
-    EXPECT_LT(listed.took, std::chrono::seconds(8));
+    EXPECT_LT(listed.took, kWellWithinTheTimeout);
   }
   EXPECT_EQ(committed(group), before);
 }
@@ -340,13 +342,13 @@ TEST_F(SecureOffsetctl, AGroupOrTopicWithoutAnAclIsRefusedAsKafkaRefusesItAndCha
   const std::string bootstrap = broker_->bootstrap("scram-sha-256");
   const std::string bob = broker_->client_file("bob", "scram-sha-256");
 
-  const std::string describe = "--group " + group + " --timeout 5000";
+  const std::string describe = "--group " + group + " --timeout 30000";
   const Timed described = timed([&] { return offsetctl("groups describe", bootstrap, bob, describe); });
   expect_refusal(described.run, described.took, kafka_tool(bootstrap, bob, "--describe " + describe),
                  "org.apache.kafka.common.errors.GroupAuthorizationException");
 
   const std::string reset =
-      "--group " + group + " --topic " + topic + " --to-latest --execute --timeout 5000";
+      "--group " + group + " --topic " + topic + " --to-latest --execute --timeout 30000";
   const Timed reset_run = timed([&] { return offsetctl("groups reset", bootstrap, bob, reset); });
   expect_refusal(reset_run.run, reset_run.took, kafka_tool(bootstrap, bob, "--reset-offsets " + reset),
                  "org.apache.kafka.common.errors.GroupAuthorizationException");
@@ -354,7 +356,7 @@ TEST_F(SecureOffsetctl, AGroupOrTopicWithoutAnAclIsRefusedAsKafkaRefusesItAndCha
   // delete-offsets names the topic's refusal in its row, as Kafka's tool does. (Kafka's also heads
   // the report with the group's refusal, from a request offsetctl does not make once no partition
   // is left to delete: README, "Where we differ".)
-  const std::string delete_args = "--group " + group + " --topic " + topic + " --timeout 5000";
+  const std::string delete_args = "--group " + group + " --topic " + topic + " --timeout 30000";
   const Timed deleted =
       timed([&] { return offsetctl("groups delete-offsets", bootstrap, bob, delete_args); });
   const ToolRun kafkas_delete = kafka_tool(bootstrap, bob, "--delete-offsets " + delete_args);
@@ -363,15 +365,15 @@ TEST_F(SecureOffsetctl, AGroupOrTopicWithoutAnAclIsRefusedAsKafkaRefusesItAndCha
   EXPECT_NE(deleted.run.out.find(row), std::string::npos) << deleted.run.out << deleted.run.err;
   EXPECT_NE(kafkas_delete.out.find(row), std::string::npos) << kafkas_delete.out;
   EXPECT_EQ(deleted.run.exit_code, 1);
-  EXPECT_LT(deleted.took, std::chrono::seconds(8));
+  EXPECT_LT(deleted.took, kWellWithinTheTimeout);
 
   // His own group, a topic he may not describe.
   const std::string bobs_reset =
-      "--group " + bobs_group + " --topic " + topic + " --to-latest --execute --timeout 5000";
+      "--group " + bobs_group + " --topic " + topic + " --to-latest --execute --timeout 30000";
   const Timed topic_refused = timed([&] { return offsetctl("groups reset", bootstrap, bob, bobs_reset); });
   const ToolRun kafkas = kafka_tool(bootstrap, bob, "--reset-offsets " + bobs_reset);
   EXPECT_EQ(topic_refused.run.exit_code, 1) << topic_refused.run.out << topic_refused.run.err;
-  EXPECT_LT(topic_refused.took, std::chrono::seconds(8));
+  EXPECT_LT(topic_refused.took, kWellWithinTheTimeout);
   for (const auto* run : {&topic_refused.run, &kafkas}) {
     EXPECT_NE((run->out + run->err).find("TopicAuthorizationException"), std::string::npos)
         << run->out << run->err;

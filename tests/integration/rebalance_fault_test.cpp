@@ -188,8 +188,9 @@ TEST_F(RebalanceFault, APeriodicCommitDoesNotHoldThePollingThread) {
   }
   ASSERT_TRUE(all_committed()) << "the periodic commits did not reach every partition's end";
   EXPECT_EQ(seen.size(), static_cast<std::size_t>(kPartitions * kRecords));
-  // The first polls include the join; a commit held in poll() would take its 3 s.
-  EXPECT_LT(std::chrono::duration_cast<std::chrono::milliseconds>(longest_poll).count(), 1'000)
+  // The first polls include the join; a commit held in poll() would take its 3 s (the margin
+  // below it is for sanitizer builds under CI's load).
+  EXPECT_LT(std::chrono::duration_cast<std::chrono::milliseconds>(longest_poll).count(), 2'500)
       << "a poll() waited for a commit";
   EXPECT_GE(member.manager.stats().successful_commits, 1u);
   for (int p = 0; p < kPartitions; ++p) {
