@@ -298,9 +298,11 @@ bool OffsetManager::Impl::settle_in_flight_locked(std::chrono::milliseconds time
     internal::call_wrapped(ErrorKind::CommitFailed, commit_description(done.batch.size()),
                            [&] { done.pending->get(); });
   } catch (const StateError& error) {
-    // Nothing reached the store: the offsets stay pending and the next commit sends them with
-    // the group's current generation (a commit refused during a rebalance succeeds once this
-    // member holds its partitions in the next one).
+    // The store did not take the commit (refused, or given up on unanswered: such a commit may
+    // still land, and the store sends no other before it has its answer, so it cannot overtake
+    // a newer one). The offsets stay pending and the next commit sends them with the group's
+    // current generation (a commit refused during a rebalance succeeds once this member holds
+    // its partitions in the next one).
     count_failed_commit_locked(/*automatic=*/true);
     if (++failed_in_flight <= 10 || failed_in_flight % 1000 == 0) {
       processor::internal::log(LogLevel::Warning, "offset_manager", "automatic commit failed (",
