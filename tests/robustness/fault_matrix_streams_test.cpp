@@ -550,6 +550,51 @@ TEST_P(StreamProcessorOutOfRange, ARefusedFetchGoesOnFromTheLastCommit) {
   expect_results(stats.records - 2u * kPerTransaction);
 }
 
+// The same while the log range cannot be read (every ListOffsets refused, a leader moving, for
+// longer than a start's reads retry: 6 request time-outs): each partition goes on from its last
+// commit without the policy's view of the log, and poll() neither throws nor stalls.
+TEST_P(StreamProcessorOutOfRange, ARefusedFetchWhileTheLogRangeCannotBeReadGoesOnFromTheLastCommit) {
+  produce_transaction();
+  auto o = options();
+  o.request_timeout = std::chrono::seconds(1);
+  StreamProcessor processor(o, count_function());
+  ASSERT_FALSE(poll_until_commits(processor, 1)) << "the first transaction, before the fault";
+  processor::testing::RecordingSink log;
+  processor::set_log_sink(log.sink());
+  processor::set_log_level(LogLevel::Warning);
+  const std::vector<rd_kafka_resp_err_t> refusals(2'000, RD_KAFKA_RESP_ERR_NOT_LEADER_OR_FOLLOWER);
+  rd_kafka_mock_push_request_errors_array(cluster_.get(), testing::kListOffsetsApiKey, refusals.size(),
+                                          refusals.data());
+  inject();
+  const auto fell_back = [&] {
+    for (const auto& record : log.records()) {
+      if (record.message.find("going on from") != std::string::npos) return true;
+    }
+    return false;
+  };
+  std::optional<StateError> failure;
+  const auto deadline = Clock::now() + std::chrono::seconds(60);
+  while (!failure && !fell_back() && Clock::now() < deadline) {
+    failure = testing::failure_of_call([&] { processor.poll(); });
+  }
+  rd_kafka_mock_clear_request_errors(cluster_.get(), testing::kListOffsetsApiKey);
+  ASSERT_FALSE(failure) << failure->what();
+  ASSERT_TRUE(fell_back()) << "the refused Fetch was not met in 60 s";
+  bool range_unread = false;
+  for (const auto& record : log.records()) {
+    if (record.message.find("NOT_LEADER") != std::string::npos) range_unread = true;
+  }
+  EXPECT_TRUE(range_unread) << "the log range was read: the fallback was not exercised";
+  produce_transaction();
+  failure = poll_until_commits(processor, 2);
+  processor::set_log_sink({});
+  processor::set_log_level(LogLevel::Error);
+  ASSERT_FALSE(failure) << failure->what();
+  const auto stats = processor.stats();
+  processor.close();
+  expect_results(stats.records - 2u * kPerTransaction);
+}
+
 INSTANTIATE_TEST_SUITE_P(out_of_range, StreamProcessorOutOfRange,
                          ::testing::Values(testing::Fault{testing::kFetchApiKey,
                                                           RD_KAFKA_RESP_ERR_OFFSET_OUT_OF_RANGE,
