@@ -347,10 +347,25 @@ INSTANTIATE_TEST_SUITE_P(abort, StreamProcessorAbortTimeout,
                                                           "delayed past the request timeout"}),
                          [](const auto&) { return std::string("EndTxnDelayed"); });
 
+// Whether any line `log` recorded contains `text`.
+bool logged(const processor::testing::RecordingSink& log, const std::string& text) {
+  for (const auto& record : log.records()) {
+    if (record.message.find(text) != std::string::npos) return true;
+  }
+  return false;
+}
+
 // A fenced producer whose replacement cannot initialise within the request time-out (the
 // transaction coordinator not available for 3 s): poll() returns without processing, tries again
 // at each call while the member stays in its group, and goes on once the new producer starts.
-class StreamProcessorPendingProducer : public StreamProcessorFault {};
+class StreamProcessorPendingProducer : public StreamProcessorFault {
+ protected:
+  // The next commit's EndTxn fences the producer; the new one's InitProducerId is refused for 3 s.
+  void fence_and_refuse_the_new_producer_for_3s() {
+    push(testing::kEndTxnApiKey, RD_KAFKA_RESP_ERR_PRODUCER_FENCED);
+    push(testing::kInitProducerIdApiKey, RD_KAFKA_RESP_ERR_COORDINATOR_NOT_AVAILABLE, 30, 100);
+  }
+};
 
 TEST_P(StreamProcessorPendingProducer, TriesAgainAtEachPollAndGoesOn) {
   produce_transaction();
@@ -361,9 +376,7 @@ TEST_P(StreamProcessorPendingProducer, TriesAgainAtEachPollAndGoesOn) {
   processor::testing::RecordingSink log;
   processor::set_log_sink(log.sink());
   processor::set_log_level(LogLevel::Warning);
-  // The commit's EndTxn fences the producer; the new one's InitProducerId is refused for 3 s.
-  push(testing::kEndTxnApiKey, RD_KAFKA_RESP_ERR_PRODUCER_FENCED);
-  push(testing::kInitProducerIdApiKey, RD_KAFKA_RESP_ERR_COORDINATOR_NOT_AVAILABLE, 30, 100);
+  fence_and_refuse_the_new_producer_for_3s();
   produce_transaction();
   const auto failure = poll_until_commits(processor, 2, std::chrono::seconds(60));
   processor::set_log_sink({});
@@ -395,28 +408,23 @@ TEST_P(StreamProcessorPendingProducer, AnOutOfRangeFetchWhileItWaitsIsNotLost) {
   processor::testing::RecordingSink log;
   processor::set_log_sink(log.sink());
   processor::set_log_level(LogLevel::Warning);
-  const auto logged = [&](const std::string& text) {
-    for (const auto& record : log.records()) {
-      if (record.message.find(text) != std::string::npos) return true;
-    }
-    return false;
-  };
-  push(testing::kEndTxnApiKey, RD_KAFKA_RESP_ERR_PRODUCER_FENCED);
-  push(testing::kInitProducerIdApiKey, RD_KAFKA_RESP_ERR_COORDINATOR_NOT_AVAILABLE, 30, 100);
+  fence_and_refuse_the_new_producer_for_3s();
   produce_transaction();
   std::optional<StateError> failure;
   const auto deadline = Clock::now() + std::chrono::seconds(30);
-  while (!failure && !logged("no producer yet, trying again at the next poll") && Clock::now() < deadline) {
+  while (!failure && !logged(log, "no producer yet, trying again at the next poll") &&
+         Clock::now() < deadline) {
     failure = testing::failure_of_call([&] { processor.poll(); });
   }
   ASSERT_FALSE(failure) << failure->what();
-  ASSERT_TRUE(logged("no producer yet")) << "the new producer started at once: the wait was not exercised";
+  ASSERT_TRUE(logged(log, "no producer yet"))
+      << "the new producer started at once: the wait was not exercised";
   push(testing::kFetchApiKey, RD_KAFKA_RESP_ERR_OFFSET_OUT_OF_RANGE);
   failure = poll_until_commits(processor, 2, std::chrono::seconds(60));
   processor::set_log_sink({});
   processor::set_log_level(LogLevel::Error);
   ASSERT_FALSE(failure) << failure->what();
-  EXPECT_TRUE(logged("has no record at")) << "the refused Fetch was not met";
+  EXPECT_TRUE(logged(log, "has no record at")) << "the refused Fetch was not met";
   const auto stats = processor.stats();
   processor.close();
   expect_results(stats.records - 2u * kPerTransaction);
@@ -608,12 +616,7 @@ TEST_P(StreamProcessorOutOfRange, ARefusedFetchWhileTheLogRangeCannotBeReadGoesO
   rd_kafka_mock_push_request_errors_array(cluster_.get(), testing::kListOffsetsApiKey, refusals.size(),
                                           refusals.data());
   inject();
-  const auto fell_back = [&] {
-    for (const auto& record : log.records()) {
-      if (record.message.find("going on from") != std::string::npos) return true;
-    }
-    return false;
-  };
+  const auto fell_back = [&] { return logged(log, "going on from"); };
   std::optional<StateError> failure;
   const auto deadline = Clock::now() + std::chrono::seconds(60);
   while (!failure && !fell_back() && Clock::now() < deadline) {
@@ -622,11 +625,7 @@ TEST_P(StreamProcessorOutOfRange, ARefusedFetchWhileTheLogRangeCannotBeReadGoesO
   rd_kafka_mock_clear_request_errors(cluster_.get(), testing::kListOffsetsApiKey);
   ASSERT_FALSE(failure) << failure->what();
   ASSERT_TRUE(fell_back()) << "the refused Fetch was not met in 60 s";
-  bool range_unread = false;
-  for (const auto& record : log.records()) {
-    if (record.message.find("NOT_LEADER") != std::string::npos) range_unread = true;
-  }
-  EXPECT_TRUE(range_unread) << "the log range was read: the fallback was not exercised";
+  EXPECT_TRUE(logged(log, "NOT_LEADER")) << "the log range was read: the fallback was not exercised";
   produce_transaction();
   failure = poll_until_commits(processor, 2);
   processor::set_log_sink({});
