@@ -56,6 +56,6 @@ JOBS="${jobs}" bash scripts/build.sh "${build_dir}" -DPROCESSOR_BUILD_TESTS=ON -
 trap stop_services EXIT
 start_services
 
-ctest --test-dir "${build_dir}" --output-on-failure --no-tests=error -j "${test_jobs}"
+bash scripts/ctest.sh "${build_dir}" -j "${test_jobs}"
 
 BUILD_DIR="${build_dir}" bash scripts/check_install.sh
