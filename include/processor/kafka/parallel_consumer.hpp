@@ -68,7 +68,9 @@ struct ParallelConsumerOptions {
   // value are copied out of librdkafka's fetch buffer, which is released at once. Beyond it
   // every partition pauses until processing frees a quarter of it, so memory is bounded by this
   // (plus librdkafka's own prefetch, queued.max.messages.kbytes), not by the input rate. It is
-  // checked every 64 records fetched: it may be passed by that many.
+  // checked every 64 records fetched, and the records of the batch already taken from librdkafka
+  // when the pause begins (at most 500) are still buffered: it may be passed by about 630
+  // records (ParallelConsumerStats::peak_buffered_bytes shows by how much).
   // Default: 64 MiB. Lower it for large records and small hosts.
   std::size_t max_buffered_bytes = std::size_t{64} << 20;
 
