@@ -83,7 +83,10 @@ class GroupTypes : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
     script_ = testing::broker_script();
-    if (script_.empty()) return;
+    if (script_.empty()) {
+      std::cout << "every test of this suite is skipped: KAFKA_BROKER_SCRIPT is not set\n";
+      return;
+    }
     broker_ = std::make_unique<testing::OwnedBroker>(
         script_, std::filesystem::temp_directory_path() / unique_name("processor-group-types"));
     const std::string& bootstrap = broker_->bootstrap();
