@@ -10,6 +10,7 @@
 #include <thread>
 #include <vector>
 
+#include "kafka_api_keys.hpp"
 #include "kafka_test_support.hpp"
 #include "parallel_consumer_support.hpp"
 #include "processor/kafka.hpp"
@@ -226,6 +227,56 @@ TEST_F(ParallelConsumerRevoke, AJoiningMemberTakesOverAbandonedRecordsAndTheLate
   EXPECT_EQ(log_a.calls_of(moved, 1), 0) << "a record of the revoked partition started after the revoke";
   b.manager.commit();
   EXPECT_EQ(b.committed(topic_, moved)->offset, 6);
+}
+
+// ---- Losses ----
+
+// A member whose assignment is lost (fenced: here the coordinator forgets it, on a cluster a
+// broker failure can) and that gets the partition back before anyone committed it resumes with
+// its own acknowledgements: nothing it processed is processed again, although none of it was
+// committed. Only the record that was running at the loss runs again: its completion came after
+// the partition had left (not acknowledged).
+TEST_F(ParallelConsumerRevoke, APartitionLostAndAssignedBackSkipsWhatThisMemberAcknowledged) {
+  cluster_.create_topic(topic_, 1);
+  Producer producer(cluster_.bootstrap());
+  producer.produce(topic_, 0, 60);
+  constexpr std::int64_t kHeld = 10;  // running when the assignment is lost
+  Gate held;
+  std::atomic<int> held_calls{0};
+  HandlerLog log;
+  auto options = parallel_options(topic_);
+  options.ordering = ProcessingOrder::Unordered;
+  options.max_concurrency = 4;
+  ParallelMember member(cluster_.bootstrap(), group_, options, [&](const ConsumedRecord& r) {
+    log.started(r);
+    if (r.offset == kHeld && held_calls.fetch_add(1) == 0) held.pass();
+    log.finished(r);
+  });
+  // Everything but record 10 acknowledged, nothing committed (the strategy is manual).
+  ASSERT_TRUE(poll_until(member.consumer, [&] {
+    const auto acks = pending_acks(member.manager, topic_, 0);
+    return held.arrived() == 1 && acks && acks->committable == kHeld && acks->size() == 49;
+  }));
+  rd_kafka_mock_push_request_errors(cluster_.get(), testing::kHeartbeatApiKey, 1,
+                                    RD_KAFKA_RESP_ERR_UNKNOWN_MEMBER_ID);
+  ASSERT_TRUE(poll_until(member.consumer, [&] { return member.consumer.stats().consumer.lost > 0; }));
+  held.open();
+  ASSERT_FALSE(member.committed(topic_, 0)) << "a lost partition was committed";
+  // Back with the partition: the records produced meanwhile are processed once, and so is
+  // record 10, whose first run ended after the loss.
+  producer.produce(topic_, 0, 20);
+  ASSERT_TRUE(
+      poll_until(member.consumer, [&] { return log.calls_of(0, 79) == 1 && log.calls_of(0, kHeld) == 2; }));
+  testing::poll_times(member.consumer, 5);
+  for (std::int64_t offset = 0; offset < 80; ++offset) {
+    EXPECT_EQ(log.calls_of(0, offset), offset == kHeld ? 2 : 1) << "offset " << offset;
+  }
+  const auto stats = member.consumer.stats();
+  EXPECT_EQ(stats.skipped_after_restart, 59u);
+  EXPECT_EQ(stats.late_acks_ignored, 1u);
+  member.manager.commit();
+  ASSERT_TRUE(member.committed(topic_, 0));
+  EXPECT_EQ(member.committed(topic_, 0)->offset, 80);
 }
 
 // ---- Checkpoints ----

@@ -68,6 +68,20 @@ TEST(ManagerAcks, MetadataLetsARestartSkipExactlyTheAcknowledgedRecords) {
   EXPECT_EQ(reprocessed.size() + acked.size(), 1000u);
 }
 
+TEST(ManagerAcks, TrackedAcksShowTheTrackingUntilThePartitionIsForgotten) {
+  auto manager = make_manager(std::make_shared<InMemoryOffsetStore>());
+  EXPECT_FALSE(manager.tracked_acks("t", 0)) << "never tracked";
+  for (std::int64_t offset = 10; offset < 20; ++offset) ASSERT_TRUE(manager.track("t", 0, offset));
+  for (std::int64_t offset : {10, 11, 12, 14, 15, 18}) ASSERT_TRUE(manager.ack("t", 0, offset));
+  const auto acked = manager.tracked_acks("t", 0);
+  ASSERT_TRUE(acked);
+  EXPECT_EQ(acked->committable, 13);
+  EXPECT_EQ(acked->acked, (std::vector<AckedSet::Range>{{14, 15}, {18, 18}}));
+  EXPECT_FALSE(manager.tracked_acks("t", 1)) << "another partition";
+  manager.forget_partitions({{"t", 0}});
+  EXPECT_FALSE(manager.tracked_acks("t", 0)) << "forgotten";
+}
+
 // A slow record holds the committed offset while the records above it finish: each commit must
 // still carry the grown acknowledgements (to the store, and to a transaction through
 // committable_offsets()), or a restart processes again records whose results were committed.

@@ -302,6 +302,11 @@ class OffsetManager {
   // changes.
   void resume_tracking(std::string_view topic, std::int32_t partition, const AckedSet& acked);
 
+  // The partition's per-record tracking now, as PartitionAcks::acked_set(): committable() and
+  // the offsets acknowledged above it. nullopt when no record of the partition is tracked here
+  // (never tracked, or forgotten). Unknown partitions are not an error.
+  std::optional<AckedSet> tracked_acks(std::string_view topic, std::int32_t partition);
+
   // ---- Offsets committed elsewhere (Kafka transactions) ----
 
   // What commit() would write now: every committable pending offset. Nothing changes, except

@@ -106,7 +106,7 @@ struct ParallelConsumerStats {
   std::uint64_t processed = 0;              // handler calls that returned (retries that succeeded too)
   std::uint64_t failed_attempts = 0;        // handler calls that threw
   std::uint64_t dead_lettered = 0;          // records handed to on_failure that it accepted
-  std::uint64_t skipped_after_restart = 0;  // records a previous owner had acknowledged
+  std::uint64_t skipped_after_restart = 0;  // records a previous owner (or tenure) acknowledged
   std::uint64_t abandoned_on_revoke = 0;    // records dropped by a revoke or loss, not committed
   std::uint64_t late_acks_ignored = 0;      // completions after their partition was revoked
   std::uint64_t partition_pauses = 0;       // partitions paused for back-pressure
@@ -130,6 +130,11 @@ struct ParallelConsumerStats {
 //   committed offset is processed again). On a revoke, records of the revoked partitions that
 //   are running get drain_timeout to finish and be committed; the rest are abandoned. On a
 //   loss nothing is committed. A completion after its partition left is never committed.
+//   A partition that comes back to this member (lost when the coordinator fenced it, or
+//   revoked while its commit failed) starting where its last tenure here left it uncommitted
+//   skips what this member acknowledged in that tenure, committed or not: it is not processed
+//   twice by the same member. Not with take_checkpoint or OffsetCommitStrategy::on_checkpoint(),
+//   where an acknowledged record is done only with its checkpoint.
 // - Back-pressure: a partition whose tracking is full (PartitionAcksOptions: outstanding
 //   records, window) pauses until acknowledgements free room; every partition pauses while the
 //   buffered bytes exceed max_buffered_bytes. Pausing uses librdkafka's pause/resume.

@@ -375,8 +375,8 @@ bool poll_into_sink(KafkaConsumer::Impl& impl, int timeout_ms) {
   return arrived;
 }
 
-void update_at_partition_end(KafkaConsumer::Impl& consumer, const TopicPartition& tp, std::int64_t end) {
-  consumer.automatic_commit([&] { consumer.manager.update_offset(tp.topic, tp.partition, end); });
+void update_position(KafkaConsumer::Impl& consumer, const TopicPartition& tp, std::int64_t position) {
+  consumer.automatic_commit([&] { consumer.manager.update_offset(tp.topic, tp.partition, position); });
 }
 
 void finish_poll(KafkaConsumer::Impl& consumer, std::size_t records) {

@@ -47,10 +47,11 @@ void attach_sink(ConsumerImpl& consumer, RecordSink* sink);
 // Throws as KafkaConsumer::poll() does.
 bool poll_into_sink(ConsumerImpl& consumer, int timeout_ms);
 
-// Records `end` as the position of `tp` (a partition end) as KafkaConsumer does: a commit it
-// triggers that fails is logged and counted, not thrown. Throws StateError(InvalidArgument)
-// when `end` is below the partition's floor.
-void update_at_partition_end(ConsumerImpl& consumer, const TopicPartition& tp, std::int64_t end);
+// Records `position` as the position of `tp` (a partition end, or where the records this member
+// processed in an earlier tenure end) as KafkaConsumer does: a commit it triggers that fails is
+// logged and counted, not thrown. Throws StateError(InvalidArgument) when `position` is below
+// the partition's floor.
+void update_position(ConsumerImpl& consumer, const TopicPartition& tp, std::int64_t position);
 
 // What KafkaConsumer::poll() does after its batch: counts `records`, records the fetched high
 // watermarks, refreshes the others when due, and drives the commit strategy.

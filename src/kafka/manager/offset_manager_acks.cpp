@@ -153,6 +153,19 @@ void OffsetManager::resume_tracking(std::string_view topic, std::int32_t partiti
   slot.cold->ever_tracked = true;
 }
 
+std::optional<AckedSet> OffsetManager::tracked_acks(std::string_view topic, std::int32_t partition) {
+  PartitionSlot* slot = impl_->partitions.find(topic, partition);
+  if (slot == nullptr) return std::nullopt;
+  std::shared_ptr<PartitionAcks> acks;
+  {
+    MutexLock gate_lock(impl_->gate_mutex);
+    if (const detail::SlotExtras* extras = slot->cold->extras.load(std::memory_order_acquire))
+      acks = extras->acks;
+  }
+  if (!acks) return std::nullopt;
+  return acks->acked_set();
+}
+
 std::optional<AckedSet> OffsetManager::acked_after_restart(std::string_view topic, std::int32_t partition) {
   validate_topic(topic);
   validate_partition(topic, partition);

@@ -199,7 +199,7 @@ PartitionRun* ParallelConsumer::Impl::run_for(const rd_kafka_message_t& message)
 
 bool ParallelConsumer::Impl::dispatch(PartitionRun& run, internal::RdPtr<rd_kafka_message_t>& message) {
   const std::int64_t offset = message->offset;
-  if (run.restored && run.restored->contains(offset)) {
+  if (offset < run.skip_below || (run.restored && run.restored->contains(offset))) {
     skipped_after_restart.fetch_add(1, std::memory_order_relaxed);
     message.reset();
     return true;
@@ -310,7 +310,7 @@ void ParallelConsumer::Impl::record_partition_ends() {
     // Every record before the end is done: the position steps over transaction markers and
     // compacted offsets that no record reports, as KafkaConsumer does.
     try {
-      internal::update_at_partition_end(*consumer_impl, partition, end);
+      internal::update_position(*consumer_impl, partition, end);
     } catch (const StateError& error) {
       // Below the floor: a reset moved the partition meanwhile; keep the reset.
       if (error.kind() != ErrorKind::InvalidArgument) throw;

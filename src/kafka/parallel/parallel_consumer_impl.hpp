@@ -30,6 +30,9 @@ namespace processor::kafka {
 struct PartitionRun : std::enable_shared_from_this<PartitionRun> {
   TopicPartition partition;
   std::uint64_t serial = 0;
+  std::int64_t start = 0;  // where the tenure began: its first record, or the partition's end
+  // Records below it were processed here in this member's previous tenure: skipped.
+  std::int64_t skip_below = 0;
   // Records the previous owner acknowledged above the start: skipped.
   std::optional<AckedSet> restored;
   // Records that tracking refused (PartitionAcksOptions limits), in offset order, with every
@@ -87,6 +90,28 @@ struct ParallelConsumer::Impl final : internal::RecordSink {
   void on_assigned(const std::vector<internal::AssignedStart>& partitions) override;
   void on_revoking(const std::vector<TopicPartition>& partitions, bool lost) override;
   void on_revoked(const std::vector<TopicPartition>& partitions) override;
+
+  // ---- this member's own acknowledgements across a loss (parallel_rebalance.cpp) ----
+  // What a tenure left acknowledged: every offset from `start` below acked.committable, and
+  // acked.acked above it.
+  struct LeftAcks {
+    std::int64_t start = 0;
+    AckedSet acked;
+  };
+  // Whether an acknowledged record is done for good: offsets commit automatically, and no
+  // checkpoint (a transaction) holds the records' results.
+  bool acks_are_final() const;
+  // Keeps what the leaving runs acknowledged (acks_are_final() only).
+  void remember_acks(const std::vector<PartitionRun*>& leaving);
+  // What this member acknowledged in its last tenure of `tp`, when a tenure starting at
+  // `position` may skip it: `position` lies between that tenure's start and the offset it could
+  // commit (no one else committed past it since) and something is left to skip. Forgets it
+  // either way.
+  std::optional<LeftAcks> take_own_acks(const TopicPartition& tp, std::int64_t position);
+  // Resumes `run` after its previous tenure here (`left`): skips the records below the offset
+  // that tenure could commit, records that offset as the position, and returns the
+  // acknowledgements above it. nullopt when there are none, or when the position is refused.
+  std::optional<AckedSet> resume_own_tenure(PartitionRun& run, LeftAcks left);
 
   // ---- polling thread (parallel_consumer.cpp) ----
   PartitionRun* run_for(const rd_kafka_message_t& message);
@@ -150,6 +175,7 @@ struct ParallelConsumer::Impl final : internal::RecordSink {
 
   // Polling thread only.
   std::unordered_map<TopicPartition, std::shared_ptr<PartitionRun>> runs;
+  std::unordered_map<TopicPartition, LeftAcks> left_acks;  // of partitions that left this member
   const rd_kafka_topic_t* last_topic = nullptr;
   std::int32_t last_partition = -1;
   PartitionRun* last_run = nullptr;
