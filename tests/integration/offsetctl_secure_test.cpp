@@ -84,6 +84,8 @@ class SecureOffsetctl : public ::testing::Test {
   // Nothing either tool printed, and nothing the exporter served, in this test holds a password
   // of the run.
   void TearDown() override {
+    // The edited copies hold the run's passwords: none stays in the temporary directory.
+    for (const auto& path : edited_files_) std::filesystem::remove(path);
     if (!broker_) return;
     std::vector<std::string> secrets = broker_->secrets();
     secrets.push_back(kWrongPassword);
@@ -142,10 +144,12 @@ class SecureOffsetctl : public ::testing::Test {
     text << in.rdbuf();
     const std::string path = ::testing::TempDir() + unique_name("client") + ".properties";
     std::ofstream(path) << edit(text.str());
+    edited_files_.push_back(path);
     return path;
   }
 
   std::optional<SecureBroker> broker_;
+  std::vector<std::string> edited_files_;
   kafka::KafkaProperties admin_;
 };
 
