@@ -22,6 +22,10 @@ constexpr std::size_t kRecordsPerWrite = 100'000;
 // Follow mode: how often a store partition loads what it read (one small write per second and
 // store partition, not one per poll).
 constexpr std::chrono::seconds kFollowLoadInterval{1};
+// How often a store whose start or end could not be read asks again (one try each poll that is
+// due): the processor's poll() is never held for a retry loop.
+constexpr std::chrono::milliseconds kRetryInterval{500};
+constexpr kafka::internal::RetryPolicy kOneTry{std::chrono::milliseconds(0)};
 
 double seconds_between(Clock::time_point from, Clock::time_point to) {
   return std::chrono::duration<double>(to - from).count();
@@ -52,10 +56,17 @@ std::pair<std::int64_t, std::int64_t> ChangelogRestorer::offsets_of(
   return {range.low, range.high};
 }
 
-std::pair<std::int64_t, std::int64_t> ChangelogRestorer::offsets_of(const std::string& topic,
-                                                                    std::int32_t partition) {
-  // A changelog topic just created has no leader everywhere yet: retried, as other retriable errors.
-  return offsets_of(topic, partition, kafka::internal::RetryPolicy{request_timeout_});
+std::optional<std::pair<std::int64_t, std::int64_t>> ChangelogRestorer::try_offsets(
+    const StorePartition& store, const std::string& changelog, LogLevel level) {
+  try {
+    return offsets_of(changelog, store.partition(), kOneTry);
+  } catch (const StateError& error) {
+    if (!error.retriable()) throw;
+    processor::internal::log(level, "streams", "store '", store.name(), "' partition ", store.partition(),
+                             " cannot start restoring yet (", error.what(),
+                             "): asking again at a later poll");
+    return std::nullopt;
+  }
 }
 
 bool ChangelogRestorer::check_end(Entry& entry, Clock::time_point now) {
@@ -63,21 +74,51 @@ bool ChangelogRestorer::check_end(Entry& entry, Clock::time_point now) {
   // partition's leader moving, a broker down), in half a second: one try per poll, so that the
   // processor's poll() is not held for a whole retry loop, while the records themselves are
   // fetched again once librdkafka knows the new leader.
-  constexpr kafka::internal::RetryPolicy kOneTry{std::chrono::milliseconds(0)};
   entry.next_end_check = now + std::chrono::milliseconds(20);
   try {
     entry.end = offsets_of(entry.topic, entry.store->partition(), kOneTry).second;
     return true;
   } catch (const StateError& error) {
     if (!error.retriable()) throw;
-    entry.next_end_check = now + std::chrono::milliseconds(500);
+    entry.next_end_check = now + kRetryInterval;
     processor::internal::log(LogLevel::Warning, "streams", error.what(), ": asking again at a later poll");
     return false;
   }
 }
 
 bool ChangelogRestorer::add(StorePartition& store, const std::string& changelog) {
-  const auto [low, high] = offsets_of(changelog, store.partition());
+  // A changelog topic just created has no leader everywhere yet: the common case, said once.
+  if (const auto range = try_offsets(store, changelog, LogLevel::Info)) {
+    return start(store, changelog, range->first, range->second);
+  }
+  waiting_.push_back({&store, changelog, Clock::now() + kRetryInterval});
+  return false;
+}
+
+void ChangelogRestorer::start_waiting(std::vector<std::int32_t>& completed) {
+  const auto now = Clock::now();
+  for (std::size_t i = 0; i < waiting_.size();) {
+    Waiting& waiting = waiting_[i];
+    if (now < waiting.next_try) {
+      ++i;
+      continue;
+    }
+    const auto range = try_offsets(*waiting.store, waiting.changelog, LogLevel::Warning);
+    if (!range) {
+      waiting.next_try = now + kRetryInterval;
+      ++i;
+      continue;
+    }
+    const Waiting started = std::move(waiting);
+    waiting_.erase(waiting_.begin() + static_cast<std::ptrdiff_t>(i));
+    if (start(*started.store, started.changelog, range->first, range->second)) {
+      completed.push_back(started.store->partition());
+    }
+  }
+}
+
+bool ChangelogRestorer::start(StorePartition& store, const std::string& changelog, std::int64_t low,
+                              std::int64_t high) {
   Entry entry;
   entry.store = &store;
   entry.topic = changelog;
@@ -124,6 +165,7 @@ void ChangelogRestorer::remove(std::int32_t partition) {
   for (const auto& entry : entries_) {
     if (entry.store->partition() == partition) removed.push_back(&entry);
   }
+  std::erase_if(waiting_, [&](const Waiting& waiting) { return waiting.store->partition() == partition; });
   if (removed.empty()) return;
   change_assignment(removed, false);
   if (mode_ == Mode::Follow) {
@@ -209,6 +251,7 @@ std::vector<std::int32_t> ChangelogRestorer::blocked(std::chrono::milliseconds a
 
 std::vector<std::int32_t> ChangelogRestorer::poll(std::chrono::milliseconds timeout) {
   std::vector<std::int32_t> completed;
+  start_waiting(completed);
   if (entries_.empty()) return completed;
   std::vector<rd_kafka_message_t*> messages(kBatchMessages);
   const auto deadline = Clock::now() + timeout;

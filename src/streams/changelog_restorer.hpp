@@ -7,11 +7,14 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "kafka/rdkafka/retry.hpp"
 #include "processor/kafka/kafka_client.hpp"
+#include "processor/log.hpp"
 #include "processor/state/write_batch.hpp"
 #include "processor/streams/stream_processor.hpp"
 #include "streams/changelog_reader.hpp"
@@ -59,6 +62,10 @@ class ChangelogRestorer {
   // offsets: a recreated or truncated topic) after wiping the local data, from the start.
   // Returns true when that start is already the changelog's end: then `store` is restored at
   // once (a clean hand-back, a restart) and poll() will not report it. Follow mode: always false.
+  // One try to read the changelog's offsets (add() runs inside a rebalance callback): when it
+  // fails for a retriable cause (a new topic without leaders yet, a leader moving, a broker
+  // down), the start waits, and poll() tries again every half second (then reports the store
+  // when it is restored, also when at once).
   bool add(StorePartition& store, const std::string& changelog);
   // Stops restoring every store of `partition` (revoked); what was applied stays, with its
   // position. Follow mode: what was read and not loaded yet is loaded first.
@@ -67,7 +74,7 @@ class ChangelogRestorer {
   // least `at_least` while the high watermark stays above: a transaction on its changelog is
   // still undecided (e.g. left open by a member that died).
   std::vector<std::int32_t> blocked(std::chrono::milliseconds at_least) const;
-  bool idle() const noexcept { return entries_.empty(); }
+  bool idle() const noexcept { return entries_.empty() && waiting_.empty(); }
 
   // Applies the changelog records that arrive within `timeout`; returns the partitions of the
   // store partitions whose restoration completed in this call (one entry per store partition).
@@ -95,6 +102,21 @@ class ChangelogRestorer {
     std::chrono::steady_clock::time_point blocked_since;   // epoch: not blocked
     std::chrono::steady_clock::time_point last_load;       // Follow mode
   };
+  // A store whose start waits for its changelog's offsets.
+  struct Waiting {
+    StorePartition* store = nullptr;
+    std::string changelog;
+    std::chrono::steady_clock::time_point next_try;
+  };
+  // One try of the changelog's offsets; nullopt (logged at `level`) when it failed for a
+  // retriable cause.
+  std::optional<std::pair<std::int64_t, std::int64_t>> try_offsets(const StorePartition& store,
+                                                                   const std::string& changelog,
+                                                                   LogLevel level);
+  // add() once the changelog's offsets [low, high] are known.
+  bool start(StorePartition& store, const std::string& changelog, std::int64_t low, std::int64_t high);
+  // Tries the waiting starts that are due; adds the partitions of those restored at once.
+  void start_waiting(std::vector<std::int32_t>& completed);
   // Loads what `entry` read and has not loaded yet, with its new position.
   void load(Entry& entry);
 
@@ -104,10 +126,9 @@ class ChangelogRestorer {
   void restart_from_start(Entry& entry, const char* why);
   void report(const Entry& entry, std::int64_t end, bool done);
   // The log start and high watermark of a changelog partition, whatever its transactions;
-  // retried under `policy` (by default for as long as a request may take).
+  // retried under `policy`.
   std::pair<std::int64_t, std::int64_t> offsets_of(const std::string& topic, std::int32_t partition,
                                                    const kafka::internal::RetryPolicy& policy);
-  std::pair<std::int64_t, std::int64_t> offsets_of(const std::string& topic, std::int32_t partition);
   // At the end of what read_committed may read: reads the high watermark again, one try, and
   // returns false when that try failed for a retriable cause (asked again later).
   bool check_end(Entry& entry, std::chrono::steady_clock::time_point now);
@@ -118,6 +139,7 @@ class ChangelogRestorer {
   std::chrono::milliseconds request_timeout_;
   Mode mode_;
   std::vector<Entry> entries_;
+  std::vector<Waiting> waiting_;
   Counters counters_;
 };
 

@@ -1,7 +1,8 @@
-// The fault matrix, changelog restoration: a changelog partition whose high watermark cannot be
-// read at the end of its restoration (ListOffsets refused, as while its leader moves to another
-// broker) on librdkafka's mock cluster. The restorer asks again at later polls, one request per
-// poll (its two ListOffsets requests), and completes once the leader answers; no poll() fails on it.
+// The fault matrix, changelog restoration: a changelog partition whose offsets cannot be read at
+// the start or at the end of its restoration (ListOffsets refused, as while its leader moves to
+// another broker) on librdkafka's mock cluster. The restorer asks again at later polls, one query
+// per poll (its two ListOffsets requests), and completes once the leader answers; neither add()
+// (called inside a rebalance callback) nor any poll() fails on it.
 
 #include <gtest/gtest.h>
 
@@ -32,7 +33,11 @@ constexpr int kRecords = 50;
 // within one poll and then fails is seen to fail.
 constexpr int kRefusals = 12;
 
-TEST(RestorerFault, AChangelogEndThatCannotBeReadIsAskedAgainAtLaterPollsUntilItAnswers) {
+enum class Refused { AtTheStart, AtTheEnd };
+
+class RestorerFault : public ::testing::TestWithParam<Refused> {};
+
+TEST_P(RestorerFault, ChangelogOffsetsThatCannotBeReadAreAskedAgainAtLaterPollsUntilTheyAnswer) {
   processor::set_log_level(LogLevel::Error);
   testing::MockCluster cluster{3};
   const std::string changelog = testing::unique_name("app") + "-counts-changelog";
@@ -55,20 +60,31 @@ TEST(RestorerFault, AChangelogEndThatCannotBeReadIsAskedAgainAtLaterPollsUntilIt
     StorePartition store(db, name, 0);
     ChangelogRestorer restorer({{"bootstrap.servers", cluster.bootstrap()}, {"log_level", "0"}}, {},
                                std::chrono::seconds(10), std::chrono::seconds(2));
-    ASSERT_FALSE(restorer.add(store, changelog)) << "the changelog has records to restore";
-
-    // Every high-watermark request from now on is refused, kRefusals times.
-    for (int i = 0; i < kRefusals; ++i) {
-      rd_kafka_mock_broker_push_request_error_rtts(cluster.get(), testing::kCoordinator,
-                                                   testing::kListOffsetsApiKey, 1,
-                                                   RD_KAFKA_RESP_ERR_KAFKA_STORAGE_ERROR, 0);
-    }
+    // Every offsets request from then on is refused, kRefusals times.
+    const auto refuse = [&] {
+      for (int i = 0; i < kRefusals; ++i) {
+        rd_kafka_mock_broker_push_request_error_rtts(cluster.get(), testing::kCoordinator,
+                                                     testing::kListOffsetsApiKey, 1,
+                                                     RD_KAFKA_RESP_ERR_KAFKA_STORAGE_ERROR, 0);
+      }
+    };
     const auto refusals_left = [&] {
       std::size_t left = 0;
       rd_kafka_mock_broker_error_stack_cnt(cluster.get(), testing::kCoordinator, testing::kListOffsetsApiKey,
                                            &left);
       return static_cast<int>(left);
     };
+    if (GetParam() == Refused::AtTheStart) {
+      refuse();
+      bool done = true;
+      ASSERT_NO_THROW(done = restorer.add(store, changelog));
+      EXPECT_FALSE(done) << "restored without reading the changelog";
+      EXPECT_LE(kRefusals - refusals_left(), 2) << "add() asked more than once";
+      EXPECT_FALSE(restorer.idle());
+    } else {
+      ASSERT_FALSE(restorer.add(store, changelog)) << "the changelog has records to restore";
+      refuse();
+    }
 
     std::vector<std::int32_t> completed;
     int polls = 0;
@@ -90,6 +106,12 @@ TEST(RestorerFault, AChangelogEndThatCannotBeReadIsAskedAgainAtLaterPollsUntilIt
   }
   fs::remove_all(dir);
 }
+
+INSTANTIATE_TEST_SUITE_P(Refused, RestorerFault, ::testing::Values(Refused::AtTheStart, Refused::AtTheEnd),
+                         [](const auto& param_info) {
+                           return param_info.param == Refused::AtTheStart ? std::string("AtTheStart")
+                                                                          : std::string("AtTheEnd");
+                         });
 
 }  // namespace
 }  // namespace processor::streams::internal
