@@ -154,8 +154,11 @@ std::optional<ParallelConsumer::Impl::LeftAcks> ParallelConsumer::Impl::take_own
   LeftAcks left = std::move(it->second);
   left_acks.erase(it);
   // Every offset in [left.start, done) was processed here (or skipped as a previous owner's, or
-  // is no record). A start outside that range was committed by another member, or reset.
+  // is no record). A start outside that range was committed by another member, or reset. A start
+  // not known (librdkafka's committed offset, unchecked: the cluster did not answer) says
+  // neither, so nothing is skipped and the position is not moved.
   const std::int64_t done = left.acked.committable;
+  if (position < 0 || left.start < 0) return std::nullopt;
   if (position < left.start || position > done || !acks_are_final()) return std::nullopt;
   if (position == done && left.acked.acked.empty()) return std::nullopt;
   return left;
