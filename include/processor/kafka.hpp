@@ -5,6 +5,7 @@
 #include "processor/kafka/broker_metadata.hpp"
 #include "processor/kafka/commit_strategy.hpp"
 #include "processor/kafka/consumer_setup.hpp"
+#include "processor/kafka/failure_policy.hpp"
 #include "processor/kafka/group_admin.hpp"
 #include "processor/kafka/java_client_config.hpp"
 #include "processor/kafka/kafka_broker_metadata.hpp"

@@ -47,6 +47,7 @@ void validate(const StreamProcessorOptions& options) {
   require(options.num_standby_replicas >= 0, "invalid num_standby_replicas " +
                                                  std::to_string(options.num_standby_replicas) +
                                                  ": it must be 0 or more");
+  kafka::validate(options.failure, "StreamProcessorOptions::failure");
   std::set<std::string> seen;
   for (const auto& store : options.stores) {
     require(!store.empty(), "invalid store name '': it must not be empty");

@@ -22,7 +22,7 @@
 namespace processor::streams {
 using kafka::internal::AbortableTransactionError;
 
-void StreamProcessor::Impl::drop_open_transaction() {
+void StreamProcessor::Impl::drop_open_transaction(bool rewind) {
   for (auto& [partition, task] : tasks) {
     for (auto& store : task.stores) store->discard();
   }
@@ -31,7 +31,8 @@ void StreamProcessor::Impl::drop_open_transaction() {
   transaction_open = false;
   transaction_failed = false;
   transaction_records = 0;
-  rewind_pending = true;
+  transaction_failed_records.clear();
+  if (rewind) rewind_pending = true;
 }
 
 void StreamProcessor::Impl::start_producer() {
@@ -329,6 +330,7 @@ bool StreamProcessor::Impl::commit() {
   transaction_topics.clear();
   delivery_error = RD_KAFKA_RESP_ERR_NO_ERROR;
   replacements_without_commit = 0;
+  forget_committed_failures();
   const std::uint64_t records = transaction_records;
   transaction_records = 0;
   count([&](StreamProcessorStats& stats) {
@@ -367,7 +369,7 @@ void StreamProcessor::Impl::throw_if_unauthorized(const StateError& failure) {
   }
 }
 
-void StreamProcessor::Impl::abort(const std::string& reason) {
+void StreamProcessor::Impl::abort(const std::string& reason, bool rewind) {
   if (!transaction_open) return;
   if (exactly_once()) {
     try {
@@ -380,10 +382,10 @@ void StreamProcessor::Impl::abort(const std::string& reason) {
   rd_kafka_poll(producer.get(), 0);
   written_topics.swap(transaction_topics);
   transaction_topics.clear();
-  drop_open_transaction();
+  drop_open_transaction(rewind);
   count([](StreamProcessorStats& stats) { ++stats.aborts; });
   processor::internal::log(LogLevel::Warning, "streams", "transaction aborted (", reason,
-                           "): its records are processed again");
+                           "): ", rewind ? "its records are processed again" : "it held that record only");
 }
 
 }  // namespace processor::streams

@@ -7,6 +7,7 @@
 //   stream_processor_standbys.cpp  standby replicas: placement, following their changelogs
 //   stream_processor_fencing.cpp   a departed member's blocking transaction; a shared
 //                                  transactional.id
+//   stream_processor_failures.cpp  records that fail: their tries, then the failure policy
 
 #include <librdkafka/rdkafka.h>
 
@@ -111,6 +112,21 @@ struct StreamProcessor::Impl final : RecordContext, OutputSink {
   // epoch bump an abort makes): the record function's failure is then the transaction's, and
   // poll() aborts, rewinds and goes on instead of rethrowing.
   bool transaction_failed = false;
+  // Records whose try failed (the failure policy), by (partition, offset): tried again when the
+  // records before them, processed again after the abort, reach them, or handed to the policy's
+  // action after their last try. An entry goes once its record is committed, or its partition.
+  struct FailingRecord {
+    int attempts = 0;
+    std::exception_ptr error;  // the last try's
+    bool acted = false;        // skipped or dead-lettered in the open transaction (logged once)
+  };
+  std::map<std::pair<std::int32_t, std::int64_t>, FailingRecord> failing;
+  // The record being processed opened the transaction: a failure of it aborts nothing else, and
+  // it is tried again (or handed to the policy) from `retry_message`, without seeking back.
+  bool record_alone = false;
+  kafka::internal::RdPtr<rd_kafka_message_t> retry_message;
+  // Records the open transaction skipped or dead-lettered, per partition: counted at its commit.
+  std::map<std::int32_t, kafka::FailedRecordCounts> transaction_failed_records;
   std::exception_ptr callback_error;  // from the rebalance callback, rethrown by poll()
   bool rebalance_applied = false;     // on_rebalance() has (un)assigned: no fallback
   std::exception_ptr broken;          // the processor cannot go on (fenced, local write failed)
@@ -197,6 +213,19 @@ struct StreamProcessor::Impl final : RecordContext, OutputSink {
   // coordinator still cannot answer (the consumer's rebalances are served meanwhile).
   bool start_producer_again();
 
+  // stream_processor_failures.cpp
+  // After a try of `message` failed with `error` (the record function threw, or Kafka refused its
+  // output for good): aborts and rewinds, and waits the retry's backoff. A transaction that failed
+  // for a cause that is not the record's (an abortable producer error) is aborted and its records
+  // processed again, without counting a try.
+  void fail_record(kafka::internal::RdPtr<rd_kafka_message_t>& message, std::exception_ptr error);
+  // A record that failed before runs in a transaction of its own: the open transaction's records
+  // commit first. When it has no try left, applies the failure policy's action (Fail: throws and
+  // breaks the processor) and returns true.
+  bool act_on_failed_record(const rd_kafka_message_t& message, Task& task);
+  // After a commit: the failed records it committed are done.
+  void forget_committed_failures();
+
   // stream_processor_standbys.cpp
   // Standby replicas: places them from the group's description when due, and follows the
   // changelogs of those held here.
@@ -222,13 +251,15 @@ struct StreamProcessor::Impl final : RecordContext, OutputSink {
   // Commits the open transaction; false when it had to be aborted. Throws when the processor
   // cannot go on (see `broken`).
   bool commit();
-  void abort(const std::string& reason);
+  // Aborts the open transaction; `rewind` false when it held nothing but the record that failed
+  // (record_alone), which is then tried again or handed to the policy without seeking back.
+  void abort(const std::string& reason, bool rewind = true);
   // After an abort: throws (and keeps the processor broken) when Kafka refused the transaction for
   // a missing ACL, naming the topics of the aborted transaction the principal may not write.
   void throw_if_unauthorized(const StateError& failure);
   // The local side of an abort: the stores drop the open transaction's writes, and every active
-  // partition must rewind before another record is processed.
-  void drop_open_transaction();
+  // partition must rewind before another record is processed (unless `rewind` is false).
+  void drop_open_transaction(bool rewind = true);
   // Whether `producer` has failed for good (fenced, or an error only a new producer clears).
   bool producer_failed_for_good() const;
   // Creates `producer` from producer_config and, exactly-once, initialises its transactions

@@ -35,6 +35,8 @@ void StreamProcessor::Impl::process(const rd_kafka_message_t& message) {
   Task& task = it->second;
   if (task.next_offset >= 0 && message.offset < task.next_offset) return;
   if (!transaction_open) begin();
+  if (!failing.empty() && act_on_failed_record(message, task)) return;
+  record_alone = transaction_records == 0;
   kafka::ConsumedRecord record;
   record.topic = options.input_topic;
   record.partition = message.partition;
@@ -148,7 +150,7 @@ std::size_t StreamProcessor::Impl::poll() {
   while (processed < kMaxRecordsPerPoll && !stop_requested.load(std::memory_order_relaxed)) {
     // A producer replaced in this loop that could not start yet: the next poll() tries again.
     if (exactly_once() && !producer) break;
-    RdPtr<rd_kafka_message_t> message = next_message(timeout_ms);
+    RdPtr<rd_kafka_message_t> message = retry_message ? std::move(retry_message) : next_message(timeout_ms);
     timeout_ms = 0;
     rethrow_callback_error();
     if (rewind_pending) {
@@ -173,18 +175,12 @@ std::size_t StreamProcessor::Impl::poll() {
       process(*message);
     } catch (...) {
       current = nullptr;
-      // The transaction failed under the record function (its output was refused): abort it and
-      // process its records again. Anything else is the function's own failure, for the caller.
-      const bool transaction_failure = transaction_failed || (exactly_once() && producer_failed_for_good());
-      processor::internal::log(
-          LogLevel::Warning, "streams",
-          transaction_failure ? "the transaction failed while processing " : "the record function failed at ",
-          input_key(message->partition), "@", message->offset, ": aborting");
-      abort(transaction_failure ? "producing into the transaction failed" : "the record function failed");
-      rewind();
-      if (transaction_failure) continue;
-      count([&](StreamProcessorStats& stats) { stats.records += processed; });  // those of this poll so far
-      throw;
+      if (broken) {  // the failure policy's Fail, or a failure the processor cannot go on from
+        count([&](StreamProcessorStats& stats) { stats.records += processed; });  // those of this poll so far
+        throw;
+      }
+      fail_record(message, std::current_exception());
+      continue;
     }
     ++processed;
     if (commit_due(Clock::now())) commit();

@@ -146,6 +146,7 @@ void StreamProcessor::Impl::remove_task(std::int32_t partition) {
   restorer->remove(partition);
   tasks.erase(partition);
   fenced_for.erase(partition);
+  failing.erase(failing.lower_bound({partition, INT64_MIN}), failing.upper_bound({partition, INT64_MAX}));
 }
 
 bool StreamProcessor::Impl::activate_restored() {

@@ -10,6 +10,7 @@
 #include <memory>
 #include <vector>
 
+#include "processor/kafka/failure_policy.hpp"
 #include "processor/kafka/kafka_client.hpp"
 #include "processor/kafka/kafka_consumer.hpp"
 #include "processor/kafka/offset_manager.hpp"
@@ -25,18 +26,6 @@ enum class ProcessingOrder {
 
 // Returns "partition", "key" or "unordered".
 const char* to_string(ProcessingOrder order) noexcept;
-
-// How a record whose handler throws is tried again.
-struct RetryPolicy {
-  // Tries in all, the first included; 1 means no retry.
-  // Default: 3. Raise it for handlers that call services with longer outages.
-  int max_attempts = 3;
-  // The wait before the second try; each later wait doubles, up to max_backoff.
-  // Default: 100 ms.
-  std::chrono::milliseconds initial_backoff{100};
-  // The longest wait between tries. Default: 10 s.
-  std::chrono::milliseconds max_backoff{10'000};
-};
 
 // A record whose handler failed every try, as handed to ParallelConsumerOptions::on_failure.
 struct FailedRecord {

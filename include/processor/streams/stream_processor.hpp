@@ -4,11 +4,13 @@
 #include <cstdint>
 #include <filesystem>
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "processor/kafka/failure_policy.hpp"
 #include "processor/kafka/kafka_client.hpp"
 #include "processor/kafka/kafka_consumer.hpp"
 #include "processor/kafka/topic_partition.hpp"
@@ -31,8 +33,9 @@ class RecordContext {
   virtual OutputSink& output() = 0;
 };
 
-// The per-record function a user writes. An exception from it propagates from poll(); under
-// exactly-once the open transaction is then aborted, so nothing of it is visible.
+// The per-record function a user writes. An exception from it aborts the open transaction, so
+// nothing of it is visible, and the record is tried again or handed to the failure policy
+// (StreamProcessorOptions::failure).
 using RecordFunction = std::function<void(const kafka::ConsumedRecord& record, RecordContext& context)>;
 
 enum class ProcessingGuarantee {
@@ -84,6 +87,11 @@ struct StreamProcessorStats {
   std::uint64_t departed_fenced = 0;
   std::uint64_t out_of_range_resets = 0;  // positions moved by the out_of_range policy
   std::uint64_t records_skipped = 0;      // records jumped over by those moves
+  // Tries of a record that failed (the record function threw, or Kafka refused its output or
+  // changelog record for good); each aborted the open transaction.
+  std::uint64_t failed_attempts = 0;
+  // Per input partition, records the failure policy skipped or dead-lettered (committed).
+  std::map<std::int32_t, kafka::FailedRecordCounts> failed_records;
   // How long each completed (store, partition) restoration took, from its start to its last
   // report (RestoreProgress::elapsed with done set, so at millisecond resolution); its count is
   // restorations.
@@ -149,6 +157,20 @@ struct StreamProcessorOptions {
   // partition from the new start. Error makes poll() throw StateError(Kafka) naming the
   // partition, the cause and the log. Each move is logged and counted (out_of_range_resets).
   kafka::OutOfRangePolicy out_of_range;
+  // A record the function cannot process (it throws), or whose output or changelog record Kafka
+  // refuses for good (MSG_SIZE_TOO_LARGE, INVALID_RECORD, RECORD_LIST_TOO_LARGE): each try aborts
+  // the open transaction, and the records before it are processed again up to it; after the last
+  // try, `action` decides:
+  // - Fail: the records before it are committed, then poll() throws StateError naming
+  //   <input>:<partition>@<offset>, the tries and the cause (Kafka's code; the function's own
+  //   exception through std::rethrow_if_nested), and every later poll() throws it again.
+  // - Skip: it is committed unprocessed, with the records around it: none of its store writes
+  //   and (exactly-once) none of its outputs are visible.
+  // - DeadLetter: its key, value and headers go to dead_letter_topic with headers naming its
+  //   origin and the cause (kafka::kDeadLetter*), in the transaction that commits its offset.
+  // Each skip and dead letter is logged once and counted per partition (failed_records).
+  // Default: 3 tries, then Fail.
+  kafka::FailurePolicy failure;
   // Called while stores are restored: at most once per restore_progress_interval per store and
   // partition, and once when each is done (done = true). Also logged. Default: none.
   std::function<void(const RestoreProgress&)> on_restore_progress;
@@ -210,8 +232,8 @@ class StreamProcessor {
 
   // One turn of the loop: serves rebalances, restores a batch of changelog records when stores
   // are restoring, processes at most one batch of records, and commits when the interval or the
-  // record count is reached. Returns how many records were processed. An exception from the
-  // record function propagates after the open transaction is aborted and consumption rewound.
+  // record count is reached. Returns how many records were processed. A record that fails its
+  // last try under FailureAction::Fail makes this throw, now and at every later call.
   // Throws StateError(Kafka) for a fatal producer error (another process with this
   // transactional.id), StateError(Storage) for a failed local write.
   std::size_t poll();

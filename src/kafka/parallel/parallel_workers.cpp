@@ -6,32 +6,19 @@
 #include <string>
 
 #include "common/log_internal.hpp"
+#include "kafka/failure/record_failure.hpp"
 #include "kafka/parallel/parallel_consumer_impl.hpp"
 #include "processor/error.hpp"
 
 namespace processor::kafka {
 
+using internal::backoff;
+using internal::what_of;
+
 namespace {
 
 std::string name_of(const ConsumedRecord& record) {
   return partition_key(record.topic, record.partition) + "@" + std::to_string(record.offset);
-}
-
-std::string what_of(const std::exception_ptr& error) {
-  try {
-    std::rethrow_exception(error);
-  } catch (const std::exception& exception) {
-    return exception.what();
-  } catch (...) {
-    return "an exception not derived from std::exception";
-  }
-}
-
-// The wait before try number attempts + 1: initial_backoff, doubled per try, at most max_backoff.
-std::chrono::milliseconds backoff(const RetryPolicy& retry, int attempts) {
-  std::chrono::milliseconds wait = retry.initial_backoff;
-  for (int i = 1; i < attempts && wait < retry.max_backoff; ++i) wait *= 2;
-  return std::min(wait, retry.max_backoff);
 }
 
 // Inside a task the executor runs inline: the pump that submitted it goes on instead of nesting.

@@ -16,8 +16,10 @@ namespace processor::kafka::internal {
 // for its delivery report. While librdkafka's queue is full it serves delivery reports and tries
 // again. Throws the client's fatal error (fatal_error(): a fenced producer, IdempotentWrite
 // refused) when that is why librdkafka refused the record, else kafka_error(code, "producing to
-// <topic>").
+// <topic>"). `headers` (optional) are taken over by librdkafka once the record is accepted and
+// destroyed here when it is refused; `timestamp_ms` 0 means now.
 void produce_copy(rd_kafka_t* rk, const std::string& topic, std::int32_t partition, std::string_view key,
-                  const char* value, std::size_t value_size, void* opaque = nullptr);
+                  const char* value, std::size_t value_size, void* opaque = nullptr,
+                  rd_kafka_headers_t* headers = nullptr, std::int64_t timestamp_ms = 0);
 
 }  // namespace processor::kafka::internal

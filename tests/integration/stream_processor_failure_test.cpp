@@ -1,0 +1,260 @@
+// StreamProcessor's failure policy on the real broker: an input `a b X c d` on one partition where
+// X cannot be processed (the function throws) or cannot be written (its output is over Kafka's
+// size limit), under each action (fail, skip, dead-letter) and group protocol. What a user sees is
+// read back with Kafka's own tools: the group's committed offset (kafka-consumer-groups) and the
+// dead-letter topic (kafka-console-consumer, read_committed).
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "consumer_groups_describe.hpp"
+#include "kafka_test_support.hpp"
+#include "processor/streams.hpp"
+#include "tool_run.hpp"
+#include "topic_reader.hpp"
+
+namespace processor::streams {
+namespace {
+
+using kafka::FailureAction;
+using testing::read_topic;
+using testing::unique_name;
+
+enum class Cause { Throws, OversizedOutput };
+
+struct FailureCase {
+  std::string assignment;  // testing::group_protocols()
+  FailureAction action;
+  Cause cause;
+};
+
+void PrintTo(const FailureCase& c, std::ostream* out) {
+  *out << c.assignment << "/" << kafka::to_string(c.action) << "/"
+       << (c.cause == Cause::Throws ? "throws" : "oversized output");
+}
+
+std::string case_name(const ::testing::TestParamInfo<FailureCase>& info) {
+  const FailureCase& c = info.param;
+  const char* action = c.action == FailureAction::Fail ? "Fail" : c.action == FailureAction::Skip ? "Skip" : "DeadLetter";
+  return std::string(c.cause == Cause::Throws ? "Throws" : "OversizedOutput") + "_" + action + "_" +
+         testing::group_protocol_name(c.assignment);
+}
+
+const std::vector<std::string> kValues{"a", "b", "X", "c", "d"};
+constexpr std::int64_t kBadOffset = 2;
+
+class StreamProcessorFailure : public ::testing::TestWithParam<FailureCase> {
+ protected:
+  void SetUp() override {
+    bootstrap_ = testing::real_broker();
+    if (bootstrap_.empty()) GTEST_SKIP() << "KAFKA_BOOTSTRAP is not set: no real broker";
+    application_ = unique_name("failing");
+    input_ = application_ + "-input";
+    output_ = application_ + "-output";
+    dead_letters_ = application_ + "-dlq";
+    for (const auto& topic : {input_, output_, dead_letters_}) testing::create_topic(bootstrap_, topic, 1);
+    state_dir_ = std::filesystem::temp_directory_path() / unique_name("failing-state");
+    testing::Producer producer(bootstrap_);
+    for (std::size_t i = 0; i < kValues.size(); ++i) {
+      const std::string key = "k" + std::to_string(i);
+      // X carries a header of its own, which its dead letter keeps.
+      ASSERT_EQ(rd_kafka_producev(producer.handle(), RD_KAFKA_V_TOPIC(input_.c_str()), RD_KAFKA_V_PARTITION(0),
+                                  RD_KAFKA_V_KEY(key.data(), key.size()),
+                                  RD_KAFKA_V_VALUE(const_cast<char*>(kValues[i].data()), kValues[i].size()),
+                                  RD_KAFKA_V_HEADER("origin", "test", 4), RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY),
+                                  RD_KAFKA_V_END),
+                RD_KAFKA_RESP_ERR_NO_ERROR);
+    }
+    producer.flush();
+  }
+  void TearDown() override { std::filesystem::remove_all(state_dir_); }
+
+  StreamProcessorOptions options() const {
+    StreamProcessorOptions o;
+    o.application_id = application_;
+    o.input_topic = input_;
+    o.stores = {"seen"};
+    o.state_dir = state_dir_;
+    o.properties = {{"bootstrap.servers", bootstrap_}, {"log_level", "3"}};
+    if (GetParam().assignment == "consumer") {
+      o.consumer_properties = {{"group.protocol", "consumer"}};
+    } else {
+      o.consumer_properties = {{"partition.assignment.strategy", GetParam().assignment},
+                               {"session.timeout.ms", "6000"}};
+    }
+    o.poll_timeout = std::chrono::milliseconds(20);
+    o.failure.retry = {3, std::chrono::milliseconds(20), std::chrono::milliseconds(100)};
+    o.failure.action = GetParam().action;
+    if (GetParam().action == FailureAction::DeadLetter) o.failure.dead_letter_topic = dead_letters_;
+    return o;
+  }
+
+  // Writes the record's value to the store first (partial work that must not stay), then fails
+  // for X as the case says, else sends the value on.
+  RecordFunction function() {
+    return [this](const kafka::ConsumedRecord& record, RecordContext& context) {
+      const std::string value(record.value);
+      if (++calls_[value] == 1 && value == "X") first_failure_ = std::chrono::steady_clock::now();
+      context.store(std::size_t{0}).put(record.key, value);
+      if (value != "X") {
+        context.output().send(output_, record.key, value, 0);
+      } else if (GetParam().cause == Cause::Throws) {
+        throw std::runtime_error("cannot parse X");
+      } else {
+        context.output().send(output_, record.key, std::string(2'000'000, 'x'), 0);
+      }
+    };
+  }
+
+  std::vector<std::string> committed_output() const {
+    std::vector<std::string> values;
+    for (const auto& record : read_topic(bootstrap_, output_)) values.push_back(record.value.value_or("<null>"));
+    return values;
+  }
+  std::int64_t committed_offset() const {
+    const auto described = testing::describe_group(bootstrap_, application_, input_);
+    EXPECT_TRUE(described.has_table) << described.output;
+    const auto row = described.partitions.find(0);
+    return row == described.partitions.end() ? -2 : row->second.current_offset;
+  }
+
+  // Polls until the whole input is processed and committed, failing on any exception.
+  void drain(StreamProcessor& processor) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    while (calls_["d"] == 0 || processor.stats().records < kValues.size() - 1) {
+      ASSERT_LT(std::chrono::steady_clock::now(), deadline) << "processed " << processor.stats().records;
+      processor.poll();
+    }
+    ASSERT_TRUE(processor.commit());
+  }
+
+  std::string bootstrap_;
+  std::string application_;
+  std::string input_;
+  std::string output_;
+  std::string dead_letters_;
+  std::filesystem::path state_dir_;
+  std::map<std::string, int> calls_;
+  std::chrono::steady_clock::time_point first_failure_;
+};
+
+TEST_P(StreamProcessorFailure, TheRecordMeetsItsActionAfterItsLastTryAndNothingElseIsLostOrRepeated) {
+  StreamProcessor processor(options(), function());
+  if (GetParam().action == FailureAction::Fail) {
+    // Loud and cheap: poll() throws naming the record after its three tries, and keeps throwing
+    // without processing anything again.
+    const auto started = std::chrono::steady_clock::now();
+    std::string message;
+    std::optional<int> code;
+    std::string nested;
+    while (message.empty()) {
+      ASSERT_LT(std::chrono::steady_clock::now(), started + std::chrono::seconds(60));
+      try {
+        processor.poll();
+      } catch (const StateError& error) {
+        message = error.what();
+        code = error.kafka_error_code();
+        try {
+          std::rethrow_if_nested(error);
+        } catch (const std::exception& cause) {
+          nested = cause.what();
+        }
+      }
+    }
+    const auto took = std::chrono::steady_clock::now() - first_failure_;
+    std::cout << "[ failure  ] poll() threw " << std::chrono::duration_cast<std::chrono::milliseconds>(took).count()
+              << " ms after X's first try: " << message << "\n";
+    EXPECT_NE(message.find(input_ + ":0@2"), std::string::npos) << message;
+    EXPECT_NE(message.find("3 tries"), std::string::npos) << message;
+    if (GetParam().cause == Cause::Throws) {
+      EXPECT_EQ(nested, "cannot parse X");
+    } else {
+      EXPECT_EQ(code, RD_KAFKA_RESP_ERR_MSG_SIZE_TOO_LARGE) << message;
+    }
+    EXPECT_EQ(calls_["X"], 3);
+    const auto calls = calls_;
+    for (int i = 0; i < 3; ++i) {
+      try {
+        processor.poll();
+        ADD_FAILURE() << "poll() returned after the failure";
+      } catch (const StateError& error) {
+        EXPECT_EQ(std::string(error.what()), message);
+      }
+    }
+    EXPECT_EQ(calls_, calls) << "records were processed again after the failure";
+    EXPECT_EQ(processor.stats().failed_attempts, 3u);
+    processor.close();
+    EXPECT_EQ(committed_output(), (std::vector<std::string>{"a", "b"}));
+    EXPECT_EQ(committed_offset(), kBadOffset);
+    return;
+  }
+  drain(processor);
+  const StreamProcessorStats stats = processor.stats();
+  processor.close();
+  EXPECT_EQ(calls_["X"], 3);
+  EXPECT_EQ(stats.failed_attempts, 3u);
+  const kafka::FailedRecordCounts counts = stats.failed_records.count(0) ? stats.failed_records.at(0)
+                                                                         : kafka::FailedRecordCounts{};
+  EXPECT_EQ(counts.skipped, GetParam().action == FailureAction::Skip ? 1u : 0u);
+  EXPECT_EQ(counts.dead_lettered, GetParam().action == FailureAction::DeadLetter ? 1u : 0u);
+  // Every other record exactly once, in order; nothing of X's partial work.
+  EXPECT_EQ(committed_output(), (std::vector<std::string>{"a", "b", "c", "d"}));
+  std::vector<std::string> changelog_keys;
+  for (const auto& record : read_topic(bootstrap_, changelog_topic(application_, "seen")))
+    changelog_keys.push_back(record.key);
+  std::sort(changelog_keys.begin(), changelog_keys.end());  // the changelog's order is the store's
+  EXPECT_EQ(changelog_keys, (std::vector<std::string>{"k0", "k1", "k3", "k4"}));
+  EXPECT_EQ(committed_offset(), static_cast<std::int64_t>(kValues.size()));
+
+  const auto dead = read_topic(bootstrap_, dead_letters_);
+  if (GetParam().action == FailureAction::Skip) {
+    EXPECT_TRUE(dead.empty());
+    return;
+  }
+  ASSERT_EQ(dead.size(), 1u);
+  EXPECT_EQ(dead[0].key, "k2");
+  EXPECT_EQ(dead[0].value, "X");
+  // As a downstream team reads it: Kafka's console consumer, read_committed, with headers.
+  const char* script = std::getenv("KAFKA_BROKER_SCRIPT");
+  const std::string broker_script = script != nullptr ? script : PROCESSOR_SOURCE_DIR "/scripts/kafka/broker.sh";
+  const auto read = testing::run_tool(
+      "bash '" + broker_script + "' tool console-consumer --bootstrap-server " + bootstrap_ + " --topic " +
+      dead_letters_ +
+      " --from-beginning --isolation-level read_committed --max-messages 2 --timeout-ms 5000 --property print.key=true"
+      " --property print.headers=true");
+  const std::string out = read.out + read.err;
+  for (const std::string& expected : std::vector<std::string>{
+           "origin:test", std::string(kafka::kDeadLetterTopic) + ":" + input_,
+        std::string(kafka::kDeadLetterPartition) + ":0", std::string(kafka::kDeadLetterOffset) + ":2",
+        std::string(kafka::kDeadLetterAttempts) + ":3",
+        std::string(kafka::kDeadLetterException) + ":" +
+            (GetParam().cause == Cause::Throws ? "std::runtime_error" : "processor::StateError"),
+        std::string(kafka::kDeadLetterMessage) + ":" +
+            (GetParam().cause == Cause::Throws ? "cannot parse X" : "producing to " + output_),
+        std::string("\tk2\tX")}) {
+    EXPECT_NE(out.find(expected), std::string::npos) << "missing '" << expected << "' in:\n" << out;
+  }
+  EXPECT_NE(out.find("Processed a total of 1 messages"), std::string::npos) << out;
+}
+
+std::vector<FailureCase> cases() {
+  std::vector<FailureCase> all;
+  for (const auto& assignment : testing::group_protocols()) {
+    for (const FailureAction action : {FailureAction::Fail, FailureAction::Skip, FailureAction::DeadLetter}) {
+      for (const Cause cause : {Cause::Throws, Cause::OversizedOutput}) all.push_back({assignment, action, cause});
+    }
+  }
+  return all;
+}
+
+INSTANTIATE_TEST_SUITE_P(EveryActionAndProtocol, StreamProcessorFailure, ::testing::ValuesIn(cases()), case_name);
+
+}  // namespace
+}  // namespace processor::streams
