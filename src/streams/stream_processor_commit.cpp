@@ -28,6 +28,7 @@ void StreamProcessor::Impl::drop_open_transaction(bool rewind) {
   }
   for (auto& positions : delivered) std::fill(positions.begin(), positions.end(), -1);
   delivery_error = RD_KAFKA_RESP_ERR_NO_ERROR;
+  delivery_error_topic.clear();
   transaction_open = false;
   transaction_failed = false;
   transaction_records = 0;
@@ -173,7 +174,10 @@ bool StreamProcessor::Impl::commit_due(Clock::time_point now) const noexcept {
 void StreamProcessor::Impl::on_delivery(rd_kafka_t*, const rd_kafka_message_t* message, void* opaque) {
   auto* impl = static_cast<StreamProcessor::Impl*>(opaque);
   if (message->err != RD_KAFKA_RESP_ERR_NO_ERROR) {
-    if (impl->delivery_error == RD_KAFKA_RESP_ERR_NO_ERROR) impl->delivery_error = message->err;
+    if (impl->delivery_error == RD_KAFKA_RESP_ERR_NO_ERROR) {
+      impl->delivery_error = message->err;
+      impl->delivery_error_topic = rd_kafka_topic_name(message->rkt);
+    }
     return;
   }
   // A changelog record carries its store's index + 1; output records carry nothing.
@@ -292,14 +296,18 @@ bool StreamProcessor::Impl::commit() {
   } catch (AbortableTransactionError& failure) {
     processor::internal::log(LogLevel::Warning, "streams", failure.error.what(),
                              ": aborting the transaction");
+    const RefusedTransaction refused = refused_transaction(std::make_exception_ptr(failure.error));
     abort(failure.error.what());
     throw_if_unauthorized(failure.error);
+    find_refused_record(refused);
     return false;
   } catch (const StateError& error) {
     if (transaction_failed) {  // a changelog record refused: the transaction's failure, not the processor's
       processor::internal::log(LogLevel::Warning, "streams", error.what(), ": aborting the transaction");
+      const RefusedTransaction refused = refused_transaction(std::current_exception());
       abort(error.what());
       throw_if_unauthorized(error);
+      find_refused_record(refused);
       return false;
     }
     replace_producer_or_break(error);

@@ -104,6 +104,7 @@ struct StreamProcessor::Impl final : RecordContext, OutputSink {
   // wrote there, from the delivery reports.
   std::vector<std::vector<std::int64_t>> delivered;
   rd_kafka_resp_err_t delivery_error = RD_KAFKA_RESP_ERR_NO_ERROR;
+  std::string delivery_error_topic;  // the topic of the first delivery that failed
 
   // Set by an abort: every active partition must seek back before another record is processed.
   bool rewind_pending = false;
@@ -124,6 +125,13 @@ struct StreamProcessor::Impl final : RecordContext, OutputSink {
   // The record being processed opened the transaction: a failure of it aborts nothing else, and
   // it is tried again (or handed to the policy) from `retry_message`, without seeking back.
   bool record_alone = false;
+  // Commit right after the record being processed: it failed before, or Kafka refused a
+  // transaction it was in (isolate_until).
+  bool commit_after_record = false;
+  // After Kafka refused a transaction of several records for good without saying which record's
+  // output it refused: per partition, the offset up to which records run one transaction each,
+  // so that the refusal names its record.
+  std::map<std::int32_t, std::int64_t> isolate_until;
   kafka::internal::RdPtr<rd_kafka_message_t> retry_message;
   // Records the open transaction skipped or dead-lettered, per partition: counted at its commit.
   std::map<std::int32_t, kafka::FailedRecordCounts> transaction_failed_records;
@@ -219,10 +227,22 @@ struct StreamProcessor::Impl final : RecordContext, OutputSink {
   // for a cause that is not the record's (an abortable producer error) is aborted and its records
   // processed again, without counting a try.
   void fail_record(kafka::internal::RdPtr<rd_kafka_message_t>& message, std::exception_ptr error);
-  // A record that failed before runs in a transaction of its own: the open transaction's records
-  // commit first. When it has no try left, applies the failure policy's action (Fail: throws and
-  // breaks the processor) and returns true.
-  bool act_on_failed_record(const rd_kafka_message_t& message, Task& task);
+  // A record that failed before, or one of a transaction Kafka refused, runs in a transaction of
+  // its own (commit_after_record): the open transaction's records commit first. When it has no
+  // try left, applies the failure policy's action (Fail: throws and breaks the processor).
+  // Returns true when the record is done here (or comes again after an aborted commit).
+  bool start_alone(const rd_kafka_message_t& message, Task& task);
+  // What a transaction Kafka refused held, taken before its abort.
+  struct RefusedTransaction {
+    std::optional<StateError> refusal;  // the record's failure; none when the cause is not one
+    std::vector<std::pair<std::int32_t, std::int64_t>> ends;  // (partition, offset after its last record)
+    std::uint64_t records = 0;
+  };
+  RefusedTransaction refused_transaction(const std::exception_ptr& failure);
+  // After the abort: a transaction of one record makes that record's try fail; one of several
+  // makes its records run one transaction each (isolate_until) until the refusal names its record.
+  // Throws (and breaks the processor) when the record refused was a dead letter.
+  void find_refused_record(const RefusedTransaction& refused);
   // After a commit: the failed records it committed are done.
   void forget_committed_failures();
 

@@ -35,7 +35,7 @@ void StreamProcessor::Impl::process(const rd_kafka_message_t& message) {
   Task& task = it->second;
   if (task.next_offset >= 0 && message.offset < task.next_offset) return;
   if (!transaction_open) begin();
-  if (!failing.empty() && act_on_failed_record(message, task)) return;
+  if ((!failing.empty() || !isolate_until.empty()) && start_alone(message, task)) return;
   record_alone = transaction_records == 0;
   kafka::ConsumedRecord record;
   record.topic = options.input_topic;
@@ -183,7 +183,7 @@ std::size_t StreamProcessor::Impl::poll() {
       continue;
     }
     ++processed;
-    if (commit_due(Clock::now())) commit();
+    if (std::exchange(commit_after_record, false) || commit_due(Clock::now())) commit();
   }
   if (commit_due(Clock::now())) commit();
   count([&](StreamProcessorStats& stats) { stats.records += processed; });

@@ -1,6 +1,8 @@
 // The failure policy's parts every consumer shares: its validation, the retry backoff, and how a
 // failed record is described (the error poll() throws, and the class a dead letter names).
 
+#include "processor/kafka/failure_policy.hpp"
+
 #include <gtest/gtest.h>
 
 #include <stdexcept>
@@ -8,7 +10,6 @@
 
 #include "kafka/failure/record_failure.hpp"
 #include "processor/error.hpp"
-#include "processor/kafka/failure_policy.hpp"
 
 namespace processor::kafka {
 namespace {
@@ -54,8 +55,9 @@ TEST(FailurePolicy, RefusesEachBadValueNamingIt) {
   EXPECT_EQ(refusal_of(policy), "");
 
   policy.action = FailureAction::Skip;
-  EXPECT_EQ(refusal_of(policy),
-            "Options::failure: dead_letter_topic 'orders-dlq' is set but the action is skip, not dead-letter");
+  EXPECT_EQ(
+      refusal_of(policy),
+      "Options::failure: dead_letter_topic 'orders-dlq' is set but the action is skip, not dead-letter");
 }
 
 TEST(FailurePolicy, BackoffDoublesFromTheInitialWaitUpToTheLongest) {
@@ -85,7 +87,8 @@ TEST(FailurePolicy, ARecordThatFailedIsNamedWithItsTriesAndItsCauseStaysReachabl
 
   // A Kafka refusal keeps its kind and code.
   failure.attempts = 1;
-  failure.error = std::make_exception_ptr(StateError(ErrorKind::Kafka, "producing to out: MSG_SIZE_TOO_LARGE", 10, false));
+  failure.error = std::make_exception_ptr(
+      StateError(ErrorKind::Kafka, "producing to out: MSG_SIZE_TOO_LARGE", 10, false));
   EXPECT_EQ(internal::class_of(failure.error), "processor::StateError");
   try {
     internal::throw_record_failed(failure);

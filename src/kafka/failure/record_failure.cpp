@@ -34,8 +34,9 @@ void validate(const FailurePolicy& policy, const char* owner) {
     refuse("retry.max_attempts must be at least 1, got " + std::to_string(policy.retry.max_attempts));
   }
   if (policy.retry.initial_backoff.count() < 0 || policy.retry.max_backoff.count() < 0) {
-    refuse("a retry backoff must not be negative, got " + std::to_string(policy.retry.initial_backoff.count()) +
-           " ms and " + std::to_string(policy.retry.max_backoff.count()) + " ms");
+    refuse("a retry backoff must not be negative, got " +
+           std::to_string(policy.retry.initial_backoff.count()) + " ms and " +
+           std::to_string(policy.retry.max_backoff.count()) + " ms");
   }
   if (policy.retry.max_backoff < policy.retry.initial_backoff) {
     refuse("retry.max_backoff (" + std::to_string(policy.retry.max_backoff.count()) +
@@ -82,8 +83,8 @@ std::string class_of(const std::exception_ptr& error) {
     const std::type_info* type = abi::__cxa_current_exception_type();
     if (type == nullptr) return "unknown";
     int status = 0;
-    std::unique_ptr<char, void (*)(void*)> demangled(abi::__cxa_demangle(type->name(), nullptr, nullptr, &status),
-                                                     std::free);
+    std::unique_ptr<char, void (*)(void*)> demangled(
+        abi::__cxa_demangle(type->name(), nullptr, nullptr, &status), std::free);
     return status == 0 && demangled ? std::string(demangled.get()) : std::string(type->name());
   }
 }
@@ -104,8 +105,9 @@ std::string record_name(const RecordFailure& failure) {
 }
 
 void throw_record_failed(const RecordFailure& failure) {
-  const std::string message = "record " + record_name(failure) + " failed " + std::to_string(failure.attempts) +
-                              (failure.attempts == 1 ? " try" : " tries") + ": " + what_of(failure.error);
+  const std::string message = "record " + record_name(failure) + " failed " +
+                              std::to_string(failure.attempts) + (failure.attempts == 1 ? " try" : " tries") +
+                              ": " + what_of(failure.error);
   try {
     std::rethrow_exception(failure.error);
   } catch (const StateError& cause) {
@@ -131,8 +133,8 @@ void produce_dead_letter(rd_kafka_t* producer, const std::string& topic, const R
   add(kDeadLetterOffset, std::to_string(failure.offset));
   add(kDeadLetterTimestamp, std::to_string(failure.timestamp_ms));
   add(kDeadLetterAttempts, std::to_string(failure.attempts));
-  produce_copy(producer, topic, RD_KAFKA_PARTITION_UA, failure.key, failure.value.data(), failure.value.size(),
-               opaque, headers, std::max<std::int64_t>(failure.timestamp_ms, 0));
+  produce_copy(producer, topic, RD_KAFKA_PARTITION_UA, failure.key, failure.value.data(),
+               failure.value.size(), opaque, headers, std::max<std::int64_t>(failure.timestamp_ms, 0));
 }
 
 }  // namespace processor::kafka::internal

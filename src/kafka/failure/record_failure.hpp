@@ -35,7 +35,7 @@ struct RecordFailure {
   std::string_view key;
   std::string_view value;
   const rd_kafka_headers_t* headers = nullptr;  // the record's own, copied into a dead letter
-  std::exception_ptr error;                      // the last try's
+  std::exception_ptr error;                     // the last try's
   int attempts = 0;
 };
 
