@@ -148,6 +148,7 @@ bool StreamProcessor::Impl::start_alone(const rd_kafka_message_t& message, Task&
       break;
   }
   record.acted = true;
+  commit_after_record = false;  // the records after it may share its transaction
   if (task.rewind_offset < 0) task.rewind_offset = message.offset;
   task.next_offset = message.offset + 1;
   task.next_leader_epoch = rd_kafka_message_leader_epoch(&message);

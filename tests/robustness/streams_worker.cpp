@@ -5,6 +5,12 @@
 //   streams_worker --bootstrap B --application A --input T --output O --state-dir DIR
 //                  [--assignment range|cooperative-sticky|consumer] [--guarantee exactly_once|at_least_once]
 //                  [--commit-interval-ms N] [--instance-id ID] [--standby-replicas N]
+//                  [--dead-letter-topic DLQ [--kill-marker FILE]]
+//
+// With --dead-letter-topic, a record whose value starts with "bad" makes the function throw; the
+// failure policy dead-letters it to DLQ after three tries. With --kill-marker too, the worker
+// SIGKILLs itself in the record after the first such record it dead-letters (the dead letter is
+// then in the open transaction, not committed) unless FILE exists, which it creates first.
 //
 // SIGTERM stops the loop; the worker then commits, leaves the group and exits 0 (a clean
 // scale-down). Errors go to stderr, exit 1. It prints "started" on stdout once the processor is
@@ -13,8 +19,11 @@
 
 #include <csignal>
 #include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <map>
+#include <memory>
 #include <string>
 
 #include "counting_function.hpp"
@@ -37,6 +46,27 @@ std::map<std::string, std::string> parse(int argc, char** argv) {
     if (args.count(required) == 0) throw std::invalid_argument(std::string("missing --") + required);
   }
   return args;
+}
+
+// Throws for records whose value starts with "bad"; see the header for `kill_marker`.
+processor::streams::RecordFunction dead_lettering(processor::streams::RecordFunction count, int max_attempts,
+                                                  std::string kill_marker) {
+  auto tries = std::make_shared<std::map<std::pair<std::int32_t, std::int64_t>, int>>();
+  return [=](const processor::kafka::ConsumedRecord& record, processor::streams::RecordContext& context) {
+    if (record.value.rfind("bad", 0) == 0) {
+      ++(*tries)[{record.partition, record.offset}];
+      throw std::runtime_error("bad record " + std::string(record.value));
+    }
+    const auto before = tries->find({record.partition, record.offset - 1});
+    if (!kill_marker.empty() && before != tries->end() && before->second >= max_attempts &&
+        !std::filesystem::exists(kill_marker)) {
+      std::ofstream(kill_marker) << "killed after dead-lettering offset " << record.offset - 1 << "\n";
+      std::cout << "killing myself after the dead letter of " << record.partition << "@" << record.offset - 1
+                << std::endl;
+      std::raise(SIGKILL);
+    }
+    count(record, context);
+  };
 }
 
 }  // namespace
@@ -79,7 +109,15 @@ int main(int argc, char** argv) {
                             {"heartbeat.interval.ms", "500"},
                             {"log_level", "3"}};
     }
-    StreamProcessor processor(options, processor::testing::count_per_key(args.at("output")));
+    RecordFunction function = processor::testing::count_per_key(args.at("output"));
+    if (args.count("dead-letter-topic") != 0) {
+      options.failure.action = processor::kafka::FailureAction::DeadLetter;
+      options.failure.dead_letter_topic = args.at("dead-letter-topic");
+      options.failure.retry = {3, std::chrono::milliseconds(10), std::chrono::milliseconds(50)};
+      function =
+          dead_lettering(std::move(function), options.failure.retry.max_attempts, value("kill-marker", ""));
+    }
+    StreamProcessor processor(options, function);
     std::cout << "started " << processor.transactional_id() << std::endl;
     auto last_report = std::chrono::steady_clock::now();
     while (g_stop == 0) {

@@ -87,7 +87,8 @@ class ChildProcess {
     return std::exchange(buffer_, {});
   }
 
-  // Sends `signal` and waits up to `timeout` for the exit; the exit code, or -1.
+  // Sends `signal` (0: none, only waits) and waits up to `timeout` for the exit; the exit code, or
+  // -1 (killed by a signal: see signal(); or still running).
   int stop(int signal, std::chrono::milliseconds timeout) {
     ::kill(pid_, signal);
     const auto deadline = std::chrono::steady_clock::now() + timeout;
@@ -95,6 +96,7 @@ class ChildProcess {
     while (std::chrono::steady_clock::now() < deadline) {
       if (::waitpid(pid_, &status, WNOHANG) == pid_) {
         pid_ = -1;
+        signal_ = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
         return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
       }
       std::this_thread::sleep_for(std::chrono::milliseconds(20));
@@ -102,8 +104,12 @@ class ChildProcess {
     return -1;
   }
 
+  // The signal that ended the process, once stop() saw it exit; 0 for a normal exit.
+  int signal() const noexcept { return signal_; }
+
  private:
   pid_t pid_ = -1;
+  int signal_ = 0;
   int out_ = -1;
   std::string buffer_;
 };
