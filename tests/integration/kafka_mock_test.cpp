@@ -445,33 +445,68 @@ TEST_F(KafkaMock, AStopInsideABatchEndsThePollThereAndTheNextPollGoesOn) {
   EXPECT_EQ(member.store->get_offset(group_, {topic_, 2})->offset, 1000);
 }
 
-// A handler that throws ends the poll with its exception; that record counts as consumed (as
-// with any Kafka consumer) and the next poll goes on with the record after it.
-TEST_F(KafkaMock, AHandlerThatThrowsInsideABatchLosesNoOtherRecord) {
+// Under the skip policy, a record whose handler throws every try is passed over, logged and
+// counted; no other record of the batch is lost, and the commit passes the skipped ones.
+TEST_F(KafkaMock, UnderTheSkipPolicyAHandlerThatThrowsInsideABatchLosesNoOtherRecord) {
   Producer producer(cluster_.bootstrap());
   producer.produce(topic_, 1, 300);
-  Member member(cluster_.bootstrap(), group_, topic_, "range");
+  KafkaConsumerOptions options = Member::options_for(topic_);
+  options.failure.action = FailureAction::Skip;
+  options.failure.retry = {2, std::chrono::milliseconds(1), std::chrono::milliseconds(1)};
+  Member member(cluster_.bootstrap(), group_, options, "range");
   std::vector<std::int64_t> offsets;
   int failures = 0;
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-  while (offsets.size() + static_cast<std::size_t>(failures) < 300 &&
-         std::chrono::steady_clock::now() < deadline) {
-    try {
-      member.consumer.poll([&](const ConsumedRecord& r) {
-        if (r.offset % 50 == 10) throw std::runtime_error("handler failed at " + std::to_string(r.offset));
-        offsets.push_back(r.offset);
-      });
-    } catch (const std::runtime_error&) {
-      ++failures;
-    }
+  while (offsets.size() < 294 && std::chrono::steady_clock::now() < deadline) {
+    member.consumer.poll([&](const ConsumedRecord& r) {
+      if (r.offset % 50 == 10) {
+        ++failures;
+        throw std::runtime_error("handler failed at " + std::to_string(r.offset));
+      }
+      offsets.push_back(r.offset);
+    });
   }
-  EXPECT_EQ(failures, 6);
+  EXPECT_EQ(failures, 12);  // two tries each
   ASSERT_EQ(offsets.size(), 294u);
   std::int64_t expected = 0;
   for (const std::int64_t offset : offsets) {
     if (expected % 50 == 10) ++expected;
     ASSERT_EQ(offset, expected++);
   }
+  const ConsumerStats stats = member.consumer.stats();
+  EXPECT_EQ(stats.failed_attempts, 12u);
+  EXPECT_EQ(stats.failed_records.at(TopicPartition(topic_, 1)).skipped, 6u);
+  member.manager.commit();
+  EXPECT_EQ(member.store->get_offset(group_, {topic_, 1})->offset, 300);
+}
+
+// By default a record whose handler throws three times stops the consumer there: poll() throws
+// naming it, every later poll() too, and no commit passes it.
+TEST_F(KafkaMock, ByDefaultAHandlerThatKeepsThrowingStopsTheConsumerAtItsRecord) {
+  Producer producer(cluster_.bootstrap());
+  producer.produce(topic_, 1, 100);
+  KafkaConsumerOptions options = Member::options_for(topic_);
+  options.failure.retry.initial_backoff = std::chrono::milliseconds(1);
+  Member member(cluster_.bootstrap(), group_, options, "range");
+  int calls = 0;
+  std::string failure;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (failure.empty() && std::chrono::steady_clock::now() < deadline) {
+    try {
+      member.consumer.poll([&](const ConsumedRecord& r) {
+        ++calls;
+        if (r.offset == 40) throw std::runtime_error("cannot parse");
+      });
+    } catch (const StateError& error) {
+      failure = error.what();
+    }
+  }
+  EXPECT_EQ(failure, "record " + topic_ + ":1@40 failed 3 tries: cannot parse");
+  EXPECT_EQ(calls, 43);
+  EXPECT_THROW(member.consumer.poll([&](const ConsumedRecord&) { ++calls; }), StateError);
+  EXPECT_EQ(calls, 43);
+  member.manager.commit();
+  EXPECT_EQ(member.store->get_offset(group_, {topic_, 1})->offset, 40);
 }
 
 // A handler that turns slow inside a batch: the batch's records are handed out over 12 s, twice

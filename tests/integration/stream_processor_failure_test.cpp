@@ -16,9 +16,9 @@
 #include <vector>
 
 #include "consumer_groups_describe.hpp"
+#include "dead_letter_reader.hpp"
 #include "kafka_test_support.hpp"
 #include "processor/streams.hpp"
-#include "tool_run.hpp"
 #include "topic_reader.hpp"
 
 namespace processor::streams {
@@ -252,30 +252,14 @@ TEST_P(StreamProcessorFailure, TheRecordMeetsItsActionAfterItsLastTryAndNothingE
   EXPECT_EQ(dead[0].key, "k2");
   EXPECT_EQ(dead[0].value, "X");
   // As a downstream team reads it: Kafka's console consumer, read_committed, with headers.
-  const char* script = std::getenv("KAFKA_BROKER_SCRIPT");
-  const std::string broker_script =
-      script != nullptr ? script : PROCESSOR_SOURCE_DIR "/scripts/kafka/broker.sh";
-  const auto read =
-      testing::run_tool("bash '" + broker_script + "' tool console-consumer --bootstrap-server " +
-                        bootstrap_ + " --topic " + dead_letters_ +
-                        " --from-beginning --isolation-level read_committed --max-messages 2 --timeout-ms "
-                        "5000 --property print.key=true"
-                        " --property print.headers=true");
-  const std::string out = read.out + read.err;
-  for (const std::string& expected : std::vector<std::string>{
-           "origin:test", std::string(kafka::kDeadLetterTopic) + ":" + input_,
-           std::string(kafka::kDeadLetterPartition) + ":0", std::string(kafka::kDeadLetterOffset) + ":2",
-           std::string(kafka::kDeadLetterAttempts) + ":3",
-           std::string(kafka::kDeadLetterException) + ":" +
-               (GetParam().cause == Cause::Throws ? "std::runtime_error" : "processor::StateError"),
-           std::string(kafka::kDeadLetterMessage) + ":" +
-               (GetParam().cause == Cause::Throws            ? "cannot parse X"
-                : GetParam().cause == Cause::OversizedOutput ? "producing to " + output_
-                                                             : "delivering to " + output_),
-           std::string("\tk2\tX")}) {
-    EXPECT_NE(out.find(expected), std::string::npos) << "missing '" << expected << "' in:\n" << out;
-  }
-  EXPECT_NE(out.find("Processed a total of 1 messages"), std::string::npos) << out;
+  testing::expect_one_dead_letter(
+      testing::console_read_dead_letters(bootstrap_, dead_letters_),
+      {input_, 0, kBadOffset, 3,
+       GetParam().cause == Cause::Throws ? "std::runtime_error" : "processor::StateError",
+       GetParam().cause == Cause::Throws            ? "cannot parse X"
+       : GetParam().cause == Cause::OversizedOutput ? "producing to " + output_
+                                                    : "delivering to " + output_,
+       "k2", "X"});
 }
 
 std::vector<FailureCase> cases() {

@@ -72,7 +72,8 @@ class StreamsDeadLetterKill : public ::testing::TestWithParam<std::string> {
     // Its log lines come first, on the same pipe.
     const auto deadline = Clock::now() + std::chrono::seconds(60);
     std::string line;
-    while (line.rfind("started", 0) != 0 && Clock::now() < deadline) line = worker->read_line(std::chrono::seconds(5));
+    while (line.rfind("started", 0) != 0 && Clock::now() < deadline)
+      line = worker->read_line(std::chrono::seconds(5));
     EXPECT_EQ(line.rfind("started", 0), 0u) << "the worker did not start";
     return worker;
   }
@@ -131,11 +132,12 @@ TEST_P(StreamsDeadLetterKill, ADeadLetterInTheOpenTransactionAtAKillIsWrittenOnc
   }
   EXPECT_EQ(wrong_counts, 0u);
   std::cout << "[ outcome  ] " << dead.size() << " dead letters for " << bad_records_ << " bad records, "
-            << duplicate_letters << " duplicated; " << results << " results, " << duplicates << " duplicated; "
-            << wrong_counts << " keys with wrong counts\n";
+            << duplicate_letters << " duplicated; " << results << " results, " << duplicates
+            << " duplicated; " << wrong_counts << " keys with wrong counts\n";
 }
 
-INSTANTIATE_TEST_SUITE_P(Protocols, StreamsDeadLetterKill, ::testing::Values("cooperative-sticky", "consumer"),
+INSTANTIATE_TEST_SUITE_P(Protocols, StreamsDeadLetterKill,
+                         ::testing::Values("cooperative-sticky", "consumer"),
                          [](const ::testing::TestParamInfo<std::string>& param_info) {
                            return group_protocol_name(param_info.param);
                          });

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -11,6 +12,7 @@
 #include <vector>
 
 #include "processor/kafka/consumer_setup.hpp"
+#include "processor/kafka/failure_policy.hpp"
 #include "processor/kafka/kafka_client.hpp"
 #include "processor/kafka/offset_manager.hpp"
 
@@ -70,12 +72,28 @@ struct ConsumerStats {
   std::uint64_t truncated_resets = 0;        // ... and the position's leader epoch told where
   std::uint64_t records_skipped = 0;         // records jumped over by those moves
   std::uint64_t checkpoints = 0;             // take_checkpoint calls: requested, or before a revoke
+  std::uint64_t failed_attempts = 0;         // handler calls that threw (KafkaConsumerOptions::failure)
+  // Per partition, records the failure policy skipped or dead-lettered (their offsets recorded).
+  std::map<TopicPartition, FailedRecordCounts> failed_records;
 };
 
 // Options of a KafkaConsumer.
 struct KafkaConsumerOptions {
   std::vector<std::string> topics;
   OutOfRangePolicy out_of_range;
+  // A record whose handler throws is handled again in place, `failure.retry.max_attempts` times
+  // in all with back-off (the poll waits meanwhile), then:
+  // - Fail: poll() throws StateError naming topic:partition@offset, the tries and the cause (the
+  //   handler's exception through std::rethrow_if_nested), and so does every later poll(); the
+  //   record's offset is never recorded, so no commit passes it. Close and fix, or reset.
+  // - Skip: logged once, counted (stats().failed_records), its offset recorded as if handled.
+  // - DeadLetter: its key, value and headers are written to failure.dead_letter_topic with the
+  //   kDeadLetter* headers by a producer of the client's connection settings (idempotent,
+  //   acks=all), and its offset is recorded only once Kafka acknowledged that dead letter. A
+  //   dead letter Kafka refuses is handled as Fail.
+  // Not used by ParallelConsumer, which has its own (ParallelConsumerOptions).
+  // Default: 3 tries, then Fail.
+  FailurePolicy failure;
   // The longest one poll() waits for a record. Default: 100 ms.
   std::chrono::milliseconds poll_timeout{100};
   // How often the high watermarks of assigned partitions are refreshed into the manager, for
@@ -169,8 +187,8 @@ class KafkaConsumer {
 
   // Polls once: serves rebalances, hands at most 500 records to `handler` (recording
   // offset + 1 after each returns), refreshes high watermarks when due and calls
-  // OffsetManager::poll(). Returns how many records were handled. An exception from the handler
-  // propagates; that record's offset is not recorded. A commit that the strategy triggers and
+  // OffsetManager::poll(). Returns how many records were handled. A handler that throws is
+  // answered by options.failure (Fail: this throws, and so does every later poll()). A commit that the strategy triggers and
   // that fails (a rebalance under way, a coordinator moving) does not stop the loop: it is
   // logged and counted in stats().failed_automatic_commits, and its offsets stay pending.
   // Fatal client errors (a fenced member) and OutOfRangeAction::Error do throw, and so does a

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <compare>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -23,6 +24,8 @@ struct TopicPartition {
   std::string to_key() const;
 
   friend bool operator==(const TopicPartition&, const TopicPartition&) = default;
+  // By topic, then partition: a key of ordered maps.
+  friend auto operator<=>(const TopicPartition&, const TopicPartition&) = default;
 };
 
 // "topic:partition", e.g. "orders:3": TopicPartition::to_key() of a topic and partition not

@@ -36,7 +36,13 @@ KafkaConsumer::KafkaConsumer(std::shared_ptr<KafkaClient> client, OffsetManager&
                      "the OffsetManager tracks group '" + manager.consumer_group() +
                          "' but the KafkaClient belongs to group '" + client->group_id() + "'");
   }
+  validate(options.failure, "KafkaConsumerOptions::failure");
   impl_ = std::make_unique<Impl>(std::move(client), manager, std::move(options));
+  if (impl_->options.failure.action == FailureAction::DeadLetter) {
+    impl_->dead_letters = std::make_unique<internal::DeadLetterProducer>(
+        impl_->client->properties(), impl_->options.failure.dead_letter_topic,
+        impl_->options.request_timeout);
+  }
   KafkaClient::Impl& client_impl = impl_->client->impl();
   {
     processor::detail::MutexLock lock(client_impl.rebalance_mutex);
@@ -205,6 +211,7 @@ void KafkaConsumer::Impl::rethrow_callback_error() {
 
 std::size_t KafkaConsumer::poll(const RecordHandler& handler) {
   if (impl_->closed) throw StateError(ErrorKind::InvalidArgument, "poll on a closed KafkaConsumer");
+  if (impl_->failed) std::rethrow_exception(impl_->failed);
   constexpr std::size_t kMaxBatch = internal::FetchBuffer::kMaxBatch;  // one batch of the fetch path
   // Outside run(), a stop() ends only the poll() it interrupted.
   if (!impl_->running) impl_->stop_requested = false;
@@ -225,7 +232,7 @@ std::size_t KafkaConsumer::poll(const RecordHandler& handler) {
     record.key = std::string_view(static_cast<const char*>(message->key), message->key_len);
     record.value = std::string_view(static_cast<const char*>(message->payload), message->len);
     try {
-      handler(record);
+      impl_->handle(handler, record, *message);
     } catch (...) {
       impl_->count_records(handled);
       throw;

@@ -18,6 +18,7 @@
 #include "kafka/client/kafka_client_impl.hpp"
 #include "kafka/client/out_of_range_policy.hpp"
 #include "kafka/client/record_sink.hpp"
+#include "kafka/failure/dead_letter_producer.hpp"
 #include "kafka/group/start_offsets.hpp"
 #include "kafka/wrap_errors.hpp"
 #include "processor/detail/mutex.hpp"
@@ -206,6 +207,15 @@ struct KafkaConsumer::Impl {
         start->second.stored ? std::optional<std::int64_t>(start->second.stored->offset) : std::nullopt;
     return now == then ? &start->second : nullptr;
   }
+
+  // The failure policy (options.failure): the error every poll() throws after a record failed for
+  // good under Fail, and the dead-letter producer of DeadLetter.
+  std::exception_ptr failed;
+  std::unique_ptr<internal::DeadLetterProducer> dead_letters;
+  // Runs the handler on `record` (kafka_consumer_failures.cpp): tries it again and then applies
+  // options.failure. Returns normally when the record's offset may be recorded; throws (and sets
+  // `failed`) under Fail.
+  void handle(const RecordHandler& handler, const ConsumedRecord& record, const rd_kafka_message_t& message);
 
   void count_records(std::size_t handled) {
     processor::detail::MutexLock lock(stats_mutex);

@@ -1,0 +1,158 @@
+// KafkaConsumer's failure policy on the real broker: an input `a b X c d` on one partition whose
+// handler throws for X, under each action (fail, skip, dead-letter) and group protocol. The
+// committed offset is read back with kafka-consumer-groups, the dead letter with
+// kafka-console-consumer.
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "consumer_groups_describe.hpp"
+#include "dead_letter_reader.hpp"
+#include "kafka_test_support.hpp"
+#include "processor/kafka.hpp"
+
+namespace processor::kafka {
+namespace {
+
+using testing::unique_name;
+
+struct FailureCase {
+  std::string assignment;  // testing::group_protocols()
+  FailureAction action;
+};
+
+void PrintTo(const FailureCase& c, std::ostream* out) { *out << c.assignment << "/" << to_string(c.action); }
+
+const std::vector<std::string> kValues{"a", "b", "X", "c", "d"};
+constexpr std::int64_t kBadOffset = 2;
+
+class KafkaConsumerFailure : public ::testing::TestWithParam<FailureCase> {
+ protected:
+  void SetUp() override {
+    bootstrap_ = testing::real_broker();
+    if (bootstrap_.empty()) GTEST_SKIP() << "KAFKA_BOOTSTRAP is not set: no real broker";
+    group_ = unique_name("consumer-failure");
+    topic_ = group_ + "-input";
+    dead_letters_ = group_ + "-dlq";
+    testing::create_topic(bootstrap_, topic_, 1);
+    testing::create_topic(bootstrap_, dead_letters_, 1);
+    testing::Producer producer(bootstrap_);
+    for (std::size_t i = 0; i < kValues.size(); ++i) {
+      const std::string key = "k" + std::to_string(i);
+      ASSERT_EQ(rd_kafka_producev(producer.handle(), RD_KAFKA_V_TOPIC(topic_.c_str()), RD_KAFKA_V_PARTITION(0),
+                                  RD_KAFKA_V_KEY(key.data(), key.size()),
+                                  RD_KAFKA_V_VALUE(const_cast<char*>(kValues[i].data()), kValues[i].size()),
+                                  RD_KAFKA_V_HEADER("origin", "test", 4), RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY),
+                                  RD_KAFKA_V_END),
+                RD_KAFKA_RESP_ERR_NO_ERROR);
+    }
+    producer.flush();
+  }
+
+  KafkaConsumerOptions options() const {
+    KafkaConsumerOptions o = testing::GroupMember::options_for(topic_);
+    o.failure.retry = {3, std::chrono::milliseconds(20), std::chrono::milliseconds(100)};
+    o.failure.action = GetParam().action;
+    if (GetParam().action == FailureAction::DeadLetter) o.failure.dead_letter_topic = dead_letters_;
+    return o;
+  }
+
+  std::int64_t committed_offset() const {
+    const auto described = testing::describe_group(bootstrap_, group_, topic_);
+    EXPECT_TRUE(described.has_table) << described.output;
+    const auto row = described.partitions.find(0);
+    return row == described.partitions.end() ? -2 : row->second.current_offset;
+  }
+
+  std::string bootstrap_, group_, topic_, dead_letters_;
+};
+
+TEST_P(KafkaConsumerFailure, TheRecordMeetsItsActionAfterItsLastTryAndNoOtherIsLost) {
+  testing::GroupMember member(bootstrap_, group_, options(), GetParam().assignment);
+  std::map<std::string, int> calls;
+  std::vector<std::string> handled;
+  auto handler = [&](const ConsumedRecord& record) {
+    const std::string value(record.value);
+    ++calls[value];
+    if (value == "X") throw std::runtime_error("cannot parse X");
+    handled.push_back(value);
+  };
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  if (GetParam().action == FailureAction::Fail) {
+    std::string message;
+    std::string nested;
+    while (message.empty()) {
+      ASSERT_LT(std::chrono::steady_clock::now(), deadline);
+      try {
+        member.consumer.poll(handler);
+      } catch (const StateError& error) {
+        message = error.what();
+        try {
+          std::rethrow_if_nested(error);
+        } catch (const std::exception& cause) {
+          nested = cause.what();
+        }
+      }
+    }
+    EXPECT_EQ(message, "record " + topic_ + ":0@2 failed 3 tries: cannot parse X");
+    EXPECT_EQ(nested, "cannot parse X");
+    EXPECT_EQ(calls["X"], 3);
+    for (int i = 0; i < 3; ++i) {
+      try {
+        member.consumer.poll(handler);
+        ADD_FAILURE() << "poll() returned after the failure";
+      } catch (const StateError& error) {
+        EXPECT_EQ(std::string(error.what()), message);
+      }
+    }
+    EXPECT_EQ(calls["X"], 3) << "the record was handled again after the failure";
+    EXPECT_EQ(handled, (std::vector<std::string>{"a", "b"}));
+    member.manager.commit();
+    EXPECT_EQ(committed_offset(), kBadOffset);
+    EXPECT_EQ(member.consumer.stats().failed_attempts, 3u);
+    return;
+  }
+  while (handled.empty() || handled.back() != "d") {
+    ASSERT_LT(std::chrono::steady_clock::now(), deadline);
+    member.consumer.poll(handler);
+  }
+  member.manager.commit();
+  EXPECT_EQ(handled, (std::vector<std::string>{"a", "b", "c", "d"}));
+  EXPECT_EQ(calls["X"], 3);
+  const ConsumerStats stats = member.consumer.stats();
+  EXPECT_EQ(stats.failed_attempts, 3u);
+  const auto counted = stats.failed_records.find(TopicPartition(topic_, 0));
+  ASSERT_NE(counted, stats.failed_records.end());
+  EXPECT_EQ(counted->second.skipped, GetParam().action == FailureAction::Skip ? 1u : 0u);
+  EXPECT_EQ(counted->second.dead_lettered, GetParam().action == FailureAction::DeadLetter ? 1u : 0u);
+  EXPECT_EQ(committed_offset(), static_cast<std::int64_t>(kValues.size()));
+  if (GetParam().action == FailureAction::DeadLetter) {
+    testing::expect_one_dead_letter(testing::console_read_dead_letters(bootstrap_, dead_letters_),
+                                    {topic_, 0, kBadOffset, 3, "std::runtime_error", "cannot parse X", "k2", "X"});
+  }
+}
+
+std::vector<FailureCase> cases() {
+  std::vector<FailureCase> all;
+  for (const auto& assignment : testing::group_protocols()) {
+    for (const FailureAction action : {FailureAction::Fail, FailureAction::Skip, FailureAction::DeadLetter})
+      all.push_back({assignment, action});
+  }
+  return all;
+}
+
+INSTANTIATE_TEST_SUITE_P(EveryActionAndProtocol, KafkaConsumerFailure, ::testing::ValuesIn(cases()),
+                         [](const ::testing::TestParamInfo<FailureCase>& param_info) {
+                           const FailureAction action = param_info.param.action;
+                           return std::string(action == FailureAction::Fail   ? "Fail"
+                                              : action == FailureAction::Skip ? "Skip"
+                                                                              : "DeadLetter") +
+                                  "_" + testing::group_protocol_name(param_info.param.assignment);
+                         });
+
+}  // namespace
+}  // namespace processor::kafka
