@@ -43,11 +43,11 @@ class KafkaConsumerFailure : public ::testing::TestWithParam<FailureCase> {
     testing::Producer producer(bootstrap_);
     for (std::size_t i = 0; i < kValues.size(); ++i) {
       const std::string key = "k" + std::to_string(i);
-      ASSERT_EQ(rd_kafka_producev(producer.handle(), RD_KAFKA_V_TOPIC(topic_.c_str()), RD_KAFKA_V_PARTITION(0),
-                                  RD_KAFKA_V_KEY(key.data(), key.size()),
+      ASSERT_EQ(rd_kafka_producev(producer.handle(), RD_KAFKA_V_TOPIC(topic_.c_str()),
+                                  RD_KAFKA_V_PARTITION(0), RD_KAFKA_V_KEY(key.data(), key.size()),
                                   RD_KAFKA_V_VALUE(const_cast<char*>(kValues[i].data()), kValues[i].size()),
-                                  RD_KAFKA_V_HEADER("origin", "test", 4), RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY),
-                                  RD_KAFKA_V_END),
+                                  RD_KAFKA_V_HEADER("origin", "test", 4),
+                                  RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY), RD_KAFKA_V_END),
                 RD_KAFKA_RESP_ERR_NO_ERROR);
     }
     producer.flush();
@@ -131,8 +131,9 @@ TEST_P(KafkaConsumerFailure, TheRecordMeetsItsActionAfterItsLastTryAndNoOtherIsL
   EXPECT_EQ(counted->second.dead_lettered, GetParam().action == FailureAction::DeadLetter ? 1u : 0u);
   EXPECT_EQ(committed_offset(), static_cast<std::int64_t>(kValues.size()));
   if (GetParam().action == FailureAction::DeadLetter) {
-    testing::expect_one_dead_letter(testing::console_read_dead_letters(bootstrap_, dead_letters_),
-                                    {topic_, 0, kBadOffset, 3, "std::runtime_error", "cannot parse X", "k2", "X"});
+    testing::expect_one_dead_letter(
+        testing::console_read_dead_letters(bootstrap_, dead_letters_),
+        {topic_, 0, kBadOffset, 3, "std::runtime_error", "cannot parse X", "k2", "X"});
   }
 }
 

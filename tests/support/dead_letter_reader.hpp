@@ -18,11 +18,13 @@ namespace processor::testing {
 inline std::string console_read_dead_letters(const std::string& bootstrap, const std::string& topic,
                                              int max_messages = 2) {
   const char* script = std::getenv("KAFKA_BROKER_SCRIPT");
-  const std::string broker_script = script != nullptr ? script : PROCESSOR_SOURCE_DIR "/scripts/kafka/broker.sh";
-  const auto read = run_tool("bash '" + broker_script + "' tool console-consumer --bootstrap-server " + bootstrap +
-                             " --topic " + topic + " --from-beginning --isolation-level read_committed" +
-                             " --max-messages " + std::to_string(max_messages) +
-                             " --timeout-ms 5000 --property print.key=true --property print.headers=true");
+  const std::string broker_script =
+      script != nullptr ? script : PROCESSOR_SOURCE_DIR "/scripts/kafka/broker.sh";
+  const auto read =
+      run_tool("bash '" + broker_script + "' tool console-consumer --bootstrap-server " + bootstrap +
+               " --topic " + topic + " --from-beginning --isolation-level read_committed" +
+               " --max-messages " + std::to_string(max_messages) +
+               " --timeout-ms 5000 --property print.key=true --property print.headers=true");
   return read.out + read.err;
 }
 

@@ -33,9 +33,9 @@ void KafkaConsumer::Impl::handle(const RecordHandler& handler, const ConsumedRec
     }
     if (attempt < policy.retry.max_attempts) {
       const auto wait = internal::backoff(policy.retry, attempt);
-      processor::internal::log(LogLevel::Warning, "consumer", "record ", name, " failed try ", attempt, " of ",
-                               policy.retry.max_attempts, " (", cause, "): it is handled again in ", wait.count(),
-                               " ms");
+      processor::internal::log(LogLevel::Warning, "consumer", "record ", name, " failed try ", attempt,
+                               " of ", policy.retry.max_attempts, " (", cause, "): it is handled again in ",
+                               wait.count(), " ms");
       std::this_thread::sleep_for(wait);
       continue;
     }
@@ -45,8 +45,8 @@ void KafkaConsumer::Impl::handle(const RecordHandler& handler, const ConsumedRec
         case FailureAction::Fail:
           internal::throw_record_failed(failure);
         case FailureAction::Skip:
-          processor::internal::log(LogLevel::Warning, "consumer", "record ", name, " failed ", attempt, " tries (",
-                                   cause, "): skipped");
+          processor::internal::log(LogLevel::Warning, "consumer", "record ", name, " failed ", attempt,
+                                   " tries (", cause, "): skipped");
           counted.skipped = 1;
           break;
         case FailureAction::DeadLetter:
@@ -58,8 +58,8 @@ void KafkaConsumer::Impl::handle(const RecordHandler& handler, const ConsumedRec
                                  ") and could not be dead-lettered: " + refusal.what(),
                              refusal.kafka_error_code().value_or(0), false);
           }
-          processor::internal::log(LogLevel::Warning, "consumer", "record ", name, " failed ", attempt, " tries (",
-                                   cause, "): dead-lettered to '", policy.dead_letter_topic, "'");
+          processor::internal::log(LogLevel::Warning, "consumer", "record ", name, " failed ", attempt,
+                                   " tries (", cause, "): dead-lettered to '", policy.dead_letter_topic, "'");
           counted.dead_lettered = 1;
           break;
       }

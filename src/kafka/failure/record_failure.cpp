@@ -60,7 +60,7 @@ void validate(const FailurePolicy& policy, const char* owner) {
 
 namespace processor::kafka::internal {
 
-std::chrono::milliseconds backoff(const RetryPolicy& retry, int attempts) {
+std::chrono::milliseconds backoff(const processor::kafka::RetryPolicy& retry, int attempts) {
   std::chrono::milliseconds wait = retry.initial_backoff;
   for (int i = 1; i < attempts && wait < retry.max_backoff; ++i) wait *= 2;
   return std::min(wait, retry.max_backoff);

@@ -15,7 +15,7 @@
 namespace processor::kafka::internal {
 
 // The wait before try number attempts + 1: initial_backoff, doubled per try, at most max_backoff.
-std::chrono::milliseconds backoff(const RetryPolicy& retry, int attempts);
+std::chrono::milliseconds backoff(const processor::kafka::RetryPolicy& retry, int attempts);
 
 // The exception's message; "an exception not derived from std::exception" for others.
 std::string what_of(const std::exception_ptr& error);
