@@ -99,7 +99,7 @@ TEST_F(AppMetricsMock, AParallelConsumersRunningHandlersFailuresAndDeadLettersAr
   testing::Gate last_record;
   auto options = testing::parallel_options(topic_);
   options.ordering = ProcessingOrder::Unordered;
-  options.retry.max_attempts = 2;
+  options.consumer.failure.retry.max_attempts = 2;
   options.on_failure = [](const FailedRecord&) {};
   testing::ParallelMember member(cluster_.bootstrap(), group_, options, [&](const ConsumedRecord& record) {
     if (record.offset == 2) throw std::runtime_error("poison record 2");

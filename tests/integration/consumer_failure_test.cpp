@@ -1,5 +1,6 @@
-// KafkaConsumer's failure policy on the real broker: an input `a b X c d` on one partition whose
-// handler throws for X, under each action (fail, skip, dead-letter) and group protocol. The
+// The failure policy of KafkaConsumer and ParallelConsumer on the real broker: an input
+// `a b X c d` on one partition whose handler throws for X, under each action (fail, skip,
+// dead-letter) and group protocol. The
 // committed offset is read back with kafka-consumer-groups, the dead letter with
 // kafka-console-consumer.
 
@@ -7,12 +8,14 @@
 
 #include <chrono>
 #include <map>
+#include <mutex>
 #include <string>
 #include <vector>
 
 #include "consumer_groups_describe.hpp"
 #include "dead_letter_reader.hpp"
 #include "kafka_test_support.hpp"
+#include "parallel_consumer_support.hpp"
 #include "processor/kafka.hpp"
 
 namespace processor::kafka {
@@ -134,6 +137,80 @@ TEST_P(KafkaConsumerFailure, TheRecordMeetsItsActionAfterItsLastTryAndNoOtherIsL
     testing::expect_one_dead_letter(
         testing::console_read_dead_letters(bootstrap_, dead_letters_),
         {topic_, 0, kBadOffset, 3, "std::runtime_error", "cannot parse X", "k2", "X"});
+  }
+}
+
+// ParallelConsumer applies the same policy on its workers. Under Fail it does not stop: poll()
+// throws naming the record each time its tries run out, the record is tried again every
+// max_backoff, and the records of other keys go on, never committed past it.
+TEST_P(KafkaConsumerFailure, AParallelConsumersRecordMeetsItsActionAndNoOtherIsLost) {
+  ParallelConsumerOptions parallel = testing::parallel_options(topic_);
+  parallel.consumer.failure = options().failure;
+  parallel.consumer.failure.retry.max_backoff = std::chrono::milliseconds(100);
+  std::mutex mutex;
+  std::map<std::string, int> calls;
+  std::set<std::string> handled;
+  testing::ParallelMember member(
+      bootstrap_, group_, parallel,
+      [&](const ConsumedRecord& record) {
+        const std::string value(record.value);
+        std::lock_guard lock(mutex);
+        ++calls[value];
+        if (value == "X") throw std::runtime_error("cannot parse X");
+        handled.insert(value);
+      },
+      {}, GetParam().assignment);
+  auto count = [&](const std::string& value) {
+    std::lock_guard lock(mutex);
+    return calls[value];
+  };
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  if (GetParam().action == FailureAction::Fail) {
+    std::string message;
+    while (message.empty() || count("X") < 6) {
+      ASSERT_LT(std::chrono::steady_clock::now(), deadline);
+      try {
+        member.consumer.poll();
+      } catch (const StateError& error) {
+        message = error.what();
+      }
+    }
+    EXPECT_EQ(message, "record " + topic_ + ":0@2 failed 3 tries: cannot parse X");
+    member.manager.commit();
+    EXPECT_EQ(committed_offset(), kBadOffset);
+    std::lock_guard lock(mutex);
+    EXPECT_EQ(handled, (std::set<std::string>{"a", "b", "c", "d"}));
+    return;
+  }
+  for (;;) {
+    ASSERT_LT(std::chrono::steady_clock::now(), deadline);
+    member.consumer.poll();
+    const auto acks = testing::pending_acks(member.manager, topic_, 0);
+    if (acks && acks->committable == static_cast<std::int64_t>(kValues.size())) break;
+  }
+  member.manager.commit();
+  EXPECT_EQ(count("X"), 3);
+  {
+    std::lock_guard lock(mutex);
+    EXPECT_EQ(handled, (std::set<std::string>{"a", "b", "c", "d"}));
+    for (const auto& value : {"a", "b", "c", "d"}) EXPECT_EQ(calls[value], 1) << value;
+  }
+  const ParallelConsumerStats stats = member.consumer.stats();
+  EXPECT_EQ(stats.failed_attempts, 3u);
+  const auto counted = stats.consumer.failed_records.find(TopicPartition(topic_, 0));
+  ASSERT_NE(counted, stats.consumer.failed_records.end());
+  EXPECT_EQ(counted->second.skipped, GetParam().action == FailureAction::Skip ? 1u : 0u);
+  EXPECT_EQ(counted->second.dead_lettered, GetParam().action == FailureAction::DeadLetter ? 1u : 0u);
+  EXPECT_EQ(committed_offset(), static_cast<std::int64_t>(kValues.size()));
+  if (GetParam().action == FailureAction::DeadLetter) {
+    // The record's own headers are not kept past the fetch: no origin:test here.
+    const std::string printed = testing::console_read_dead_letters(bootstrap_, dead_letters_);
+    EXPECT_EQ(printed.find("origin:test"), std::string::npos) << printed;
+    for (const std::string& part :
+         {std::string(kDeadLetterTopic) + ":" + topic_, std::string(kDeadLetterOffset) + ":2",
+          std::string(kDeadLetterMessage) + ":cannot parse X", std::string("\tk2\tX")}) {
+      EXPECT_NE(printed.find(part), std::string::npos) << "missing '" << part << "' in:\n" << printed;
+    }
   }
 }
 

@@ -63,7 +63,7 @@ TEST_F(ParallelConsumerFailures, AHandlerThatFailsTwiceIsCalledThreeTimesAndHold
   auto options = parallel_options(topic_);
   options.ordering = ProcessingOrder::Key;
   options.max_concurrency = 4;
-  options.retry.max_attempts = 3;
+  options.consumer.failure.retry.max_attempts = 3;
   ParallelMember member(cluster_.bootstrap(), group_, options, [&](const ConsumedRecord& r) {
     log.started(r);
     auto running = by_key.enter(std::string(r.key));
@@ -105,7 +105,7 @@ TEST_F(ParallelConsumerFailures, ARecordThatFailsEveryTryGoesToOnFailureAndIsAck
       dead_letters;  // offset, key, error, attempts
   HandlerLog log;
   auto options = parallel_options(topic_);
-  options.retry.max_attempts = 2;
+  options.consumer.failure.retry.max_attempts = 2;
   options.on_failure = [&](const FailedRecord& failed) {
     std::string message;
     try {
@@ -141,32 +141,36 @@ TEST_F(ParallelConsumerFailures, ARecordThatFailsEveryTryGoesToOnFailureAndIsAck
   EXPECT_EQ(member.committed(topic_, 0)->offset, 5);
 }
 
-TEST_F(ParallelConsumerFailures, WithoutOnFailurePollRethrowsTheHandlersErrorAndTheRecordIsNotCommitted) {
+TEST_F(ParallelConsumerFailures, UnderTheFailPolicyPollThrowsNamingTheRecordAndTheRecordIsNotCommitted) {
   cluster_.create_topic(topic_, 1);
   Producer producer(cluster_.bootstrap());
   producer.produce(topic_, 0, 5);
   HandlerLog log;
   auto options = parallel_options(topic_);
   options.ordering = ProcessingOrder::Unordered;
-  options.retry.max_attempts = 1;
+  options.consumer.failure.retry.max_attempts = 1;
   ParallelMember member(cluster_.bootstrap(), group_, options, [&](const ConsumedRecord& r) {
     log.started(r);
     if (r.offset == 2) throw std::runtime_error("poison record 2");
     log.finished(r);
   });
   std::string rethrown;
+  std::string nested;
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
   while (rethrown.empty() && std::chrono::steady_clock::now() < deadline) {
     try {
       member.consumer.poll();
     } catch (const StateError& error) {
-      ADD_FAILURE() << "poll() threw a StateError instead of the handler's exception: " << error.what();
-      break;
-    } catch (const std::runtime_error& error) {
       rethrown = error.what();
+      try {
+        std::rethrow_if_nested(error);
+      } catch (const std::runtime_error& cause) {
+        nested = cause.what();
+      }
     }
   }
-  EXPECT_EQ(rethrown, "poison record 2");
+  EXPECT_EQ(rethrown, "record " + topic_ + ":0@2 failed 1 try: poison record 2");
+  EXPECT_EQ(nested, "poison record 2");
   ASSERT_TRUE(poll_through_errors(member.consumer, [&] {
     const auto acks = pending_acks(member.manager, topic_, 0);
     return acks && acks->size() == 2 && log.calls_of(0, 2) >= 2;
@@ -219,14 +223,16 @@ INSTANTIATE_TEST_SUITE_P(
         BadOption{"NegativeDrainTimeout",
                   [](auto& o) { o.drain_timeout = std::chrono::milliseconds(-5); },
                   {"drain_timeout", "-5"}},
-        BadOption{"ZeroAttempts", [](auto& o) { o.retry.max_attempts = 0; }, {"max_attempts", "0"}},
+        BadOption{"ZeroAttempts",
+                  [](auto& o) { o.consumer.failure.retry.max_attempts = 0; },
+                  {"max_attempts", "0"}},
         BadOption{"NegativeBackoff",
-                  [](auto& o) { o.retry.initial_backoff = std::chrono::milliseconds(-3); },
+                  [](auto& o) { o.consumer.failure.retry.initial_backoff = std::chrono::milliseconds(-3); },
                   {"initial_backoff", "-3"}},
         BadOption{"ReversedBackoff",
                   [](auto& o) {
-                    o.retry.initial_backoff = std::chrono::milliseconds(700);
-                    o.retry.max_backoff = std::chrono::milliseconds(200);
+                    o.consumer.failure.retry.initial_backoff = std::chrono::milliseconds(700);
+                    o.consumer.failure.retry.max_backoff = std::chrono::milliseconds(200);
                   },
                   {"700", "200"}},
         BadOption{"ZeroBufferedBytes", [](auto& o) { o.max_buffered_bytes = 0; }, {"max_buffered_bytes"}},

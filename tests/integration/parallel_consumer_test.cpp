@@ -238,7 +238,7 @@ TEST_F(ParallelConsumerMock, RestartedMemberProcessesTheUnackedRecordsAndSkipsTh
   {
     auto options = parallel_options(topic_);
     options.ordering = ProcessingOrder::Unordered;
-    options.retry.max_attempts = 1;
+    options.consumer.failure.retry.max_attempts = 1;
     options.drain_timeout = std::chrono::milliseconds(0);
     ParallelMember first(cluster_.bootstrap(), group_, options, [&](const ConsumedRecord& r) {
       if (r.offset == 2) throw std::runtime_error("record 2 fails in the first member");

@@ -210,9 +210,9 @@ int run(const Arguments& args) {
   options.ordering = ProcessingOrder::Key;
   options.max_concurrency = 32;
   options.drain_timeout = std::chrono::seconds(20);
-  options.retry.max_attempts = 10;  // 1% transient failures: ten in a row never happen
-  options.retry.initial_backoff = std::chrono::milliseconds(5);
-  options.retry.max_backoff = std::chrono::milliseconds(50);
+  options.consumer.failure.retry.max_attempts = 10;  // 1% transient failures: ten in a row never happen
+  options.consumer.failure.retry.initial_backoff = std::chrono::milliseconds(5);
+  options.consumer.failure.retry.max_backoff = std::chrono::milliseconds(50);
 
   Attempts attempts;
   auto handler = [&](const ConsumedRecord& record) {

@@ -288,8 +288,8 @@ inline kafka::ParallelConsumerOptions parallel_options(const std::string& topic)
   kafka::ParallelConsumerOptions options;
   options.consumer.topics = {topic};
   options.consumer.poll_timeout = std::chrono::milliseconds(50);
-  options.retry.initial_backoff = std::chrono::milliseconds(10);
-  options.retry.max_backoff = std::chrono::milliseconds(50);
+  options.consumer.failure.retry.initial_backoff = std::chrono::milliseconds(10);
+  options.consumer.failure.retry.max_backoff = std::chrono::milliseconds(50);
   return options;
 }
 

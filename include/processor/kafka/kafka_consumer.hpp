@@ -91,7 +91,7 @@ struct KafkaConsumerOptions {
   //   kDeadLetter* headers by a producer of the client's connection settings (idempotent,
   //   acks=all), and its offset is recorded only once Kafka acknowledged that dead letter. A
   //   dead letter Kafka refuses is handled as Fail.
-  // Not used by ParallelConsumer, which has its own (ParallelConsumerOptions).
+  // ParallelConsumer applies it on its workers (see ParallelConsumerOptions::on_failure).
   // Default: 3 tries, then Fail.
   FailurePolicy failure;
   // The longest one poll() waits for a record. Default: 100 ms.

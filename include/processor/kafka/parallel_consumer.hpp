@@ -73,15 +73,19 @@ struct ParallelConsumerOptions {
   // then processes that record again.
   std::chrono::milliseconds drain_timeout{10'000};
 
-  // Tries of a record whose handler throws. Retries of a record hold back only the records of
-  // its own key (Key), partition (Partition) or nothing (Unordered).
-  RetryPolicy retry;
-
-  // Called on the worker with a record that failed every try: a dead-letter queue. When it
-  // returns the record counts as done (acknowledged); when it throws, the record is tried again
-  // after max_backoff. Default: none: then poll() rethrows the record's exception, which is
-  // logged naming the record, and the record is tried again on later polls. Nothing is skipped
-  // unless this says so.
+  // A record whose handler throws is tried consumer.failure.retry.max_attempts times in all, with
+  // back-off (retries of a record hold back only the records of its own key (Key), partition
+  // (Partition) or nothing (Unordered)); then, on the worker:
+  // - on_failure, when set: the user's own dead-letter queue. When it returns the record counts
+  //   as done (acknowledged); when it throws, the record is tried again after max_backoff.
+  // - else consumer.failure.action: Fail (the default): poll() rethrows the record's exception,
+  //   which is logged naming the record, and the record is tried again every max_backoff, never
+  //   committed past; Skip: logged, counted (stats().consumer.failed_records) and acknowledged;
+  //   DeadLetter: written to consumer.failure.dead_letter_topic (key, value and the kDeadLetter*
+  //   headers: the record's own headers are not kept past the fetch) by an idempotent producer of
+  //   the client's connection settings, and acknowledged once Kafka acknowledged the dead letter
+  //   (a dead letter Kafka refuses is logged and tried again after max_backoff).
+  // Nothing is skipped unless this says so.
   std::function<void(const FailedRecord&)> on_failure;
 
   // Where handlers run. Default: none: max_concurrency threads owned by the consumer. When set,

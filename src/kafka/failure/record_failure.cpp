@@ -33,10 +33,9 @@ void validate(const FailurePolicy& policy, const char* owner) {
   if (policy.retry.max_attempts < 1) {
     refuse("retry.max_attempts must be at least 1, got " + std::to_string(policy.retry.max_attempts));
   }
-  if (policy.retry.initial_backoff.count() < 0 || policy.retry.max_backoff.count() < 0) {
-    refuse("a retry backoff must not be negative, got " +
-           std::to_string(policy.retry.initial_backoff.count()) + " ms and " +
-           std::to_string(policy.retry.max_backoff.count()) + " ms");
+  if (policy.retry.initial_backoff.count() < 0) {
+    refuse("retry.initial_backoff must not be negative, got " +
+           std::to_string(policy.retry.initial_backoff.count()) + " ms");
   }
   if (policy.retry.max_backoff < policy.retry.initial_backoff) {
     refuse("retry.max_backoff (" + std::to_string(policy.retry.max_backoff.count()) +
@@ -116,6 +115,14 @@ void throw_record_failed(const RecordFailure& failure) {
                                : StateError(cause.kind(), message));
   } catch (...) {
     std::throw_with_nested(StateError(ErrorKind::InvalidArgument, message));
+  }
+}
+
+std::exception_ptr record_failed_error(const RecordFailure& failure) {
+  try {
+    throw_record_failed(failure);
+  } catch (...) {
+    return std::current_exception();
   }
 }
 

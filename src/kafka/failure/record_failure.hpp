@@ -46,6 +46,8 @@ std::string record_name(const RecordFailure& failure);
 // the cause; a Kafka cause keeps its code (kind Kafka), and the cause stays reachable through
 // std::rethrow_if_nested.
 [[noreturn]] void throw_record_failed(const RecordFailure& failure);
+// The same error, to be thrown later (on another thread).
+std::exception_ptr record_failed_error(const RecordFailure& failure);
 
 // Produces the dead letter of `failure` to `topic` through `producer` (in its open transaction,
 // when it has one): the record's key, value, headers and timestamp, with the kDeadLetter*

@@ -51,16 +51,7 @@ void validate(const ParallelConsumerOptions& options, const ParallelConsumer::Re
     refuse("drain_timeout " + std::to_string(options.drain_timeout.count()) +
            " ms is invalid: it must not be negative");
   }
-  if (options.retry.max_attempts < 1) {
-    refuse("retry.max_attempts " + std::to_string(options.retry.max_attempts) +
-           " is invalid: it must be at least 1 (1 means no retry)");
-  }
-  if (options.retry.initial_backoff.count() < 0 ||
-      options.retry.max_backoff < options.retry.initial_backoff) {
-    refuse("retry backoff " + std::to_string(options.retry.initial_backoff.count()) + " ms to " +
-           std::to_string(options.retry.max_backoff.count()) +
-           " ms is invalid: initial_backoff must be at least 0 and at most max_backoff");
-  }
+  kafka::validate(options.consumer.failure, "ParallelConsumerOptions::consumer.failure");
   if (options.max_buffered_bytes == 0) refuse("max_buffered_bytes 0 is invalid: it must be at least 1");
   if (!handler) refuse("ParallelConsumer needs a record handler, got an empty one");
 }
@@ -100,7 +91,13 @@ ParallelConsumer::ParallelConsumer(std::shared_ptr<KafkaClient> client, OffsetMa
                                    ParallelConsumerOptions options, RecordHandler handler) {
   validate(options, handler);
   KafkaConsumerOptions consumer_options = options.consumer;
+  consumer_options.failure = {};  // the records' failures are the workers' (parallel_workers.cpp)
   impl_ = std::make_unique<Impl>(manager, std::move(options), std::move(handler));
+  if (impl_->options.consumer.failure.action == FailureAction::DeadLetter && !impl_->options.on_failure) {
+    impl_->dead_letters = std::make_unique<internal::DeadLetterProducer>(
+        client->properties(), impl_->options.consumer.failure.dead_letter_topic,
+        impl_->options.consumer.request_timeout);
+  }
   impl_->consumer = std::make_unique<KafkaConsumer>(std::move(client), manager, std::move(consumer_options));
   impl_->consumer_impl = impl_->consumer->impl_.get();
   impl_->rk = internal::handle(*impl_->consumer_impl);
@@ -427,6 +424,10 @@ ParallelConsumerStats ParallelConsumer::stats() const {
   stats.processed = impl.processed.load(std::memory_order_relaxed);
   stats.failed_attempts = impl.failed_attempts.load(std::memory_order_relaxed);
   stats.dead_lettered = impl.dead_lettered.load(std::memory_order_relaxed);
+  {
+    processor::detail::MutexLock lock(impl.errors_mutex);
+    stats.consumer.failed_records = impl.failed_records;
+  }
   stats.skipped_after_restart = impl.skipped_after_restart.load(std::memory_order_relaxed);
   stats.abandoned_on_revoke = impl.abandoned_on_revoke.load(std::memory_order_relaxed);
   stats.late_acks_ignored = impl.late_acks_ignored.load(std::memory_order_relaxed);

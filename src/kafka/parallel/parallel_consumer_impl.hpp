@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <deque>
 #include <exception>
+#include <map>
 #include <memory>
 #include <optional>
 #include <thread>
@@ -18,6 +19,7 @@
 #include <vector>
 
 #include "kafka/client/record_sink.hpp"
+#include "kafka/failure/dead_letter_producer.hpp"
 #include "kafka/parallel/work_queue.hpp"
 #include "kafka/rdkafka/handles.hpp"
 #include "processor/detail/mutex.hpp"
@@ -157,6 +159,10 @@ struct ParallelConsumer::Impl final : internal::RecordSink {
   // settle(), then the queue's finish().
   void finish(RecordWork& work, Outcome outcome);
   void fail(std::exception_ptr error);
+  // After the last try of a record, without on_failure: the policy's skip or dead-letter
+  // (options.consumer.failure). False when the dead letter could not be written (logged): the
+  // record is tried again later.
+  bool pass_over(const ConsumedRecord& record, const std::exception_ptr& error, int attempts);
 
   // The manager of a one-call start (connect()), first so that it goes last.
   std::unique_ptr<OffsetManager> owned_manager;
@@ -164,6 +170,7 @@ struct ParallelConsumer::Impl final : internal::RecordSink {
   const ParallelConsumerOptions options;
   const RecordHandler handler;
   std::unique_ptr<KafkaConsumer> consumer;
+  std::unique_ptr<internal::DeadLetterProducer> dead_letters;  // FailureAction::DeadLetter
   internal::ConsumerImpl* consumer_impl = nullptr;
   rd_kafka_t* rk = nullptr;
   internal::WorkQueue queue;
@@ -202,8 +209,10 @@ struct ParallelConsumer::Impl final : internal::RecordSink {
   std::atomic<std::uint64_t> metadata_warnings{0};
 
   // The first error of a handler (without on_failure) or the executor since the last poll.
-  processor::detail::Mutex errors_mutex;
+  mutable processor::detail::Mutex errors_mutex;
   std::exception_ptr pending_error PROCESSOR_GUARDED_BY(errors_mutex);
+  // Records skipped or dead-lettered by the failure policy, per partition.
+  std::map<TopicPartition, FailedRecordCounts> failed_records PROCESSOR_GUARDED_BY(errors_mutex);
 };
 
 }  // namespace processor::kafka

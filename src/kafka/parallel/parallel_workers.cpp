@@ -116,10 +116,10 @@ ParallelConsumer::Impl::Outcome ParallelConsumer::Impl::run_record(RecordWork& w
   failed_attempts.fetch_add(1, std::memory_order_relaxed);
   ++work.attempts;
   if (work.abandoned()) return Outcome::Abandoned;
-  if (work.attempts < options.retry.max_attempts) {
-    return queue.retry_later(&work, Clock::now() + backoff(options.retry, work.attempts))
-               ? Outcome::Retrying
-               : Outcome::Abandoned;
+  const RetryPolicy& retry = options.consumer.failure.retry;
+  if (work.attempts < retry.max_attempts) {
+    return queue.retry_later(&work, Clock::now() + backoff(retry, work.attempts)) ? Outcome::Retrying
+                                                                                  : Outcome::Abandoned;
   }
   if (options.on_failure) {
     try {
@@ -129,18 +129,55 @@ ParallelConsumer::Impl::Outcome ParallelConsumer::Impl::run_record(RecordWork& w
     } catch (...) {
       processor::internal::log(LogLevel::Warning, "parallel", "on_failure of record ", name_of(record),
                                " threw (", what_of(std::current_exception()), "): it is tried again in ",
-                               options.retry.max_backoff.count(), " ms");
+                               retry.max_backoff.count(), " ms");
     }
+  } else if (options.consumer.failure.action != FailureAction::Fail) {
+    if (pass_over(record, error, work.attempts)) return Outcome::Done;
   } else {
     processor::internal::log(LogLevel::Error, "parallel", "record ", name_of(record), " failed ",
                              work.attempts, " tries (", what_of(error),
-                             "): it is not committed and is tried again in ",
-                             options.retry.max_backoff.count(), " ms; set on_failure to dead-letter it");
-    fail(error);
+                             "): it is not committed and is tried again in ", retry.max_backoff.count(),
+                             " ms; a failure policy (skip, dead-letter) or on_failure passes it over");
+    fail(internal::record_failed_error({record.topic, record.partition, record.offset, record.timestamp_ms,
+                                        record.key, record.value, nullptr, error, work.attempts}));
   }
   work.attempts = 0;
-  return queue.retry_later(&work, Clock::now() + options.retry.max_backoff) ? Outcome::Retrying
-                                                                            : Outcome::Abandoned;
+  return queue.retry_later(&work, Clock::now() + retry.max_backoff) ? Outcome::Retrying : Outcome::Abandoned;
+}
+
+bool ParallelConsumer::Impl::pass_over(const ConsumedRecord& record, const std::exception_ptr& error,
+                                       int attempts) {
+  const FailurePolicy& policy = options.consumer.failure;
+  // The record's headers are not kept past the fetch: its dead letter has the failure's only.
+  const internal::RecordFailure failure{record.topic, record.partition, record.offset, record.timestamp_ms,
+                                        record.key,   record.value,     nullptr,       error,
+                                        attempts};
+  FailedRecordCounts counted;
+  if (policy.action == FailureAction::Skip) {
+    processor::internal::log(LogLevel::Warning, "parallel", "record ", name_of(record), " failed ", attempts,
+                             " tries (", what_of(error), "): skipped");
+    counted.skipped = 1;
+  } else {
+    try {
+      dead_letters->send(failure);
+    } catch (const StateError& refusal) {
+      processor::internal::log(LogLevel::Error, "parallel", "record ", name_of(record), " failed ", attempts,
+                               " tries (", what_of(error), ") and could not be dead-lettered (",
+                               refusal.what(), "): it is tried again in ", policy.retry.max_backoff.count(),
+                               " ms");
+      return false;
+    }
+    processor::internal::log(LogLevel::Warning, "parallel", "record ", name_of(record), " failed ", attempts,
+                             " tries (", what_of(error), "): dead-lettered to '", policy.dead_letter_topic,
+                             "'");
+    dead_lettered.fetch_add(1, std::memory_order_relaxed);
+    counted.dead_lettered = 1;
+  }
+  processor::detail::MutexLock lock(errors_mutex);
+  auto& total = failed_records[TopicPartition(std::string(record.topic), record.partition)];
+  total.skipped += counted.skipped;
+  total.dead_lettered += counted.dead_lettered;
+  return true;
 }
 
 void ParallelConsumer::Impl::settle(RecordWork& work, Outcome outcome) {
