@@ -235,7 +235,7 @@ void StreamProcessor::Impl::forget_committed_failures() {
   if (transaction_failed_records.empty()) return;
   count([&](StreamProcessorStats& stats) {
     for (const auto& [partition, counts] : transaction_failed_records) {
-      auto& total = stats.failed_records[partition];
+      auto& total = stats.failed_records[kafka::TopicPartition(options.input_topic, partition)];
       total.skipped += counts.skipped;
       total.dead_lettered += counts.dead_lettered;
     }

@@ -77,6 +77,38 @@ TEST_F(AppMetricsMock, ResetsAreCountedByCauseAndRecordsAsProcessed) {
   EXPECT_EQ(parsed.types.count("processor_commit_latency_seconds"), 0u);  // no manager added
 }
 
+TEST_F(AppMetricsMock, SkippedRecordsAreCountedPerPartitionAndAction) {
+  Producer producer(cluster_.bootstrap());
+  producer.produce(topic_, 1, 100);
+  KafkaConsumerOptions options = Member::options_for(topic_);
+  options.failure.action = FailureAction::Skip;
+  options.failure.retry = {2, std::chrono::milliseconds(1), std::chrono::milliseconds(1)};
+  Member member(cluster_.bootstrap(), group_, options, "range");
+  std::uint64_t handled = 0;
+  ASSERT_TRUE(poll_until(
+      member.consumer,
+      [&](const ConsumedRecord& r) {
+        if (r.offset % 50 == 10) throw std::runtime_error("cannot parse");
+        ++handled;
+      },
+      [&] { return handled == 98; }));
+  monitor::MetricsRegistry registry;
+  monitor::add_kafka_consumer_metrics(
+      registry, std::shared_ptr<const KafkaConsumer>(std::shared_ptr<void>(), &member.consumer),
+      {{"group", group_}});
+  const auto parsed = testing::parse_with_prometheus_client(registry.scrape());
+  const std::string group = "group=\"" + group_ + "\"";
+  const std::string partition = "partition=\"1\",topic=\"" + topic_ + "\"";
+  EXPECT_EQ(parsed.types.at("processor_failed_records"), "counter");
+  EXPECT_EQ(
+      parsed.samples.at("processor_failed_records_total{action=\"skipped\"," + group + "," + partition + "}"),
+      2);
+  EXPECT_EQ(parsed.samples.at("processor_failed_records_total{action=\"dead_lettered\"," + group + "," +
+                              partition + "}"),
+            0);
+  EXPECT_EQ(parsed.samples.at("processor_record_failures_total{" + group + "}"), 4);  // two tries each
+}
+
 TEST_F(AppMetricsMock, CommitsToKafkaAreAttributedToTheKafkaStore) {
   Producer producer(cluster_.bootstrap());
   producer.produce(topic_, 0, 5);

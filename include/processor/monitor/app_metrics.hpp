@@ -22,6 +22,11 @@
 //                                                                 (OutOfRangePolicy's fields)
 //   processor_records_skipped_total          counter              records jumped over by those resets
 //   processor_transactions_total             counter {result}     StreamProcessor: committed, aborted
+//   processor_record_failures_total          counter              tries of a record that failed (the
+//                                                                 failure policy; every consumer)
+//   processor_failed_records_total           counter {topic,partition,action}   records the failure
+//                                                                 policy passed over: action skipped,
+//                                                                 dead_lettered (no sample before one)
 // A ParallelConsumer has the KafkaConsumer's families (of its consumer) and these:
 //   processor_parallel_in_flight_records     gauge                handlers running now
 //   processor_parallel_buffered_records      gauge                fetched and not finished (in flight too)
@@ -70,7 +75,8 @@ using AppMetricsId = std::uint64_t;
 // removed or the registry is destroyed. Its stats() is called at each scrape, on the scraping
 // thread.
 // Throws StateError(InvalidArgument) when the source is null, a label name is invalid, repeats,
-// or is one the families use themselves (store, result, source, cause, le).
+// or is one the families use themselves (store, result, source, cause, le, topic, partition,
+// action).
 AppMetricsId add_offset_manager_metrics(MetricsRegistry& registry,
                                         std::shared_ptr<const kafka::OffsetManager> manager,
                                         MetricLabels labels = {});

@@ -91,7 +91,7 @@ struct StreamProcessorStats {
   // changelog record for good); each aborted the open transaction.
   std::uint64_t failed_attempts = 0;
   // Per input partition, records the failure policy skipped or dead-lettered (committed).
-  std::map<std::int32_t, kafka::FailedRecordCounts> failed_records;
+  std::map<kafka::TopicPartition, kafka::FailedRecordCounts> failed_records;
   // How long each completed (store, partition) restoration took, from its start to its last
   // report (RestoreProgress::elapsed with done set, so at millisecond resolution); its count is
   // restorations.

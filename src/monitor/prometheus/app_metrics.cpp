@@ -17,7 +17,8 @@ using processor::detail::Mutex;
 using processor::detail::MutexLock;
 
 // Label names the families use themselves.
-constexpr std::array<std::string_view, 5> kReservedLabels{"store", "result", "source", "cause", "le"};
+constexpr std::array<std::string_view, 8> kReservedLabels{"store", "result", "source",    "cause",
+                                                          "le",    "topic",  "partition", "action"};
 
 struct Source {
   AppMetricsId id = 0;
@@ -193,6 +194,44 @@ void write_record_families(MetricWriter& writer, const std::vector<Reading>& rea
                });
 }
 
+// The failure policy's figures, of the three consumers alike.
+void write_failure_families(MetricWriter& writer, const std::vector<Reading>& readings) {
+  const bool any = std::any_of(readings.begin(), readings.end(),
+                               [](const Reading& reading) { return reading.consumer || reading.processor; });
+  if (!any) return;
+  writer.family("processor_record_failures_total",
+                "Tries of a record that failed: its handler or record function threw, or Kafka refused its "
+                "output for good.",
+                MetricType::Counter);
+  for (const Reading& reading : readings) {
+    SampleWriter out(writer, *reading.source);
+    if (reading.parallel) {
+      out.count({}, reading.parallel->failed_attempts);
+    } else if (reading.consumer) {
+      out.count({}, reading.consumer->failed_attempts);
+    }
+    if (reading.processor) out.count({}, reading.processor->failed_attempts);
+  }
+  writer.family("processor_failed_records_total",
+                "Records the failure policy passed over after their last try, by input partition and action "
+                "(skipped, dead_lettered).",
+                MetricType::Counter);
+  auto write = [](SampleWriter& out,
+                  const std::map<kafka::TopicPartition, kafka::FailedRecordCounts>& counts) {
+    for (const auto& [tp, counted] : counts) {
+      const std::string partition = std::to_string(tp.partition);
+      out.count({{"topic", tp.topic}, {"partition", partition}, {"action", "skipped"}}, counted.skipped);
+      out.count({{"topic", tp.topic}, {"partition", partition}, {"action", "dead_lettered"}},
+                counted.dead_lettered);
+    }
+  };
+  for (const Reading& reading : readings) {
+    SampleWriter out(writer, *reading.source);
+    if (reading.consumer) write(out, reading.consumer->failed_records);
+    if (reading.processor) write(out, reading.processor->failed_records);
+  }
+}
+
 void write_parallel_families(MetricWriter& writer, const std::vector<Reading>& readings) {
   using kafka::ParallelConsumerStats;
   using Field = std::size_t ParallelConsumerStats::*;
@@ -271,6 +310,7 @@ void collect(Sources& sources, MetricWriter& writer) {
   write_manager_families(writer, readings);
   write_restore_family(writer, readings);
   write_record_families(writer, readings);
+  write_failure_families(writer, readings);
   write_parallel_families(writer, readings);
 }
 
