@@ -321,20 +321,15 @@ TEST_P(StreamProcessorAbortTimeout, ReplacesTheProducerAndGoesOn) {
   push(testing::kEndTxnApiKey, RD_KAFKA_RESP_ERR_NO_ERROR, 1, 2500);
   produce_transaction();
   const auto deadline = Clock::now() + std::chrono::seconds(40);
-  int function_failures = 0;
-  while (processor.stats().commits < 2 && Clock::now() < deadline) {
-    try {
-      processor.poll();
-    } catch (const std::runtime_error& error) {
-      const auto* state_error = dynamic_cast<const StateError*>(&error);
-      ASSERT_EQ(state_error, nullptr) << "the processor failed: " << error.what();
-      ++function_failures;
-    }
-  }
-  EXPECT_EQ(function_failures, 1);
+  // The function's failure is tried again (the failure policy), never thrown: in a transaction of
+  // its own after the records before it commit, so that the second batch may take 2 or 3 commits.
+  while (processor.stats().commits < 2 && Clock::now() < deadline) ASSERT_NO_THROW(processor.poll());
+  for (int idle = 0; idle < 20 && Clock::now() < deadline;) idle = processor.poll() == 0 ? idle + 1 : 0;
+  ASSERT_TRUE(processor.commit());
+  EXPECT_EQ(processor.stats().failed_attempts, 1u);
   EXPECT_EQ(errors_left(), 0u) << "the abort's EndTxn was not delayed";
   const auto stats = processor.stats();
-  ASSERT_EQ(stats.commits, 2u) << stats.aborts << " aborts";
+  ASSERT_GE(stats.commits, 2u) << stats.aborts << " aborts";
   EXPECT_EQ(stats.producers_replaced, 1u) << "the abort did not time out, or its producer was kept";
   processor.close();
   // The aborted transaction's records, and the one whose function wrote its result, then threw.
