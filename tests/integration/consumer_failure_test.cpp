@@ -12,8 +12,8 @@
 #include <string>
 #include <vector>
 
-#include "consumer_groups_describe.hpp"
 #include "dead_letter_reader.hpp"
+#include "failing_input.hpp"
 #include "kafka_test_support.hpp"
 #include "parallel_consumer_support.hpp"
 #include "processor/kafka.hpp"
@@ -30,8 +30,8 @@ struct FailureCase {
 
 void PrintTo(const FailureCase& c, std::ostream* out) { *out << c.assignment << "/" << to_string(c.action); }
 
-const std::vector<std::string> kValues{"a", "b", "X", "c", "d"};
-constexpr std::int64_t kBadOffset = 2;
+const std::vector<std::string>& kValues = testing::kFailingInput;
+constexpr std::int64_t kBadOffset = testing::kFailingOffset;
 
 class KafkaConsumerFailure : public ::testing::TestWithParam<FailureCase> {
  protected:
@@ -43,17 +43,7 @@ class KafkaConsumerFailure : public ::testing::TestWithParam<FailureCase> {
     dead_letters_ = group_ + "-dlq";
     testing::create_topic(bootstrap_, topic_, 1);
     testing::create_topic(bootstrap_, dead_letters_, 1);
-    testing::Producer producer(bootstrap_);
-    for (std::size_t i = 0; i < kValues.size(); ++i) {
-      const std::string key = "k" + std::to_string(i);
-      ASSERT_EQ(rd_kafka_producev(producer.handle(), RD_KAFKA_V_TOPIC(topic_.c_str()),
-                                  RD_KAFKA_V_PARTITION(0), RD_KAFKA_V_KEY(key.data(), key.size()),
-                                  RD_KAFKA_V_VALUE(const_cast<char*>(kValues[i].data()), kValues[i].size()),
-                                  RD_KAFKA_V_HEADER("origin", "test", 4),
-                                  RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY), RD_KAFKA_V_END),
-                RD_KAFKA_RESP_ERR_NO_ERROR);
-    }
-    producer.flush();
+    testing::produce_failing_input(bootstrap_, topic_);
   }
 
   KafkaConsumerOptions options() const {
@@ -65,10 +55,7 @@ class KafkaConsumerFailure : public ::testing::TestWithParam<FailureCase> {
   }
 
   std::int64_t committed_offset() const {
-    const auto described = testing::describe_group(bootstrap_, group_, topic_);
-    EXPECT_TRUE(described.has_table) << described.output;
-    const auto row = described.partitions.find(0);
-    return row == described.partitions.end() ? -2 : row->second.current_offset;
+    return testing::described_committed_offset(bootstrap_, group_, topic_);
   }
 
   std::string bootstrap_, group_, topic_, dead_letters_;
@@ -225,11 +212,8 @@ std::vector<FailureCase> cases() {
 
 INSTANTIATE_TEST_SUITE_P(EveryActionAndProtocol, KafkaConsumerFailure, ::testing::ValuesIn(cases()),
                          [](const ::testing::TestParamInfo<FailureCase>& param_info) {
-                           const FailureAction action = param_info.param.action;
-                           return std::string(action == FailureAction::Fail   ? "Fail"
-                                              : action == FailureAction::Skip ? "Skip"
-                                                                              : "DeadLetter") +
-                                  "_" + testing::group_protocol_name(param_info.param.assignment);
+                           return std::string(testing::action_name(param_info.param.action)) + "_" +
+                                  testing::group_protocol_name(param_info.param.assignment);
                          });
 
 }  // namespace

@@ -15,8 +15,8 @@
 #include <string>
 #include <vector>
 
-#include "consumer_groups_describe.hpp"
 #include "dead_letter_reader.hpp"
+#include "failing_input.hpp"
 #include "kafka_test_support.hpp"
 #include "processor/streams.hpp"
 #include "topic_reader.hpp"
@@ -54,14 +54,12 @@ void PrintTo(const FailureCase& c, std::ostream* out) {
 
 std::string case_name(const ::testing::TestParamInfo<FailureCase>& info) {
   const FailureCase& c = info.param;
-  const char* action = c.action == FailureAction::Fail   ? "Fail"
-                       : c.action == FailureAction::Skip ? "Skip"
-                                                         : "DeadLetter";
-  return std::string(cause_name(c.cause)) + "_" + action + "_" + testing::group_protocol_name(c.assignment);
+  return std::string(cause_name(c.cause)) + "_" + testing::action_name(c.action) + "_" +
+         testing::group_protocol_name(c.assignment);
 }
 
-const std::vector<std::string> kValues{"a", "b", "X", "c", "d"};
-constexpr std::int64_t kBadOffset = 2;
+const std::vector<std::string>& kValues = testing::kFailingInput;
+constexpr std::int64_t kBadOffset = testing::kFailingOffset;
 
 class StreamProcessorFailure : public ::testing::TestWithParam<FailureCase> {
  protected:
@@ -76,18 +74,7 @@ class StreamProcessorFailure : public ::testing::TestWithParam<FailureCase> {
     // The broker refuses a record of more than 20,000 bytes there; librdkafka's own limit is 1 MB.
     testing::create_topic(bootstrap_, output_, 1, {{"max.message.bytes", "20000"}});
     state_dir_ = std::filesystem::temp_directory_path() / unique_name("failing-state");
-    testing::Producer producer(bootstrap_);
-    for (std::size_t i = 0; i < kValues.size(); ++i) {
-      const std::string key = "k" + std::to_string(i);
-      // X carries a header of its own, which its dead letter keeps.
-      ASSERT_EQ(rd_kafka_producev(producer.handle(), RD_KAFKA_V_TOPIC(input_.c_str()),
-                                  RD_KAFKA_V_PARTITION(0), RD_KAFKA_V_KEY(key.data(), key.size()),
-                                  RD_KAFKA_V_VALUE(const_cast<char*>(kValues[i].data()), kValues[i].size()),
-                                  RD_KAFKA_V_HEADER("origin", "test", 4),
-                                  RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY), RD_KAFKA_V_END),
-                RD_KAFKA_RESP_ERR_NO_ERROR);
-    }
-    producer.flush();
+    testing::produce_failing_input(bootstrap_, input_);
   }
   void TearDown() override { std::filesystem::remove_all(state_dir_); }
 
@@ -136,10 +123,7 @@ class StreamProcessorFailure : public ::testing::TestWithParam<FailureCase> {
     return values;
   }
   std::int64_t committed_offset() const {
-    const auto described = testing::describe_group(bootstrap_, application_, input_);
-    EXPECT_TRUE(described.has_table) << described.output;
-    const auto row = described.partitions.find(0);
-    return row == described.partitions.end() ? -2 : row->second.current_offset;
+    return testing::described_committed_offset(bootstrap_, application_, input_);
   }
 
   // Polls until the last input record's output is committed, failing on any exception.
