@@ -28,8 +28,8 @@ inline void produce_failing_input(const std::string& bootstrap, const std::strin
     ASSERT_EQ(rd_kafka_producev(producer.handle(), RD_KAFKA_V_TOPIC(topic.c_str()), RD_KAFKA_V_PARTITION(0),
                                 RD_KAFKA_V_KEY(key.data(), key.size()),
                                 RD_KAFKA_V_VALUE(const_cast<char*>(value.data()), value.size()),
-                                RD_KAFKA_V_HEADER("origin", "test", 4), RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY),
-                                RD_KAFKA_V_END),
+                                RD_KAFKA_V_HEADER("origin", "test", 4),
+                                RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY), RD_KAFKA_V_END),
               RD_KAFKA_RESP_ERR_NO_ERROR);
   }
   producer.flush();
