@@ -35,7 +35,7 @@ void require(const Permissions& permissions, const char* kind, rd_kafka_resp_err
 
 void check_permissions(const kafka::KafkaProperties& client, const std::string& group,
                        const std::string& input, const std::vector<std::string>& changelogs,
-                       std::chrono::milliseconds timeout) {
+                       std::chrono::milliseconds timeout, const std::string& dead_letter_topic) {
   auto rk = kafka::internal::create_client(RD_KAFKA_CONSUMER, client, {}, "the permission check's client");
   const Permissions on_group = kafka::internal::group_permissions(rk.get(), group, timeout);
   require(on_group, "group", RD_KAFKA_RESP_ERR_GROUP_AUTHORIZATION_FAILED, {RD_KAFKA_ACL_OPERATION_READ},
@@ -45,10 +45,21 @@ void check_permissions(const kafka::KafkaProperties& client, const std::string& 
   if (on_group.operations.empty()) return;
   std::vector<std::string> topics{input};
   topics.insert(topics.end(), changelogs.begin(), changelogs.end());
+  if (!dead_letter_topic.empty()) topics.push_back(dead_letter_topic);
   const auto permissions = kafka::internal::topic_permissions(rk.get(), topics, timeout);
+  if (!dead_letter_topic.empty()) {
+    const auto& on_dead_letters = permissions.back();
+    if (on_dead_letters.error == RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART) {
+      refuse(RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART,
+             "the dead-letter topic '" + dead_letter_topic +
+                 "' does not exist: create it (the processor does not)");
+    }
+    require(on_dead_letters, "topic", RD_KAFKA_RESP_ERR_TOPIC_AUTHORIZATION_FAILED,
+            {RD_KAFKA_ACL_OPERATION_WRITE}, "the processor writes its dead letters to");
+  }
   require(permissions[0], "topic", RD_KAFKA_RESP_ERR_TOPIC_AUTHORIZATION_FAILED,
           {RD_KAFKA_ACL_OPERATION_READ}, "the processor reads as its input");
-  for (std::size_t i = 1; i < permissions.size(); ++i) {
+  for (std::size_t i = 1; i <= changelogs.size(); ++i) {
     // A changelog not created yet: its creation will say whether the principal may.
     if (permissions[i].error == RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART) continue;
     require(permissions[i], "topic", RD_KAFKA_RESP_ERR_TOPIC_AUTHORIZATION_FAILED,

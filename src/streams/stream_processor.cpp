@@ -105,7 +105,7 @@ void StreamProcessor::Impl::open() {
   // What the principal may do, before anything else: a secured cluster's missing ACL (or its
   // refusal of the client) leaves the state directory untouched.
   internal::check_permissions(admin_properties(), options.application_id, options.input_topic, changelogs,
-                              options.request_timeout);
+                              options.request_timeout, options.failure.dead_letter_topic);
   const bool state_dir_existed = std::filesystem::exists(options.state_dir);
   try {
     open_state_and_clients();

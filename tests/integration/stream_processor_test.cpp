@@ -496,5 +496,19 @@ TEST_F(StreamProcessorTest, RefusesAnInputTopicThatDoesNotExist) {
   EXPECT_FALSE(topic_exists(bootstrap_, changelog_topic(application_, "counts")));
 }
 
+TEST_F(StreamProcessorTest, RefusesADeadLetterTopicThatDoesNotExistAndCreatesNothing) {
+  auto o = options();
+  o.failure.action = kafka::FailureAction::DeadLetter;
+  o.failure.dead_letter_topic = application_ + "-dlq";
+  const auto error = testing::error_of([&] { StreamProcessor(o, count_words()); });
+  EXPECT_EQ(error.kind(), ErrorKind::Kafka);
+  EXPECT_TRUE(
+      testing::mentions(error, "dead-letter topic '" + o.failure.dead_letter_topic + "' does not exist"))
+      << error.what();
+  EXPECT_FALSE(topic_exists(bootstrap_, o.failure.dead_letter_topic));
+  EXPECT_FALSE(topic_exists(bootstrap_, changelog_topic(application_, "counts")));
+  EXPECT_FALSE(std::filesystem::exists(state_dir_));
+}
+
 }  // namespace
 }  // namespace processor::streams
