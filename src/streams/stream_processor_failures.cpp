@@ -24,10 +24,29 @@ bool refused_for_good(const std::exception_ptr& error) {
   }
 }
 
+// Whether `error` is a store's (its disk, a value that does not decode): the processor's failure,
+// never one of the record's to skip.
+bool storage_failure(const std::exception_ptr& error) {
+  try {
+    std::rethrow_exception(error);
+  } catch (const StateError& failure) {
+    return failure.kind() == ErrorKind::Storage || failure.kind() == ErrorKind::Corruption;
+  } catch (...) {
+    return false;
+  }
+}
+
 }  // namespace
 
 void StreamProcessor::Impl::fail_record(RdPtr<rd_kafka_message_t>& message, std::exception_ptr error) {
   const std::string name = input_key(message->partition) + "@" + std::to_string(message->offset);
+  if (storage_failure(error)) {
+    processor::internal::log(LogLevel::Error, "streams", "a store failed while processing ", name, " (",
+                             kafka::internal::what_of(error), "): aborting; poll() throws it");
+    abort("a store failed");
+    rewind();
+    std::rethrow_exception(error);
+  }
   const bool transaction_failure = transaction_failed || (exactly_once() && producer_failed_for_good());
   if (transaction_failure && !refused_for_good(error)) {
     // Not this record's refusal: maybe an earlier record's, which the delivery reports tell.

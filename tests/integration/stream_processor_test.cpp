@@ -433,6 +433,32 @@ TEST_F(StreamProcessorTest, AFailingRecordFunctionAbortsTheTransactionAndTheReco
   expect_changelog_counts();
 }
 
+// A store that fails under the function is the processor's failure: even under the skip policy,
+// nothing is skipped for it, and poll() throws it.
+TEST_F(StreamProcessorTest, AStoreFailureIsNeverSkippedByTheFailurePolicy) {
+  produce(200);
+  auto o = options();
+  o.failure.action = kafka::FailureAction::Skip;
+  int calls = 0;
+  StreamProcessor processor(o, count_words([&](const kafka::ConsumedRecord&) {
+                              if (++calls == 50) throw StateError(ErrorKind::Storage, "the disk is gone");
+                            }));
+  std::optional<StateError> thrown;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (!thrown && std::chrono::steady_clock::now() < deadline) {
+    try {
+      processor.poll();
+    } catch (const StateError& error) {
+      thrown = error;
+    }
+  }
+  ASSERT_TRUE(thrown) << "poll() never threw the store's failure";
+  EXPECT_EQ(thrown->kind(), ErrorKind::Storage);
+  EXPECT_STREQ(thrown->what(), "the disk is gone");
+  EXPECT_EQ(processor.stats().failed_attempts, 0u);
+  EXPECT_TRUE(processor.stats().failed_records.empty());
+}
+
 // ---- Bad input: a clear StateError, and nothing created or written.
 
 bool topic_exists(const std::string& bootstrap, const std::string& topic) {

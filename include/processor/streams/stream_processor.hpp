@@ -168,7 +168,9 @@ struct StreamProcessorOptions {
   //   and (exactly-once) none of its outputs are visible.
   // - DeadLetter: its key, value and headers go to dead_letter_topic with headers naming its
   //   origin and the cause (kafka::kDeadLetter*), in the transaction that commits its offset.
-  // Each skip and dead letter is logged once and counted per partition (failed_records).
+  // Each skip and dead letter is logged once and counted per partition (failed_records). A store
+  // that fails under the function (StateError Storage or Corruption) is the processor's failure,
+  // never the record's: the transaction aborts and poll() throws it, whatever the action.
   // Default: 3 tries, then Fail.
   kafka::FailurePolicy failure;
   // Called while stores are restored: at most once per restore_progress_interval per store and
