@@ -132,6 +132,43 @@ TEST_F(KafkaMock, ALogRangeOfAPartitionTheMetadataDoesNotKnowYetIsWaitedFor) {
   }
 }
 
+// A log range is the leader's two answers, and an answer without an offset is no range: on a topic
+// seconds old, a real broker answered the log start of a partition with 40 records by -1 under no
+// error code, librdkafka's watermark query took its log end for its log start, and a member with no
+// committed offset started at 40 and never consumed the 40 records (GroupProtocol,
+// TwoMembersStartedRightAfterCreateTopics, eager, once in a CI run).
+TEST_F(KafkaMock, ALogRangeIsTheLeadersTwoAnswersAndAnAnswerWithoutAnOffsetIsRetried) {
+  const std::string topic = unique_name("range");
+  cluster_.create_topic(topic, 2);
+  Producer(cluster_.bootstrap()).produce(topic, 1, 40);
+  auto client = internal::create_client(RD_KAFKA_CONSUMER, group_properties(cluster_.bootstrap(), group_), {},
+                                        "the test's consumer");
+  const internal::RetryPolicy once{std::chrono::seconds(5)};
+  const auto filled =
+      internal::query_log_range(client.get(), TopicPartition(topic, 1), std::chrono::seconds(2), once);
+  EXPECT_EQ(filled.low, 0);
+  EXPECT_EQ(filled.high, 40);
+  const auto empty =
+      internal::query_log_range(client.get(), TopicPartition(topic, 0), std::chrono::seconds(2), once);
+  EXPECT_EQ(empty.low, 0);
+  EXPECT_EQ(empty.high, 0);
+
+  const TopicPartition tp(topic, 1);
+  internal::LogRange range{7, 9};
+  for (const auto& [earliest, latest] :
+       std::vector<std::pair<std::int64_t, std::int64_t>>{{-1, 40}, {0, -1}, {41, 40}}) {
+    const auto failure = internal::log_range_of(tp, earliest, latest, &range);
+    ASSERT_TRUE(failure) << earliest << ".." << latest << " was taken for a range";
+    EXPECT_TRUE(failure->retriable()) << failure->what();
+    EXPECT_NE(std::string(failure->what()).find(tp.to_key()), std::string::npos) << failure->what();
+    EXPECT_EQ(range.low, 7) << "a refused answer changed the range";
+    EXPECT_EQ(range.high, 9);
+  }
+  EXPECT_FALSE(internal::log_range_of(tp, 40, 40, &range));  // an emptied log: start and end agree
+  EXPECT_EQ(range.low, 40);
+  EXPECT_EQ(range.high, 40);
+}
+
 TEST_F(KafkaMock, RefusesAnotherGroup) {
   KafkaOffsetStore store(standalone_client(), fast_retries());
   EXPECT_THROW(store.store_offsets("someone-else", offsets({{0, 1}})), StateError);

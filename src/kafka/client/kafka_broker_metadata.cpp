@@ -1,6 +1,7 @@
 #include "processor/kafka/kafka_broker_metadata.hpp"
 
 #include "kafka/client/kafka_client_impl.hpp"
+#include "kafka/group/start_offsets.hpp"
 #include "processor/error.hpp"
 
 namespace processor::kafka {
@@ -14,13 +15,9 @@ KafkaBrokerMetadata::KafkaBrokerMetadata(std::shared_ptr<KafkaClient> client,
 
 LogRange KafkaBrokerMetadata::log_range(const TopicPartition& tp) {
   validate_topic_partition(tp);
-  std::int64_t low = 0;
-  std::int64_t high = 0;
-  const rd_kafka_resp_err_t error = rd_kafka_query_watermark_offsets(
-      client_->impl().rk(), tp.topic.c_str(), tp.partition, &low, &high, internal::to_timeout_ms(timeout_));
-  if (error != RD_KAFKA_RESP_ERR_NO_ERROR)
-    throw internal::kafka_error(error, "reading the log range of " + tp.to_key());
-  return LogRange{low, high};
+  internal::LogRange range;
+  if (auto failure = internal::try_log_range(client_->impl().rk(), tp, timeout_, &range)) throw *failure;
+  return LogRange{range.low, range.high};
 }
 
 std::optional<std::int64_t> KafkaBrokerMetadata::offset_for_timestamp(const TopicPartition& tp,

@@ -47,18 +47,48 @@ void read_committed(rd_kafka_t* rk, rd_kafka_topic_partition_list_t* partitions,
   });
 }
 
+std::optional<StateError> log_range_of(const TopicPartition& tp, std::int64_t earliest, std::int64_t latest,
+                                       LogRange* range) {
+  if (earliest < 0 || latest < 0 || earliest > latest) {
+    return StateError(ErrorKind::Kafka,
+                      "reading the log range of " + tp.to_key() + ": its leader answered log start " +
+                          std::to_string(earliest) + " and log end " + std::to_string(latest) +
+                          " (-1: not known yet)",
+                      RD_KAFKA_RESP_ERR_OFFSET_NOT_AVAILABLE, true);
+  }
+  *range = LogRange{earliest, latest};
+  return std::nullopt;
+}
+
+std::optional<StateError> try_log_range(rd_kafka_t* rk, const TopicPartition& tp,
+                                        std::chrono::milliseconds request_timeout, LogRange* range) {
+  // One request per answer: a partition may appear once in a ListOffsets request. The timestamps
+  // -2 and -1 ask for the earliest and the latest offset.
+  std::int64_t answers[2] = {-2, -1};
+  for (std::int64_t& answer : answers) {
+    PartitionListPtr list = to_partition_list(std::vector<TopicPartition>{tp});
+    list->elems[0].offset = answer;
+    const rd_kafka_resp_err_t error =
+        rd_kafka_offsets_for_times(rk, list.get(), to_timeout_ms(request_timeout));
+    if (auto failure =
+            failure_of(first_error(error, list.get(), nullptr), "reading the log range of " + tp.to_key()))
+      return failure;
+    answer = list->elems[0].offset;
+  }
+  return log_range_of(tp, answers[0], answers[1], range);
+}
+
 LogRange query_log_range(rd_kafka_t* rk, const TopicPartition& tp, std::chrono::milliseconds request_timeout,
                          const RetryPolicy& policy) {
   LogRange range;
   retry_start(policy, [&]() -> std::optional<StateError> {
-    const rd_kafka_resp_err_t error = rd_kafka_query_watermark_offsets(
-        rk, tp.topic.c_str(), tp.partition, &range.low, &range.high, to_timeout_ms(request_timeout));
-    auto failure = failure_of(error, "reading the log range of " + tp.to_key());
+    auto failure = try_log_range(rk, tp, request_timeout, &range);
     // A partition missing from librdkafka's metadata while a broker restarts, or a topic seconds
     // old: as passing as a leader that moves, so retried as one is.
-    if (failure && error == RD_KAFKA_RESP_ERR__UNKNOWN_PARTITION) {
-      failure = StateError(failure->kind(), failure->what(), error, true);  // built before the old one goes
-      topic_metadata(rk, tp.topic, request_timeout);                        // into librdkafka's cache
+    if (failure && failure->kafka_error_code() == RD_KAFKA_RESP_ERR__UNKNOWN_PARTITION) {
+      failure = StateError(failure->kind(), failure->what(), RD_KAFKA_RESP_ERR__UNKNOWN_PARTITION,
+                           true);                     // built before the old one goes
+      topic_metadata(rk, tp.topic, request_timeout);  // into librdkafka's cache
     }
     return failure;
   });

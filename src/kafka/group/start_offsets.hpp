@@ -9,6 +9,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "kafka/rdkafka/retry.hpp"
@@ -32,9 +33,24 @@ struct LogRange {
   std::int64_t low = 0;
   std::int64_t high = 0;
 };
-// A partition librdkafka's metadata does not know (_UNKNOWN_PARTITION) counts as retriable here,
-// and its topic's metadata is asked for before the next try.
-// Throws the last failure as StateError once the policy gives up or the error is not retriable.
+
+// The range from the leader's two ListOffsets answers, for the earliest (-2) and the latest (-1)
+// offset, into *range; or why they are not one. An answer without an offset (the broker's
+// UNKNOWN_OFFSET, -1, under no error code) is a broker that has not opened the partition's log yet,
+// seen on a topic seconds old: a retriable failure naming the partition, never a range.
+// librdkafka's rd_kafka_query_watermark_offsets() takes such a log start for the log end, and a
+// member that started there skipped every record already in the partition.
+std::optional<StateError> log_range_of(const TopicPartition& tp, std::int64_t earliest, std::int64_t latest,
+                                       LogRange* range);
+
+// One try of the range: the two ListOffsets requests and log_range_of(). nullopt when *range holds it.
+std::optional<StateError> try_log_range(rd_kafka_t* rk, const TopicPartition& tp,
+                                        std::chrono::milliseconds request_timeout, LogRange* range);
+
+// try_log_range() under the policy. A partition librdkafka's metadata does not know
+// (_UNKNOWN_PARTITION) counts as retriable here, and its topic's metadata is asked for before the
+// next try. Throws the last failure as StateError once the policy gives up or the error is not
+// retriable.
 LogRange query_log_range(rd_kafka_t* rk, const TopicPartition& tp, std::chrono::milliseconds request_timeout,
                          const RetryPolicy& policy);
 
