@@ -37,6 +37,7 @@
 #include <sstream>
 #include <string>
 #include <thread>
+#include <unordered_map>
 #include <vector>
 
 #include "bench_common.hpp"
@@ -160,15 +161,18 @@ struct Throughput {
   double cpu_ns_per_record = 0;
 };
 
-Throughput ours_throughput(const Config& config, const std::string& input, int records) {
+Throughput ours_throughput(
+    const Config& config, const std::string& input, int records,
+    streams::ProcessingGuarantee guarantee = streams::ProcessingGuarantee::ExactlyOnce) {
   const std::string application = testing::unique_name("bench-ours");
   const std::string output = application + "-output";
   testing::create_topic(config.bootstrap, output, kPartitions);
   bench::TempDir state("streams");
   Clock::time_point first{};
   double cpu_first = 0;
-  streams::StreamProcessor processor(processor_options(config, application, input, state.path()),
-                                     count_into(output, [&](const kafka::ConsumedRecord&) {
+  auto options = processor_options(config, application, input, state.path());
+  options.guarantee = guarantee;
+  streams::StreamProcessor processor(options, count_into(output, [&](const kafka::ConsumedRecord&) {
                                        if (first == Clock::time_point{}) {
                                          first = Clock::now();
                                          cpu_first = cpu_seconds();
@@ -182,6 +186,142 @@ Throughput ours_throughput(const Config& config, const std::string& input, int r
   const double seconds = std::chrono::duration<double>(Clock::now() - first).count();
   const double cpu = cpu_seconds() - cpu_first;
   processor.close();
+  return {seconds, records / seconds, cpu * 1e9 / records};
+}
+
+// The floor of the same work: what the per-key count costs without exactly-once and without a
+// store, on the same broker and librdkafka. One librdkafka consumer (batched reads, as
+// StreamProcessor's fetch path) and one idempotent producer; the count in a hash map per
+// partition; per record the output record, and at each commit interval one changelog record per
+// key changed since the last (version byte + count, as StreamProcessor's changelog), then a flush
+// and the offsets' commit: at-least-once, as a hand-written consumer would do it.
+rd_kafka_t* floor_client(rd_kafka_type_t type, const std::map<std::string, std::string>& settings) {
+  rd_kafka_conf_t* conf = rd_kafka_conf_new();
+  char error[512];
+  for (const auto& [name, value] : settings) {
+    if (rd_kafka_conf_set(conf, name.c_str(), value.c_str(), error, sizeof error) != RD_KAFKA_CONF_OK)
+      throw std::runtime_error("floor: " + name + ": " + error);
+  }
+  rd_kafka_t* rk = rd_kafka_new(type, conf, error, sizeof error);
+  if (rk == nullptr) throw std::runtime_error(std::string("floor: ") + error);
+  return rk;
+}
+
+Throughput floor_throughput(const Config& config, const std::string& input, int records) {
+  const std::string application = testing::unique_name("bench-floor");
+  const std::string output = application + "-output";
+  const std::string changelog = application + "-counts-changelog";
+  testing::create_topic(config.bootstrap, output, kPartitions);
+  testing::create_topic(config.bootstrap, changelog, kPartitions);
+  rd_kafka_t* consumer =
+      floor_client(RD_KAFKA_CONSUMER, {{"bootstrap.servers", config.bootstrap},
+                                       {"group.id", application},
+                                       {"auto.offset.reset", "earliest"},
+                                       {"enable.auto.commit", "false"},
+                                       {"enable.partition.eof", "false"},
+                                       {"session.timeout.ms", std::to_string(kSessionTimeoutMs)},
+                                       {"log_level", "3"}});
+  rd_kafka_t* producer = floor_client(
+      RD_KAFKA_PRODUCER,
+      {{"bootstrap.servers", config.bootstrap}, {"enable.idempotence", "true"}, {"log_level", "3"}});
+  rd_kafka_poll_set_consumer(consumer);
+  rd_kafka_topic_partition_list_t* topics = rd_kafka_topic_partition_list_new(1);
+  rd_kafka_topic_partition_list_add(topics, input.c_str(), RD_KAFKA_PARTITION_UA);
+  rd_kafka_subscribe(consumer, topics);
+  rd_kafka_topic_partition_list_destroy(topics);
+  rd_kafka_queue_t* queue = rd_kafka_queue_get_consumer(consumer);
+
+  // Per partition: key -> (count, changed since the last commit), found without building a string;
+  // the changed keys in a list of their own, each once.
+  struct Count {
+    std::int64_t value = 0;
+    bool dirty = false;
+  };
+  struct Hash {
+    using is_transparent = void;
+    std::size_t operator()(std::string_view key) const noexcept { return std::hash<std::string_view>{}(key); }
+  };
+  std::vector<std::unordered_map<std::string, Count, Hash, std::equal_to<>>> counts(kPartitions);
+  std::vector<std::vector<std::pair<const std::string, Count>*>> dirty(kPartitions);
+  std::vector<std::int64_t> next(kPartitions, -1);
+  std::vector<rd_kafka_message_t*> batch(500);
+  auto produce = [&](const std::string& topic, std::int32_t partition, std::string_view key,
+                     const char* value, std::size_t size) {
+    while (rd_kafka_producev(producer, RD_KAFKA_V_TOPIC(topic.c_str()), RD_KAFKA_V_PARTITION(partition),
+                             RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY), RD_KAFKA_V_KEY(key.data(), key.size()),
+                             RD_KAFKA_V_VALUE(const_cast<char*>(value), size),
+                             RD_KAFKA_V_END) == RD_KAFKA_RESP_ERR__QUEUE_FULL)
+      rd_kafka_poll(producer, 1);
+  };
+  auto put_be64 = [](char* out, std::int64_t value) {
+    for (int i = 0; i < 8; ++i) out[i] = static_cast<char>((value >> (56 - 8 * i)) & 0xff);
+  };
+  auto commit = [&] {
+    char value[9] = {1};  // the changelog's version byte, then the count
+    for (int p = 0; p < kPartitions; ++p) {
+      for (auto* entry : dirty[static_cast<std::size_t>(p)]) {
+        put_be64(value + 1, entry->second.value);
+        produce(changelog, p, entry->first, value, sizeof value);
+        entry->second.dirty = false;
+      }
+      dirty[static_cast<std::size_t>(p)].clear();
+    }
+    if (rd_kafka_flush(producer, 60'000) != RD_KAFKA_RESP_ERR_NO_ERROR)
+      throw std::runtime_error("floor: flush timed out");
+    rd_kafka_topic_partition_list_t* offsets = rd_kafka_topic_partition_list_new(kPartitions);
+    for (int p = 0; p < kPartitions; ++p) {
+      if (next[static_cast<std::size_t>(p)] >= 0)
+        rd_kafka_topic_partition_list_add(offsets, input.c_str(), p)->offset =
+            next[static_cast<std::size_t>(p)];
+    }
+    if (offsets->cnt > 0) rd_kafka_commit(consumer, offsets, 1);
+    rd_kafka_topic_partition_list_destroy(offsets);
+  };
+
+  Clock::time_point first{};
+  double cpu_first = 0;
+  int seen = 0;
+  auto last_commit = Clock::now();
+  const auto deadline = Clock::now() + std::chrono::minutes(10);
+  while (seen < records) {
+    if (Clock::now() > deadline) throw std::runtime_error("floor: throughput run timed out");
+    const ssize_t n = rd_kafka_consume_batch_queue(queue, 100, batch.data(), batch.size());
+    for (ssize_t i = 0; i < n; ++i) {
+      rd_kafka_message_t* message = batch[static_cast<std::size_t>(i)];
+      if (message->err == RD_KAFKA_RESP_ERR_NO_ERROR) {
+        if (first == Clock::time_point{}) {
+          first = Clock::now();
+          cpu_first = cpu_seconds();
+        }
+        const auto p = static_cast<std::size_t>(message->partition);
+        const std::string_view key(static_cast<const char*>(message->key), message->key_len);
+        auto found = counts[p].find(key);
+        if (found == counts[p].end()) found = counts[p].emplace(std::string(key), Count{}).first;
+        char out[8];
+        put_be64(out, ++found->second.value);
+        produce(output, message->partition, key, out, sizeof out);
+        if (!found->second.dirty) {
+          found->second.dirty = true;
+          dirty[p].push_back(&*found);
+        }
+        next[p] = message->offset + 1;
+        ++seen;
+      }
+      rd_kafka_message_destroy(message);
+    }
+    rd_kafka_poll(producer, 0);
+    if (Clock::now() - last_commit >= std::chrono::milliseconds(kCommitIntervalMs)) {
+      commit();
+      last_commit = Clock::now();
+    }
+  }
+  const double seconds = std::chrono::duration<double>(Clock::now() - first).count();
+  const double cpu = cpu_seconds() - cpu_first;
+  commit();
+  rd_kafka_queue_destroy(queue);
+  rd_kafka_consumer_close(consumer);
+  rd_kafka_destroy(consumer);
+  rd_kafka_destroy(producer);
   return {seconds, records / seconds, cpu * 1e9 / records};
 }
 
@@ -444,13 +584,25 @@ int run(const Config& config) {
     // 1. Throughput and CPU per record, alternating ours and the peer on one input.
     const std::string input = testing::unique_name("bench-streams-input");
     make_input(config, input, kPartitions, config.records, kKeys, 6);
-    std::vector<double> ours_rate, ours_cpu, peer_rate, peer_cpu;
+    std::vector<double> ours_rate, ours_cpu, peer_rate, peer_cpu, floor_rate, floor_cpu, alo_rate, alo_cpu;
+    auto report = [](const char* who, const Throughput& run) {
+      std::cout << who << ": " << fmt(run.records_per_second) << " records/s, " << fmt(run.cpu_ns_per_record)
+                << " ns CPU/record" << std::endl;
+    };
     for (int r = 0; r < config.repetitions; ++r) {
       const Throughput ours = ours_throughput(config, input, config.records);
-      std::cout << "ours: " << fmt(ours.records_per_second) << " records/s, " << fmt(ours.cpu_ns_per_record)
-                << " ns CPU/record" << std::endl;
+      report("ours", ours);
       ours_rate.push_back(ours.records_per_second);
       ours_cpu.push_back(ours.cpu_ns_per_record);
+      const Throughput floor = floor_throughput(config, input, config.records);
+      report("floor (at-least-once, no store)", floor);
+      floor_rate.push_back(floor.records_per_second);
+      floor_cpu.push_back(floor.cpu_ns_per_record);
+      const Throughput alo =
+          ours_throughput(config, input, config.records, streams::ProcessingGuarantee::AtLeastOnce);
+      report("ours at-least-once", alo);
+      alo_rate.push_back(alo.records_per_second);
+      alo_cpu.push_back(alo.cpu_ns_per_record);
       if (peer) {
         const std::string application = testing::unique_name("bench-ks");
         testing::create_topic(config.bootstrap, application + "-output", kPartitions);
@@ -462,6 +614,17 @@ int run(const Config& config) {
         peer_rate.push_back(field(fields, "records_per_s"));
         peer_cpu.push_back(field(fields, "cpu_ns_per_record"));
       }
+    }
+    {
+      const double rate_ratio = median_of(ours_rate) / median_of(floor_rate);
+      const double cpu_ratio = median_of(floor_cpu) / median_of(ours_cpu);
+      summary.add(Result{"EOS throughput records/s vs its floor (at-least-once, no store)",
+                         fmt(median_of(ours_rate)), fmt(median_of(floor_rate)), fmt(rate_ratio) + "x",
+                         ">= 0.8x", met(rate_ratio >= 0.8)});
+      summary.add(Result{"EOS CPU ns/record vs the floor's (floor/ours)", fmt(median_of(ours_cpu)),
+                         fmt(median_of(floor_cpu)), fmt(cpu_ratio) + "x"});
+      summary.add(Result{"at-least-once StreamProcessor records/s vs the floor", fmt(median_of(alo_rate)),
+                         fmt(median_of(floor_rate)), fmt(median_of(alo_rate) / median_of(floor_rate)) + "x"});
     }
     const std::string size = std::to_string(config.records) + " records";
     if (peer) {
