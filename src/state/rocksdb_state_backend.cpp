@@ -29,6 +29,8 @@ rocksdb::Slice to_slice(std::string_view bytes) { return {bytes.data(), bytes.si
 
 // Where load_sorted() writes its table files before their ingestion.
 constexpr const char* kBulkLoadDir = "bulk-load";
+// RocksDB raises a smaller write_buffer_size to this silently; the options refuse it instead.
+constexpr std::size_t kMinWriteBufferBytes = std::size_t{64} << 10;
 
 [[noreturn]] void throw_status(const rocksdb::Status& status, const std::string& context) {
   const auto kind = status.IsCorruption() ? ErrorKind::Corruption : ErrorKind::Storage;
@@ -105,6 +107,12 @@ void prepare_directory(const fs::path& dir, const RocksDbOptions& options) {
 class Database {
  public:
   Database(fs::path dir, const RocksDbOptions& options) : path_(std::move(dir)) {
+    if (options.write_buffer_bytes != 0 && options.write_buffer_bytes < kMinWriteBufferBytes) {
+      throw StateError(ErrorKind::InvalidArgument,
+                       "RocksDbOptions::write_buffer_bytes " + std::to_string(options.write_buffer_bytes) +
+                           " is below RocksDB's smallest memtable (" + std::to_string(kMinWriteBufferBytes) +
+                           " bytes); 0 keeps RocksDB's default");
+    }
     RocksDbOptions effective = options;
     if (options.read_only) effective.create_if_missing = false;
     prepare_directory(path_, effective);
@@ -114,6 +122,7 @@ class Database {
     // batches (each switching to a fresh memtable, see fresh_memtable_min_batch) does not stall
     // writers behind the flushes. RocksDB's default is 2.
     db_options.max_write_buffer_number = 4;
+    if (options.write_buffer_bytes != 0) db_options.write_buffer_size = options.write_buffer_bytes;
     // RocksDB's warnings and errors go to our log sink, not to a LOG file on the data's
     // filesystem (see rocksdb_logger.hpp: a full disk must not abort the process).
     db_options.info_log = std::make_shared<internal::RocksDbLogger>(path_.string());

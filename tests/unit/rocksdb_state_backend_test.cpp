@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <optional>
@@ -351,6 +352,50 @@ TEST_F(RocksDbStateBackendTest, LargeBatchesIntoAFreshMemtableKeepEveryValueAndS
   EXPECT_EQ(reopened.count(), 301u);
   EXPECT_EQ(reopened.get("k0"), "v2b");
   EXPECT_EQ(reopened.get("before"), "kept");
+}
+
+// What a crash leaves to replay on the next open is the write-ahead log since the last flush: the
+// memtable size bounds it. With RocksDB's default (64 MiB) the 16 MiB written here stay in the log.
+TEST_F(RocksDbStateBackendTest, TheLogACrashLeavesToReplayIsBoundedByTheMemtableSize) {
+  RocksDbOptions options;
+  options.write_buffer_bytes = std::size_t{1} << 20;
+  options.fresh_memtable_min_batch = 0;
+  RocksDbStateBackend backend(db_path(), options);
+  const std::string value(1000, 'v');
+  for (int batch = 0; batch < 16; ++batch) {
+    std::vector<std::string> keys;
+    for (int i = 0; i < 1000; ++i) keys.push_back("k" + std::to_string(batch * 1000 + i));
+    std::vector<StateBackend::PutView> puts;
+    for (const auto& key : keys) puts.emplace_back(key, value);
+    backend.write_puts(puts);
+  }
+  const auto log_bytes = [&] {
+    std::uintmax_t total = 0;
+    for (const auto& entry : std::filesystem::directory_iterator(db_path())) {
+      if (entry.path().extension() == ".log") total += entry.file_size();
+    }
+    return total;
+  };
+  // Flushes run in the background: a log goes once its memtable is in a table file.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (log_bytes() > (std::uintmax_t{6} << 20) && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  EXPECT_LE(log_bytes(), std::uintmax_t{6} << 20) << "of 16 MiB written with 1 MiB memtables";
+  EXPECT_EQ(backend.count(), 16'000u);
+  EXPECT_EQ(backend.get("k15999"), value);
+}
+
+TEST_F(RocksDbStateBackendTest, RefusesAMemtableSmallerThanRocksDbsSmallestNamingTheValue) {
+  RocksDbOptions options;
+  options.write_buffer_bytes = 1000;
+  try {
+    RocksDbStateBackend backend(db_path(), options);
+    FAIL() << "a 1000-byte memtable was accepted";
+  } catch (const StateError& error) {
+    EXPECT_EQ(error.kind(), ErrorKind::InvalidArgument);
+    EXPECT_NE(std::string(error.what()).find("write_buffer_bytes 1000"), std::string::npos) << error.what();
+  }
+  EXPECT_FALSE(std::filesystem::exists(db_path())) << "a refused option created the directory";
 }
 
 // Writes and scans pause RocksDB's default perf counting on the calling thread; a level the
