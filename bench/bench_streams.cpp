@@ -12,8 +12,15 @@
 // The Kafka Streams side is bench/kafka-streams-peer (built by its build.sh, which prints the
 // command line to run it; pass it with --peer "CMD" or PROCESSOR_STREAMS_PEER).
 //
-//   bench_streams [--smoke] [--records N] [--restore-keys N] [--repetitions N] [--no-failover]
-//                 [--failover-only] [--peer CMD]      (KAFKA_BOOTSTRAP: the broker; required)
+//   4. crash restart: one instance with a store of --crash-keys keys, SIGKILLed mid-stream and
+//      started again at once on the same state directory, with and without static membership:
+//      time from the restart to the first committed output record (and until every partition had
+//      one), and records restored. BENCH_MEMBER_TRACE=1: members log at Info with epoch-ms times.
+//
+//   bench_streams [--smoke] [--records N] [--restore-keys N] [--crash-keys N] [--repetitions N]
+//                 [--no-failover] [--no-crash-restart] [--failover-only] [--crash-restart-only]
+//                 [--peer CMD]
+//                 (KAFKA_BOOTSTRAP: the broker; required)
 //
 // Prints the bench_common summary table and RESULT lines for scripts/bench.sh. Exit 1 when a run
 // fails (never because a target is missed).
@@ -65,9 +72,12 @@ struct Config {
   std::string peer;
   int records = 1'000'000;
   int restore_keys = 1'000'000;
+  int crash_keys = 1'000'000;  // the store of the crash-restart measure
+  bool crash_restart = true;
   int repetitions = 3;
   bool failover = true;
   bool failover_only = false;  // --failover-only: measure 3 alone
+  bool crash_only = false;     // --crash-restart-only: measure 4 alone
   bool smoke = false;
 };
 
@@ -395,6 +405,13 @@ Restore ours_restore(const Config& config, const std::string& input, int records
     if (Clock::now() > deadline) throw std::runtime_error("ours: restoration timed out");
     processor.poll();
   }
+  if (std::getenv("BENCH_RESTORE_TIMES")) {
+    timespec now{};
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    std::printf("restore monotonic %.3f,%.3f\n",
+                now.tv_sec + now.tv_nsec / 1e9 - std::chrono::duration<double>(done->elapsed).count(),
+                now.tv_sec + now.tv_nsec / 1e9);
+  }
   return {std::chrono::duration<double>(done->elapsed).count(), done->records, done->bytes};
 }
 
@@ -404,14 +421,29 @@ Restore ours_restore(const Config& config, const std::string& input, int records
 //   first <partition> <epoch ms> the first record processed from it since
 int member_main(const std::map<std::string, std::string>& args) {
   set_log_level(LogLevel::Warning);
+  if (std::getenv("BENCH_MEMBER_TRACE") != nullptr) {
+    set_log_level(LogLevel::Info);
+    set_log_sink([](LogLevel, std::string_view component, std::string_view message) {
+      std::fprintf(stderr, "%lld [%.*s] %.*s\n", static_cast<long long>(epoch_ms()),
+                   static_cast<int>(component.size()), component.data(), static_cast<int>(message.size()),
+                   message.data());
+    });
+    std::fprintf(stderr, "%lld member starts\n", static_cast<long long>(epoch_ms()));
+  }
   Config config;
   config.bootstrap = args.at("bootstrap");
   std::set<std::int32_t> waiting;  // active, no record yet
+  auto options = processor_options(config, args.at("application"), args.at("input"), args.at("state-dir"),
+                                   args.count("group-protocol") ? args.at("group-protocol") : "classic",
+                                   args.count("standby") ? std::stoi(args.at("standby")) : 0);
+  if (args.count("instance-id")) options.properties["group.instance.id"] = args.at("instance-id");
+  options.on_restore_progress = [](const streams::RestoreProgress& progress) {
+    if (!progress.done) return;
+    std::printf("restored %d %llu\n", progress.partition, static_cast<unsigned long long>(progress.records));
+    std::fflush(stdout);
+  };
   streams::StreamProcessor processor(
-      processor_options(config, args.at("application"), args.at("input"), args.at("state-dir"),
-                        args.count("group-protocol") ? args.at("group-protocol") : "classic",
-                        args.count("standby") ? std::stoi(args.at("standby")) : 0),
-      count_into(args.at("output"), [&](const kafka::ConsumedRecord& record) {
+      std::move(options), count_into(args.at("output"), [&](const kafka::ConsumedRecord& record) {
         if (waiting.erase(record.partition) > 0) {
           std::printf("first %d %lld\n", record.partition, static_cast<long long>(epoch_ms()));
           std::fflush(stdout);
@@ -442,20 +474,35 @@ int member_main(const std::map<std::string, std::string>& args) {
 
 struct Member {
   pid_t pid = -1;
+  int stdin_fd = -1;  // held open: the Kafka Streams member stops when its stdin closes
   std::thread reader;
   std::mutex mutex;
   std::set<int> active;
   std::map<int, std::int64_t> first;  // partition -> epoch ms of the first record since active
+  std::uint64_t restored = 0;         // records restored from changelogs, over all partitions
 };
 
+// Starts `args` (args[0] the program: this binary when it is "bench_streams", else run by
+// /bin/sh -c "exec ...", so that a signal reaches the program itself) with stdout read into
+// `member`.
 void spawn_member(Member& member, const std::vector<std::string>& args) {
   int out[2];
-  if (::pipe(out) != 0) throw std::runtime_error("pipe failed");
+  int input_pipe[2];
+  if (::pipe(out) != 0 || ::pipe(input_pipe) != 0) throw std::runtime_error("pipe failed");
+  std::string shell_command = "exec";
+  for (const auto& arg : args) shell_command += " " + arg;
   member.pid = ::fork();
   if (member.pid == 0) {
     ::dup2(out[1], 1);
+    ::dup2(input_pipe[0], 0);
     ::close(out[0]);
     ::close(out[1]);
+    ::close(input_pipe[0]);
+    ::close(input_pipe[1]);
+    if (args[0] != "bench_streams") {
+      ::execl("/bin/sh", "sh", "-c", shell_command.c_str(), static_cast<char*>(nullptr));
+      ::_exit(127);
+    }
     std::vector<char*> argv;
     for (const auto& arg : args) argv.push_back(const_cast<char*>(arg.c_str()));
     argv.push_back(nullptr);
@@ -463,6 +510,8 @@ void spawn_member(Member& member, const std::vector<std::string>& args) {
     ::_exit(127);
   }
   ::close(out[1]);
+  ::close(input_pipe[0]);
+  member.stdin_fd = input_pipe[1];
   member.reader = std::thread([&member, fd = out[0]] {
     FILE* in = ::fdopen(fd, "r");
     char line[256];
@@ -478,10 +527,27 @@ void spawn_member(Member& member, const std::vector<std::string>& args) {
         member.first.erase(partition);
       } else if (std::sscanf(line, "first %d %lld", &partition, &at) == 2) {
         member.first[partition] = at;
+      } else if (std::sscanf(line, "restored %d %lld", &partition, &at) == 2 ||
+                 std::sscanf(line, "RESTORED %d %lld", &partition, &at) == 2) {
+        member.restored += static_cast<std::uint64_t>(at);
       }
     }
     std::fclose(in);
   });
+}
+
+// SIGKILL, then the reader drained; nothing of the member is left.
+void kill_member(Member& member) {
+  if (member.pid > 0) {
+    ::kill(member.pid, SIGKILL);
+    ::waitpid(member.pid, nullptr, 0);
+    member.pid = -1;
+  }
+  if (member.stdin_fd >= 0) {
+    ::close(member.stdin_fd);
+    member.stdin_fd = -1;
+  }
+  if (member.reader.joinable()) member.reader.join();
 }
 
 struct Failover {
@@ -514,13 +580,7 @@ Failover ours_failover(const Config& config, const std::string& group_protocol, 
     std::atomic<bool>& producing;
     std::thread& producer;
     ~Cleanup() {
-      for (int m = 0; m < 2; ++m) {
-        if (members[m].pid > 0) {
-          ::kill(members[m].pid, SIGKILL);
-          ::waitpid(members[m].pid, nullptr, 0);
-        }
-        if (members[m].reader.joinable()) members[m].reader.join();
-      }
+      for (int m = 0; m < 2; ++m) kill_member(members[m]);
       producing = false;
       if (producer.joinable()) producer.join();
     }
@@ -572,6 +632,218 @@ Failover ours_failover(const Config& config, const std::string& group_protocol, 
   return result;
 }
 
+// ---- Crash restart: one instance, SIGKILLed mid-stream and started again at once on the same
+// state directory. Timed from the restart to the first output record a read_committed reader
+// sees above what was committed before it: output of the new incarnation only (the killed one's
+// open transaction is aborted, never committed).
+
+// Reads the output topic read_committed from its start, in a thread of its own.
+class OutputWatch {
+ public:
+  OutputWatch(const std::string& bootstrap, const std::string& topic, int partitions)
+      : topic_(topic), partitions_(partitions) {
+    rk_ = floor_client(RD_KAFKA_CONSUMER, {{"bootstrap.servers", bootstrap},
+                                           {"group.id", topic + "-watch"},
+                                           {"isolation.level", "read_committed"},
+                                           {"fetch.wait.max.ms", "10"},
+                                           {"enable.partition.eof", "false"},
+                                           {"log_level", "3"}});
+    rd_kafka_topic_partition_list_t* assignment = rd_kafka_topic_partition_list_new(partitions);
+    for (int p = 0; p < partitions; ++p)
+      rd_kafka_topic_partition_list_add(assignment, topic.c_str(), p)->offset = RD_KAFKA_OFFSET_BEGINNING;
+    rd_kafka_assign(rk_, assignment);
+    rd_kafka_topic_partition_list_destroy(assignment);
+    thread_ = std::thread([this] { run(); });
+  }
+  ~OutputWatch() {
+    stop_ = true;
+    thread_.join();
+    rd_kafka_consumer_close(rk_);
+    rd_kafka_destroy(rk_);
+  }
+  OutputWatch(const OutputWatch&) = delete;
+  OutputWatch& operator=(const OutputWatch&) = delete;
+
+  std::uint64_t records() const { return records_; }
+
+  // From now on, the first record at or above each partition's last stable offset counts.
+  void mark() {
+    rd_kafka_topic_partition_list_t* ends = rd_kafka_topic_partition_list_new(partitions_);
+    for (int p = 0; p < partitions_; ++p)
+      rd_kafka_topic_partition_list_add(ends, topic_.c_str(), p)->offset = -1;
+    const auto error = rd_kafka_offsets_for_times(rk_, ends, 10'000);
+    if (error != RD_KAFKA_RESP_ERR_NO_ERROR) {
+      rd_kafka_topic_partition_list_destroy(ends);
+      throw std::runtime_error(std::string("output watch: ") + rd_kafka_err2str(error));
+    }
+    std::lock_guard<std::mutex> lock(mutex_);
+    thresholds_.assign(static_cast<std::size_t>(partitions_), 0);
+    for (int i = 0; i < ends->cnt; ++i)
+      thresholds_[static_cast<std::size_t>(ends->elems[i].partition)] = ends->elems[i].offset;
+    first_.clear();
+    rd_kafka_topic_partition_list_destroy(ends);
+  }
+
+  // When the first record after the mark arrived: of any partition, and once every partition had one.
+  std::optional<Clock::time_point> first_after_mark() const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (first_.empty()) return std::nullopt;
+    return std::min_element(first_.begin(), first_.end(), by_time)->second;
+  }
+  std::optional<Clock::time_point> every_partition_after_mark() const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (first_.size() < static_cast<std::size_t>(partitions_)) return std::nullopt;
+    return std::max_element(first_.begin(), first_.end(), by_time)->second;
+  }
+
+ private:
+  void run() {
+    rd_kafka_queue_t* queue = rd_kafka_queue_get_consumer(rk_);
+    std::vector<rd_kafka_message_t*> batch(1000);
+    while (!stop_) {
+      const ssize_t n = rd_kafka_consume_batch_queue(queue, 50, batch.data(), batch.size());
+      const auto now = Clock::now();
+      std::lock_guard<std::mutex> lock(mutex_);
+      for (ssize_t i = 0; i < n; ++i) {
+        const rd_kafka_message_t* message = batch[static_cast<std::size_t>(i)];
+        if (message->err == RD_KAFKA_RESP_ERR_NO_ERROR) {
+          ++records_;
+          if (!thresholds_.empty() &&
+              message->offset >= thresholds_[static_cast<std::size_t>(message->partition)])
+            first_.try_emplace(message->partition, now);
+        }
+        rd_kafka_message_destroy(batch[static_cast<std::size_t>(i)]);
+      }
+    }
+    rd_kafka_queue_destroy(queue);
+  }
+
+  std::string topic_;
+  int partitions_;
+  rd_kafka_t* rk_ = nullptr;
+  std::thread thread_;
+  std::atomic<bool> stop_{false};
+  std::atomic<std::uint64_t> records_{0};
+  mutable std::mutex mutex_;
+  std::vector<std::int64_t> thresholds_;
+  std::map<std::int32_t, Clock::time_point> first_;  // partition -> its first record after the mark
+  static bool by_time(const std::pair<const std::int32_t, Clock::time_point>& a,
+                      const std::pair<const std::int32_t, Clock::time_point>& b) {
+    return a.second < b.second;
+  }
+};
+
+struct CrashRestart {
+  double seconds = 0;          // restart to the first committed output
+  double every_seconds = 0;    // restart until every partition had committed output
+  std::uint64_t restored = 0;  // records the restarted instance restored
+};
+
+// `peer`: Kafka Streams' member (its failover-member mode) instead of ours. `protocol`: "classic"
+// or "consumer" (ours only). `static_member`: group.instance.id set, the same in both incarnations.
+CrashRestart crash_restart(const Config& config, bool peer, const std::string& protocol, bool static_member) {
+  const std::string application = testing::unique_name(peer ? "bench-ks-crash" : "bench-ours-crash");
+  const std::string input = application + "-input";
+  const std::string output = application + "-output";
+  const int keys = config.crash_keys;
+  make_input(config, input, kPartitions, keys, keys, 8);
+  testing::create_topic(config.bootstrap, output, kPartitions);
+  bench::TempDir state("streams-crash");
+  std::atomic<bool> producing{true};
+  std::thread producer([&] {
+    testing::Producer p(config.bootstrap);
+    std::mt19937 random(5);
+    while (producing) {
+      for (int k = 0; k < 20; ++k) {
+        const int key = std::uniform_int_distribution<int>(0, keys - 1)(random);
+        p.send(input, key % kPartitions, key_of(key, 8), "v");
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));  // ~2,000 records/s
+    }
+    p.flush();
+  });
+  Member incarnations[2];
+  struct Cleanup {
+    Member* members;
+    std::atomic<bool>& producing;
+    std::thread& producer;
+    ~Cleanup() {
+      for (int m = 0; m < 2; ++m) kill_member(members[m]);
+      producing = false;
+      if (producer.joinable()) producer.join();
+    }
+  } cleanup{incarnations, producing, producer};
+  OutputWatch watch(config.bootstrap, output, kPartitions);
+  std::vector<std::string> args;
+  if (peer) {
+    args = {config.peer,
+            "failover-member",
+            "--bootstrap",
+            config.bootstrap,
+            "--application-id",
+            application,
+            "--input",
+            input,
+            "--output",
+            output,
+            "--state-dir",
+            state.path().string(),
+            "--commit-interval-ms",
+            std::to_string(kCommitIntervalMs),
+            "--session-timeout-ms",
+            std::to_string(kSessionTimeoutMs),
+            "--transaction-timeout-ms",
+            std::to_string(kTransactionTimeoutMs)};
+  } else {
+    args = {"bench_streams",    "--member",  "--bootstrap", config.bootstrap,
+            "--application",    application, "--input",     input,
+            "--output",         output,      "--state-dir", state.path().string(),
+            "--group-protocol", protocol};
+  }
+  if (static_member) {
+    args.push_back("--instance-id");
+    args.push_back(application + "-member");
+  }
+  spawn_member(incarnations[0], args);
+  const auto deadline = Clock::now() + std::chrono::minutes(5);
+  while (watch.records() < static_cast<std::uint64_t>(keys)) {
+    if (Clock::now() > deadline) throw std::runtime_error(application + ": the input was never processed");
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  std::this_thread::sleep_for(std::chrono::seconds(2));  // mid-stream: the trickle flows
+  kill_member(incarnations[0]);
+  // A commit whose request left before the kill lands within milliseconds; what is committed
+  // after the mark is the new incarnation's.
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  watch.mark();
+  const auto restarted = Clock::now();
+  if (std::getenv("BENCH_MEMBER_TRACE") != nullptr)
+    std::fprintf(stderr, "%lld restarting %s\n", static_cast<long long>(epoch_ms()), application.c_str());
+  spawn_member(incarnations[1], args);
+  const auto wait_until = Clock::now() + std::chrono::minutes(3);
+  std::optional<Clock::time_point> first;
+  while (!(first = watch.first_after_mark())) {
+    if (Clock::now() > wait_until) throw std::runtime_error(application + ": no output after the restart");
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  CrashRestart result;
+  result.seconds = std::chrono::duration<double>(*first - restarted).count();
+  // Kafka Streams processes a partition as soon as it is restored, while others restore.
+  std::optional<Clock::time_point> every;
+  while (!(every = watch.every_partition_after_mark())) {
+    if (Clock::now() > wait_until)
+      throw std::runtime_error(application + ": a partition had no output after the restart");
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  result.every_seconds = std::chrono::duration<double>(*every - restarted).count();
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));  // the last restore reports
+  {
+    std::lock_guard<std::mutex> lock(incarnations[1].mutex);
+    result.restored = incarnations[1].restored;
+  }
+  return result;
+}
+
 double median_of(std::vector<double> values) { return bench::median(std::move(values)); }
 
 int run(const Config& config) {
@@ -580,7 +852,7 @@ int run(const Config& config) {
   const bool peer = !config.peer.empty();
   if (!peer) summary.note("no Kafka Streams peer (--peer or PROCESSOR_STREAMS_PEER): ours only");
 
-  if (!config.failover_only) {
+  if (!config.failover_only && !config.crash_only) {
     // 1. Throughput and CPU per record, alternating ours and the peer on one input.
     const std::string input = testing::unique_name("bench-streams-input");
     make_input(config, input, kPartitions, config.records, kKeys, 6);
@@ -666,6 +938,73 @@ int run(const Config& config) {
     }
   }
 
+  // 4. Crash restart on the same state directory, with and without static membership.
+  if (!config.failover_only && config.crash_restart) {
+    summary.note(
+        "crash restart under group.protocol=consumer with a static member is not measured: the coordinator "
+        "refuses the restarted member's instance id until the killed one's session expires "
+        "(UNRELEASED_INSTANCE_ID)");
+    struct Variant {
+      bool peer;
+      const char* protocol;
+      bool static_member;
+      std::vector<double> seconds;
+      std::vector<double> every_seconds;
+      std::vector<double> restored;
+    };
+    std::vector<Variant> variants;
+    for (const bool static_member : {false, true}) {
+      if (config.smoke && !static_member) continue;  // the smoke run skips the session timeouts
+      variants.push_back({false, "classic", static_member, {}, {}, {}});
+      // A static member killed under the consumer protocol stays in the group until its session
+      // expires, and the coordinator refuses its restart until then (UNRELEASED_INSTANCE_ID, fatal
+      // in librdkafka as in Kafka's Java consumer): not measured, see bench/README.
+      if (!config.smoke && !static_member) variants.push_back({false, "consumer", static_member, {}, {}, {}});
+      if (peer) variants.push_back({true, "classic", static_member, {}, {}, {}});
+    }
+    for (int r = 0; r < config.repetitions; ++r) {
+      for (auto& variant : variants) {
+        const CrashRestart run = crash_restart(config, variant.peer, variant.protocol, variant.static_member);
+        std::cout << (variant.peer ? "Kafka Streams" : "ours") << " (" << variant.protocol
+                  << (variant.static_member ? ", static member" : ", dynamic member")
+                  << "): crash restart to first committed output " << fmt(run.seconds)
+                  << " s, every partition's " << fmt(run.every_seconds) << " s, restored " << run.restored
+                  << " records" << std::endl;
+        variant.seconds.push_back(run.seconds);
+        variant.every_seconds.push_back(run.every_seconds);
+        variant.restored.push_back(static_cast<double>(run.restored));
+      }
+    }
+    const std::string keys = std::to_string(config.crash_keys) + " keys";
+    for (const auto& variant : variants) {
+      if (variant.peer) continue;
+      const std::string name = "crash restart s to first committed output (" + keys + ", " +
+                               variant.protocol +
+                               (variant.static_member ? ", static member" : ", dynamic member") + ")";
+      const double ours_seconds = median_of(variant.seconds);
+      const auto anchor = std::find_if(variants.begin(), variants.end(), [&](const Variant& other) {
+        return other.peer && other.static_member == variant.static_member &&
+               std::string(variant.protocol) == "classic";
+      });
+      const std::string every = "  until every partition's first committed output, s";
+      const std::string restored = "  records restored by that restart";
+      if (anchor == variants.end()) {
+        summary.add(Result{name, fmt(ours_seconds)});
+        summary.add(Result{every, fmt(median_of(variant.every_seconds))});
+        summary.add(Result{restored, fmt(median_of(variant.restored))});
+        continue;
+      }
+      const double peer_seconds = median_of(anchor->seconds);
+      summary.add(Result{name + " vs Kafka Streams", fmt(ours_seconds), fmt(peer_seconds),
+                         fmt(ours_seconds / peer_seconds) + "x", "<= 0.5x",
+                         met(ours_seconds <= 0.5 * peer_seconds)});
+      const double ours_every = median_of(variant.every_seconds);
+      const double peer_every = median_of(anchor->every_seconds);
+      summary.add(Result{every, fmt(ours_every), fmt(peer_every), fmt(ours_every / peer_every) + "x"});
+      summary.add(Result{restored, fmt(median_of(variant.restored)), fmt(median_of(anchor->restored))});
+    }
+  }
+
   // 3. Failover.
   if (config.failover) {
     const Failover ours_failover_result = ours_failover(config, "classic", 0);
@@ -722,6 +1061,11 @@ int main(int argc, char** argv) {
         config.smoke = true;
       } else if (arg == "--no-failover") {
         config.failover = false;
+      } else if (arg == "--no-crash-restart") {
+        config.crash_restart = false;
+      } else if (arg == "--crash-restart-only") {
+        config.crash_only = true;
+        config.failover = false;
       } else if (arg == "--failover-only") {
         config.failover_only = true;
       } else if (arg.rfind("--", 0) == 0 && i + 1 < argc) {
@@ -740,11 +1084,13 @@ int main(int argc, char** argv) {
     if (config.smoke) {
       config.records = 20'000;
       config.restore_keys = 20'000;
+      config.crash_keys = 20'000;
       config.repetitions = 1;
       config.failover = false;
     }
     if (args.count("records")) config.records = std::stoi(args["records"]);
     if (args.count("restore-keys")) config.restore_keys = std::stoi(args["restore-keys"]);
+    if (args.count("crash-keys")) config.crash_keys = std::stoi(args["crash-keys"]);
     if (args.count("repetitions")) config.repetitions = std::stoi(args["repetitions"]);
     return run(config);
   } catch (const std::exception& error) {

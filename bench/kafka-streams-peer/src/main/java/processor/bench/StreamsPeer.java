@@ -728,7 +728,7 @@ public final class StreamsPeer {
    * when its stdin closes (the parent stopped it or died).
    */
   static void failoverMember(Options o) throws Exception {
-    o.allow(concat(Common.NAMES, "input", "output"));
+    o.allow(concat(Common.NAMES, "input", "output", "instance-id"));
     Common c = Common.of(o);
     Path dir = stateDir(c);
     Map<Integer, Boolean> seen = new ConcurrentHashMap<>();
@@ -762,7 +762,29 @@ public final class StreamsPeer {
         }
       }
     };
-    App app = new App(topology(o.str("input"), o.str("output"), observer), streamsProps(c, dir));
+    Properties props = streamsProps(c, dir);
+    // Static membership (the crash-restart measure): the restarted member takes its own place back.
+    String instanceId = o.str("instance-id", "");
+    if (!instanceId.isEmpty()) {
+      props.put(StreamsConfig.consumerPrefix(ConsumerConfig.GROUP_INSTANCE_ID_CONFIG), instanceId);
+    }
+    App app = new App(topology(o.str("input"), o.str("output"), observer), props);
+    // RESTORED p n ms: a store partition restored n records from its changelog before processing.
+    app.streams.setGlobalStateRestoreListener(new StateRestoreListener() {
+      @Override
+      public void onRestoreStart(TopicPartition tp, String store, long start, long end) {}
+
+      @Override
+      public void onBatchRestored(TopicPartition tp, String store, long batchEnd, long count) {}
+
+      @Override
+      public void onRestoreEnd(TopicPartition tp, String store, long total) {
+        synchronized (lock) {
+          OUT.println("RESTORED " + tp.partition() + " " + total + " " + System.currentTimeMillis());
+          OUT.flush();
+        }
+      }
+    });
     app.streams.setStateListener((now, before) -> {
       app.state.set(now);
       long ms = System.currentTimeMillis();
