@@ -152,12 +152,6 @@ void StreamProcessor::Impl::open_state_and_clients() {
                                             "the stream processor's consumer");
   buffer = std::make_unique<kafka::internal::FetchBuffer>(consumer.get());
 
-  partitions =
-      internal::ensure_changelog_topics(consumer.get(), options.input_topic, changelogs,
-                                        options.changelog_replication_factor, options.request_timeout);
-  delivered.assign(options.stores.size(),
-                   std::vector<std::int64_t>(static_cast<std::size_t>(partitions), -1));
-
   producer_config =
       kafka::internal::properties_for(RD_KAFKA_PRODUCER, options.properties, options.producer_properties);
   producer_config["enable.idempotence"] = "true";
@@ -165,7 +159,18 @@ void StreamProcessor::Impl::open_state_and_clients() {
     producer_config["transactional.id"] = transactional_id;
     producer_config["transaction.timeout.ms"] = std::to_string(options.transaction_timeout.count());
   }
-  start_producer();
+  // The client before the changelog topics are checked, its transactions after: librdkafka looks
+  // for the transaction coordinator only once a broker connection is up, else again on a 500 ms
+  // timer, and a client created just before init_transactions() had none up yet (a first start
+  // spent 0.5-0.6 s there, 0.1 s now; the checks give the connection their 60-100 ms).
+  create_producer();
+  partitions =
+      internal::ensure_changelog_topics(consumer.get(), options.input_topic, changelogs,
+                                        options.changelog_replication_factor, options.request_timeout);
+  delivered.assign(options.stores.size(),
+                   std::vector<std::int64_t>(static_cast<std::size_t>(partitions), -1));
+
+  init_producer();
 
   kafka::KafkaProperties restore_config = kafka::internal::properties_for(
       RD_KAFKA_CONSUMER, options.properties, options.restore_consumer_properties);

@@ -37,11 +37,19 @@ void StreamProcessor::Impl::drop_open_transaction(bool rewind) {
 }
 
 void StreamProcessor::Impl::start_producer() {
+  create_producer();
+  init_producer();
+}
+
+void StreamProcessor::Impl::create_producer() {
   kafka::internal::ClientCallbacks callbacks;
   callbacks.opaque = this;
   callbacks.delivery = on_delivery;
   producer = kafka::internal::create_client(RD_KAFKA_PRODUCER, producer_config, callbacks,
                                             "the stream processor's producer");
+}
+
+void StreamProcessor::Impl::init_producer() {
   if (exactly_once()) {
     // Fences an older incarnation with this transactional.id and aborts its open transaction.
     kafka::internal::init_transactions(producer.get(), options.request_timeout,

@@ -285,6 +285,9 @@ struct StreamProcessor::Impl final : RecordContext, OutputSink {
   // Creates `producer` from producer_config and, exactly-once, initialises its transactions
   // (which fences an older producer of the same transactional.id and aborts its transaction).
   void start_producer();
+  // start_producer() in two steps: the client, then (exactly-once) its transactions' start.
+  void create_producer();
+  void init_producer();
   // start_producer(), or, when the coordinator cannot answer in time, no producer (null): false,
   // and poll() tries again. Throws StateError for any other failure.
   bool start_producer_or_wait();
