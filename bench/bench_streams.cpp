@@ -34,6 +34,7 @@
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
+#include <functional>
 #include <iostream>
 #include <map>
 #include <mutex>
@@ -550,6 +551,44 @@ void kill_member(Member& member) {
   if (member.reader.joinable()) member.reader.join();
 }
 
+// Writes about 2,000 records/s to `input` (key next_key(), `key_width` characters, on partition
+// key % kPartitions) from a thread of its own until destroyed: the load under which members die.
+class Trickle {
+ public:
+  Trickle(const std::string& bootstrap, const std::string& input, int key_width,
+          std::function<int()> next_key)
+      : thread_([this, bootstrap, input, key_width, next_key = std::move(next_key)] {
+          testing::Producer producer(bootstrap);
+          while (!stop_) {
+            for (int k = 0; k < 20; ++k) {
+              const int key = next_key();
+              producer.send(input, key % kPartitions, key_of(key, key_width), "v");
+            }
+            std::this_thread::sleep_for(std::chrono::milliseconds(10));
+          }
+          producer.flush();
+        }) {}
+  ~Trickle() {
+    stop_ = true;
+    thread_.join();
+  }
+  Trickle(const Trickle&) = delete;
+  Trickle& operator=(const Trickle&) = delete;
+
+ private:
+  std::atomic<bool> stop_{false};
+  std::thread thread_;
+};
+
+// The member processes of one measure: whatever happens, none outlives it (declared after the
+// Trickle, they are killed before it stops).
+struct Members {
+  Member list[2];
+  ~Members() {
+    for (Member& member : list) kill_member(member);
+  }
+};
+
 struct Failover {
   double first_seconds = 0;
   double last_seconds = 0;
@@ -563,28 +602,10 @@ Failover ours_failover(const Config& config, const std::string& group_protocol, 
   testing::create_topic(config.bootstrap, input, kPartitions);
   testing::create_topic(config.bootstrap, output, kPartitions);
   bench::TempDir state("streams-failover");
-  std::atomic<bool> producing{true};
-  std::thread producer([&] {
-    testing::Producer p(config.bootstrap);
-    int i = 0;
-    while (producing) {
-      for (int k = 0; k < 20; ++k, ++i) p.send(input, (i % kKeys) % kPartitions, key_of(i % kKeys, 6), "v");
-      std::this_thread::sleep_for(std::chrono::milliseconds(10));  // ~2,000 records/s
-    }
-    p.flush();
-  });
-  Member members[2];
-  // Whatever happens below, no member process or thread outlives this run.
-  struct Cleanup {
-    Member* members;
-    std::atomic<bool>& producing;
-    std::thread& producer;
-    ~Cleanup() {
-      for (int m = 0; m < 2; ++m) kill_member(members[m]);
-      producing = false;
-      if (producer.joinable()) producer.join();
-    }
-  } cleanup{members, producing, producer};
+  int next = 0;
+  const Trickle trickle(config.bootstrap, input, 6, [&next] { return next++ % kKeys; });
+  Members two;
+  Member* members = two.list;
   for (int m = 0; m < 2; ++m) {
     spawn_member(members[m], {"bench_streams", "--member", "--bootstrap", config.bootstrap, "--application",
                               application, "--input", input, "--output", output, "--state-dir",
@@ -749,30 +770,11 @@ CrashRestart crash_restart(const Config& config, bool peer, const std::string& p
   make_input(config, input, kPartitions, keys, keys, 8);
   testing::create_topic(config.bootstrap, output, kPartitions);
   bench::TempDir state("streams-crash");
-  std::atomic<bool> producing{true};
-  std::thread producer([&] {
-    testing::Producer p(config.bootstrap);
-    std::mt19937 random(5);
-    while (producing) {
-      for (int k = 0; k < 20; ++k) {
-        const int key = std::uniform_int_distribution<int>(0, keys - 1)(random);
-        p.send(input, key % kPartitions, key_of(key, 8), "v");
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(10));  // ~2,000 records/s
-    }
-    p.flush();
-  });
-  Member incarnations[2];
-  struct Cleanup {
-    Member* members;
-    std::atomic<bool>& producing;
-    std::thread& producer;
-    ~Cleanup() {
-      for (int m = 0; m < 2; ++m) kill_member(members[m]);
-      producing = false;
-      if (producer.joinable()) producer.join();
-    }
-  } cleanup{incarnations, producing, producer};
+  std::mt19937 random(5);
+  const Trickle trickle(config.bootstrap, input, 8,
+                        [&random, keys] { return std::uniform_int_distribution<int>(0, keys - 1)(random); });
+  Members two;
+  Member* incarnations = two.list;
   OutputWatch watch(config.bootstrap, output, kPartitions);
   std::vector<std::string> args;
   if (peer) {
