@@ -23,6 +23,7 @@
 #include <iostream>
 #include <memory>
 #include <optional>
+#include <random>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -129,11 +130,18 @@ class StorageFault : public ::testing::Test {
     backend_.reset();
   }
 
-  // Takes checkpoint `id` and completes it (commits its position to the store).
-  void take_checkpoint(std::uint64_t id, std::size_t state_size = 64) {
+  // Takes checkpoint `id` and completes it (commits its position to the store). `ballast`: bytes
+  // of incompressible state under a key of the checkpoint's own, so that the state grows.
+  void take_checkpoint(std::uint64_t id, std::size_t state_size = 64, std::size_t ballast = 0) {
     manager_->update_offset("orders", 0, position_of(id));
     state::WriteBatch operator_state;
     operator_state.put("state:orders", state_of(id, state_size));
+    if (ballast > 0) {
+      std::mt19937_64 random(id);
+      std::string bytes(ballast, '\0');
+      for (char& byte : bytes) byte = static_cast<char>(random());
+      operator_state.put("ballast:" + std::to_string(id), bytes);
+    }
     manager_->checkpoint(id, operator_state);
     manager_->notify_checkpoint_complete(id);
   }
@@ -212,12 +220,13 @@ class FullFilesystem : public StorageFault {
     ASSERT_TRUE(filler.flush()) << "the filler does not fit in the " << free << " free bytes";
   }
 
-  // Takes checkpoints of large operator state from `first_id` on until one fails, and returns
-  // the failure and the id that failed.
+  // Takes checkpoints of large and growing operator state from `first_id` on until one fails,
+  // and returns the failure and the id that failed. The state grows: one key rewritten fills the
+  // disk only while the write-ahead log outgrows it, and a small memtable's flushes keep it short.
   std::pair<StateError, std::uint64_t> checkpoint_until_full(std::uint64_t first_id) {
     for (std::uint64_t id = first_id; id < first_id + 64; ++id) {
       try {
-        take_checkpoint(id, 256 << 10);
+        take_checkpoint(id, 256 << 10, 256 << 10);
       } catch (const StateError& error) {
         return {error, id};
       }

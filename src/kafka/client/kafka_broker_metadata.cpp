@@ -2,6 +2,7 @@
 
 #include "kafka/client/kafka_client_impl.hpp"
 #include "kafka/group/start_offsets.hpp"
+#include "kafka/rdkafka/retry.hpp"
 #include "processor/error.hpp"
 
 namespace processor::kafka {
@@ -15,8 +16,11 @@ KafkaBrokerMetadata::KafkaBrokerMetadata(std::shared_ptr<KafkaClient> client,
 
 LogRange KafkaBrokerMetadata::log_range(const TopicPartition& tp) {
   validate_topic_partition(tp);
+  // Retriable answers (a leader moving, a request timed out, an answer without an offset) are
+  // asked again within the timeout, as librdkafka's watermark query did inside itself.
   internal::LogRange range;
-  if (auto failure = internal::try_log_range(client_->impl().rk(), tp, timeout_, &range)) throw *failure;
+  internal::with_retries(internal::RetryPolicy{timeout_},
+                         [&] { return internal::try_log_range(client_->impl().rk(), tp, timeout_, &range); });
   return LogRange{range.low, range.high};
 }
 
