@@ -117,11 +117,7 @@ bool StreamProcessor::Impl::replace_producer(const StateError& failure) {
                      code, false);
   }
   ++replacements_without_commit;
-  // A twin fences each new producer of ours at once, so it shows as a second fence without a commit
-  // in between. At the first, the member under our transactional.id may be our own killed
-  // incarnation, in the group until its session expires: a restarted worker whose first
-  // transaction the coordinator timed out (a broker killed) failed here, naming itself.
-  if (fenced(code) && replacements_without_commit > 1) {
+  if (fenced(code)) {
     if (const auto host = member_sharing_transactional_id()) {
       throw StateError(ErrorKind::Kafka,
                        std::string(cause.what()) + ": another member of group '" + options.application_id +
