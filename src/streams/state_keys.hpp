@@ -4,6 +4,7 @@
 //   'd' <store> 0x00 <partition: 4 bytes big-endian> <key>   a store partition's data
 //   'p' <store> 0x00 <partition: 4 bytes big-endian>         its changelog position
 //   'i'                                                      this member's instance id
+//   'm'                                                      its last group member id
 //
 // A store name is a topic-name fragment (no 0x00), so one store's prefix never covers another's,
 // and big-endian partitions keep each store partition's data contiguous.
@@ -33,5 +34,6 @@ inline std::string position_key(std::string_view store, std::int32_t partition) 
   return store_partition_key('p', store, partition);
 }
 inline constexpr std::string_view kInstanceIdKey = "i";
+inline constexpr std::string_view kMemberIdKey = "m";
 
 }  // namespace processor::streams::internal

@@ -125,6 +125,8 @@ void StreamProcessor::Impl::open_state_and_clients() {
   // The state directory first: when it is locked, nothing is created in Kafka either.
   db = std::make_unique<state::RocksDbStateBackend>(options.state_dir);
   const std::string instance = options.instance_id.empty() ? instance_id_of(*db) : options.instance_id;
+  previous_member_id = db->get(internal::kMemberIdKey).value_or("");
+  stored_member_id = previous_member_id;
 
   kafka::KafkaProperties consumer_config =
       kafka::internal::properties_for(RD_KAFKA_CONSUMER, options.properties, options.consumer_properties);

@@ -98,7 +98,10 @@ std::optional<std::string> StreamProcessor::Impl::member_sharing_transactional_i
   if (!group) return std::nullopt;
   const std::string self = kafka::internal::member_id(consumer.get());
   for (const auto& member : group->members) {
-    if (member.client_id == transactional_id && member.member_id != self) return member.host;
+    if (member.client_id != transactional_id || member.member_id == self) continue;
+    // This state directory's killed incarnation, listed until its session expires.
+    if (!previous_member_id.empty() && member.member_id == previous_member_id) continue;
+    return member.host;
   }
   return std::nullopt;
 }

@@ -65,6 +65,10 @@ struct StreamProcessor::Impl final : RecordContext, OutputSink {
   std::vector<std::string> changelogs;  // per store
   std::int32_t partitions = 0;          // of the input topic, and of every changelog
   std::string transactional_id;
+  // The group member id this state directory's previous incarnation had last (kMemberIdKey): a
+  // killed incarnation stays a member, under the same client.id, until its session expires.
+  std::string previous_member_id;
+  std::string stored_member_id;                    // the one kMemberIdKey holds now
   bool members_named_by_transactional_id = false;  // the consumer's client.id is transactional_id
   kafka::KafkaProperties producer_config;          // kept to replace a producer that failed for good
   int replacements_without_commit = 0;             // producers replaced since the last commit
@@ -179,6 +183,7 @@ struct StreamProcessor::Impl final : RecordContext, OutputSink {
   // local position means no usable local state (restored from the changelog's start).
   std::vector<std::unique_ptr<internal::StorePartition>> open_stores(std::int32_t partition);
   void add_task(std::int32_t partition);
+  void remember_member_id();  // kMemberIdKey := this member's group member id
   void remove_task(std::int32_t partition);
   // Positions a restored partition at its committed offset and resumes it; false when
   // librdkafka cannot seek it yet (still stopping from a revoke just before): tried again on the

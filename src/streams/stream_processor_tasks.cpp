@@ -59,6 +59,7 @@ void StreamProcessor::Impl::on_rebalance(rd_kafka_resp_err_t event, rd_kafka_top
     }
     kafka::internal::apply_rebalance(rk, event, list);
     rebalance_applied = true;
+    remember_member_id();
     // Nothing is fetched for processing until its stores are restored and it is positioned.
     rd_kafka_pause_partitions(rk, list);
     for (const auto& tp : assigned) add_task(tp.partition);
@@ -96,6 +97,20 @@ void StreamProcessor::Impl::on_rebalance(rd_kafka_resp_err_t event, rd_kafka_top
   count([&](StreamProcessorStats& stats) { (lost ? stats.lost : stats.revocations) += assigned.size(); });
   rebalance_applied = true;
   kafka::internal::apply_rebalance(rk, event, list);
+}
+
+// Kept with the state, so that a restart on this directory tells its killed incarnation, still
+// listed in the group until its session expires, from another instance under its transactional.id.
+void StreamProcessor::Impl::remember_member_id() {
+  const std::string self = kafka::internal::member_id(consumer.get());
+  if (self.empty() || self == stored_member_id) return;
+  try {
+    db->put(internal::kMemberIdKey, self);
+    stored_member_id = self;
+  } catch (const StateError& error) {  // only a fencing's diagnosis depends on it
+    processor::internal::log(LogLevel::Warning, "streams", "keeping the group member id in ",
+                             options.state_dir, " failed: ", error.what());
+  }
 }
 
 std::vector<std::unique_ptr<internal::StorePartition>> StreamProcessor::Impl::open_stores(

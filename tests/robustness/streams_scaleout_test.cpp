@@ -86,7 +86,7 @@ struct Scenario {
 struct Progress {
   long long records = -1, commits = 0, aborts = 0;
   int active = 0, restoring = 0;
-  long long standby = 0, promoted = 0, restored = 0, fenced = 0;
+  long long standby = 0, promoted = 0, restored = 0, fenced = 0, replaced = 0;
 };
 
 // The standby failover run: what the survivor restored after its peer was killed.
@@ -201,6 +201,50 @@ class ScaleoutRun {
     return failover;
   }
 
+  // Two workers; one SIGKILLed mid-transaction and started again at once on its state directory,
+  // while its killed incarnation is still a member of the group (until its session expires). Its
+  // new producer is then fenced from outside, as a coordinator's move can fence it: the restarted
+  // worker replaces its producer and goes on. The killed incarnation, listed under the same
+  // client.id, is not another instance running as its transactional.id. Returns the producers
+  // the restarted worker replaced.
+  long long run_restart_fenced(Outcome& outcome) {
+    start(0);
+    start(1);
+    const auto ready = Clock::now() + std::chrono::seconds(60);
+    while (progress(workers_[0]).active == 0 || progress(workers_[1]).active == 0) {
+      if (Clock::now() > ready) {
+        ADD_FAILURE() << "the two workers did not both own partitions within 60 s";
+        return 0;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    std::thread producer([&] { produce(); });
+    wait_until_processing(workers_[0]);
+    stop(workers_[0], SIGKILL);
+    ++outcome.kills;
+    start(0);
+    const std::string transactional_id = started_as(workers_[0]);
+    std::cerr << "SIGKILL worker 0, started again as '" << transactional_id << "': fencing it\n";
+    {
+      Producer fencer(bootstrap_, {{"transactional.id", transactional_id}});
+      if (rd_kafka_error_t* error = rd_kafka_init_transactions(fencer.handle(), 30'000)) {
+        ADD_FAILURE() << "fencing '" << transactional_id << "': " << rd_kafka_error_string(error);
+        rd_kafka_error_destroy(error);
+      }
+    }
+    producer.join();
+    wait_until_drained();
+    restart_exited(outcome, {});
+    std::this_thread::sleep_for(std::chrono::milliseconds(400));  // a last progress line
+    const long long replaced = progress(workers_[0]).replaced;
+    for (auto& worker : workers_) {
+      wait_until_started(worker.log, worker.log_start);
+      EXPECT_EQ(stop(worker, SIGTERM), 0) << "worker " << worker.slot << "; see " << worker.log;
+    }
+    check(outcome);
+    return replaced;
+  }
+
   Outcome run(unsigned seed) {
     std::mt19937 random(seed);
     for (int slot = 0; slot < 3; ++slot) start(slot);
@@ -298,6 +342,17 @@ class ScaleoutRun {
     outcome.broker_kills = testing::kill_brokers(*cluster_, scenario_.broker_kills);
   }
 
+  // The transactional.id the worker's current incarnation printed at its start ("started <id>").
+  std::string started_as(const Worker& worker) const {
+    if (!wait_until_started(worker.log, worker.log_start)) return {};
+    std::ifstream log(worker.log);
+    log.seekg(worker.log_start);
+    for (std::string line; std::getline(log, line);) {
+      if (line.rfind("started ", 0) == 0) return line.substr(8);
+    }
+    return {};
+  }
+
   // The last progress line of the worker's current incarnation.
   Progress progress(const Worker& worker) const {
     std::ifstream log(worker.log);
@@ -309,9 +364,9 @@ class ScaleoutRun {
       if (std::sscanf(
               line.c_str(),
               "records %lld commits %lld aborts %lld active %d restoring %d standby %lld promoted %lld "
-              "restored %lld fenced %lld",
+              "restored %lld fenced %lld replaced %lld",
               &p.records, &p.commits, &p.aborts, &p.active, &p.restoring, &p.standby, &p.promoted,
-              &p.restored, &p.fenced) == 9) {
+              &p.restored, &p.fenced, &p.replaced) == 10) {
         last = p;
       }
     }
@@ -539,6 +594,25 @@ TEST_F(StreamsScaleout, ConsumerGroupProtocolKillsAndScalingLoseAndDuplicateNoth
   scenario.assignment = "consumer";
   const Outcome outcome = run(scenario);
   expect_exactly_once(outcome, env_int("STREAMS_KILLS", scenario.kills));
+}
+
+// A killed instance started again at once on its state directory is a new member while its
+// killed incarnation is still one, under the same client.id (its transactional.id). When the new
+// producer is fenced then (a coordinator's move fences it too), the restarted instance replaces it
+// and goes on: the killed incarnation is not a second instance under its transactional.id. Under
+// the consumer group protocol, whose dead members stay listed for the broker's session timeout
+// while the others' partitions move to the new member; classic groups hold the new member out
+// until the dead one has left.
+TEST_F(StreamsScaleout, ARestartedInstanceFencedWhileItsKilledIncarnationIsStillListedGoesOn) {
+  Scenario scenario;
+  scenario.assignment = "consumer";
+  scenario.records = 8'000;
+  scenario.produce_for = std::chrono::milliseconds(12'000);
+  ScaleoutRun run(bootstrap_, scenario);
+  Outcome outcome;
+  const long long replaced = run.run_restart_fenced(outcome);
+  expect_exactly_once(outcome, 1);
+  EXPECT_GE(replaced, 1) << "the restarted worker's producer was not fenced";
 }
 
 // Standby replicas: the survivor of a kill kept warm copies of its peer's partitions, so it
