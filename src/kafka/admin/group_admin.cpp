@@ -39,6 +39,21 @@ GroupMember member_of(const rd_kafka_MemberDescription_t* member) {
   return out;
 }
 
+// The state of a consumer-protocol group (KIP-848) while its partitions move, which librdkafka
+// 2.14 answers "Unknown" for (it knows the classic states' names only): Reconciling while a member
+// has not yet taken its target assignment, else Assigning (the target is still being computed),
+// as the coordinator decides them.
+std::string moving_state(const std::vector<GroupMember>& members) {
+  auto sorted = [](std::vector<TopicPartition> partitions) {
+    std::sort(partitions.begin(), partitions.end());
+    return partitions;
+  };
+  const bool reconciling = std::any_of(members.begin(), members.end(), [&](const GroupMember& member) {
+    return member.target_assignment && sorted(member.assignment) != sorted(*member.target_assignment);
+  });
+  return reconciling ? "Reconciling" : "Assigning";
+}
+
 GroupDescription description_of(const rd_kafka_ConsumerGroupDescription_t* group) {
   GroupDescription out;
   out.group = or_empty(rd_kafka_ConsumerGroupDescription_group_id(group));
@@ -57,6 +72,10 @@ GroupDescription description_of(const rd_kafka_ConsumerGroupDescription_t* group
   out.members.reserve(members);
   for (std::size_t i = 0; i < members; ++i) {
     out.members.push_back(member_of(rd_kafka_ConsumerGroupDescription_member(group, i)));
+  }
+  if (rd_kafka_ConsumerGroupDescription_state(group) == RD_KAFKA_CONSUMER_GROUP_STATE_UNKNOWN &&
+      rd_kafka_ConsumerGroupDescription_type(group) == RD_KAFKA_CONSUMER_GROUP_TYPE_CONSUMER) {
+    out.state = moving_state(out.members);
   }
   return out;
 }
