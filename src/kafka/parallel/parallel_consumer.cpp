@@ -23,8 +23,11 @@ namespace {
 constexpr int kMaxConcurrency = 100'000;
 // Records one poll() fetches at most: one batch of the fetch path, as KafkaConsumer::poll().
 constexpr std::size_t kMaxBatch = internal::FetchBuffer::kMaxBatch;
-// Records handed to the WorkQueue at once: one lock for many records.
-constexpr std::size_t kSubmitBatch = 64;
+// Records handed to the WorkQueue at once: one lock, and at most one wake-up, for many records
+// (256 against 64: 5-10% more records/s for a handler that does no work, bench_parallel).
+constexpr std::size_t kSubmitBatch = 256;
+// Fetched records between two looks at the buffered bytes (the queue's and the batch's).
+constexpr std::uint64_t kBackPressureEvery = 64;
 // While a partition is paused the poller comes back this often to resume it when room is free.
 constexpr std::chrono::milliseconds kPausedPollTimeout{5};
 // What handing a record to a sleeping worker costs in CPU (a futex wake-up, the switches).
@@ -216,6 +219,7 @@ bool ParallelConsumer::Impl::dispatch(PartitionRun& run, internal::RdPtr<rd_kafk
   work->group = &run;
   message.reset();  // back to librdkafka at once, on this thread
   run.queued.fetch_add(1, std::memory_order_relaxed);
+  batch_bytes += work->bytes;
   batch.push_back(std::move(work));
   if (batch.size() >= kSubmitBatch) submit_batch();
   return true;
@@ -224,6 +228,7 @@ bool ParallelConsumer::Impl::dispatch(PartitionRun& run, internal::RdPtr<rd_kafk
 void ParallelConsumer::Impl::submit_batch() {
   if (batch.empty()) return;
   queue.submit(batch, !options.executor && runs_are_quick(), &spares);
+  batch_bytes = 0;
   if (options.executor) pump_executor();
 }
 
@@ -231,7 +236,8 @@ void ParallelConsumer::Impl::on_record(internal::RdPtr<rd_kafka_message_t> messa
   PartitionRun* run = run_for(*message);
   if (run == nullptr) return;  // of a partition revoked meanwhile: its next owner fetches it
   ++fetched;
-  if (fetched % kSubmitBatch == 0 && !buffer_paused && queue.gauges().bytes > options.max_buffered_bytes) {
+  if (fetched % kBackPressureEvery == 0 && !buffer_paused &&
+      queue.gauges().bytes + batch_bytes > options.max_buffered_bytes) {
     relieve_back_pressure();
   }
   if (!run->held.empty()) {

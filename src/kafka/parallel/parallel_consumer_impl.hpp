@@ -187,6 +187,7 @@ struct ParallelConsumer::Impl final : internal::RecordSink {
   std::int32_t last_partition = -1;
   PartitionRun* last_run = nullptr;
   std::vector<internal::WorkQueue::Item> batch;
+  std::size_t batch_bytes = 0;  // of the records in `batch`, which the queue does not count yet
   std::vector<internal::WorkQueue::Item> spares;  // finished RecordWork, to reuse
   std::uint64_t next_serial = 1;
   std::uint64_t fetched = 0;  // records that reached on_record

@@ -1,6 +1,7 @@
 #include "kafka/parallel/work_queue.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <cassert>
 #include <limits>
 #include <utility>
@@ -9,9 +10,22 @@ namespace processor::kafka::internal {
 
 using processor::detail::MutexLock;
 
+namespace {
+
+// log2 of the lane table's slots: 64 per runner, 4,096 to 1M.
+int lane_bits(std::size_t max_running) {
+  const std::size_t wanted =
+      std::clamp<std::size_t>(max_running * 64, std::size_t{1} << 12, std::size_t{1} << 20);
+  return std::bit_width(wanted - 1);
+}
+
+}  // namespace
+
 WorkQueue::WorkQueue(std::size_t max_running, Clock::duration watch)
-    : max_running_(max_running), watch_(watch) {
+    : max_running_(max_running), watch_(watch), lane_bits_(lane_bits(max_running)) {
   assert(max_running >= 1);
+  MutexLock lock(mutex_);
+  lanes_.resize(std::size_t{1} << lane_bits_);
 }
 
 WorkQueue::~WorkQueue() {
@@ -22,7 +36,7 @@ WorkQueue::~WorkQueue() {
   for (const auto& [due, work] : retries_) {
     if (work->lane == QueuedWork::kNoLane) delete work;
   }
-  for (const auto& [id, lane] : lanes_) {
+  for (const Lane& lane : lanes_) {
     for (QueuedWork* work = lane.head; work != nullptr;) delete std::exchange(work, work->next_in_lane_);
   }
   for (QueuedWork* work : spares_) delete work;
@@ -49,9 +63,8 @@ void WorkQueue::submit(std::vector<Item>& batch, bool quiet, std::vector<Item>* 
         ++made_ready;
         continue;
       }
-      auto [it, fresh] = lanes_.try_emplace(work->lane);
-      Lane& lane = it->second;
-      if (fresh) {
+      Lane& lane = lane_of(work->lane);
+      if (lane.head == nullptr) {
         lane.head = lane.tail = work;
         ready_.push_back(work);
         ++made_ready;
@@ -156,7 +169,9 @@ void WorkQueue::stop_running_locked(QueuedWork* work) {
   work->running_ = false;
   --gauges_.running;
   auto it = running_by_group_.find(work->group);
-  if (--it->second == 0) running_by_group_.erase(it);
+  // An idle group keeps its entry (a series runs one item at a time, and would otherwise free and
+  // allocate the node for every item), up to kMaxSpares groups.
+  if (--it->second == 0 && running_by_group_.size() > kMaxSpares) running_by_group_.erase(it);
 }
 
 void WorkQueue::uncount_locked(const QueuedWork* work) {
@@ -168,14 +183,14 @@ bool WorkQueue::finish_locked(QueuedWork* work) {
   stop_running_locked(work);
   uncount_locked(work);
   if (work->lane == QueuedWork::kNoLane) return false;
-  auto it = lanes_.find(work->lane);
-  assert(it != lanes_.end() && it->second.head == work);
+  Lane& lane = lane_of(work->lane);
+  assert(lane.head == work);
   if (QueuedWork* next = work->next_in_lane_) {
-    it->second.head = next;
+    lane.head = next;
     ready_.push_back(next);
     return true;
   }
-  lanes_.erase(it);
+  lane.head = lane.tail = nullptr;
   return false;
 }
 
@@ -260,9 +275,9 @@ void WorkQueue::drop_group_locked(const void* group, std::vector<Item>& dropped)
   std::erase_if(ready_, take_unlaned);
   std::erase_if(retries_,
                 [&](const auto& entry) PROCESSOR_REQUIRES(mutex_) { return take_unlaned(entry.second); });
-  for (auto it = lanes_.begin(); it != lanes_.end();) {
-    Lane& lane = it->second;
-    // Lane ids are hashes, so a lane may mix groups: unlink this group's waiting items only.
+  for (Lane& lane : lanes_) {
+    if (lane.head == nullptr) continue;
+    // A lane may mix groups (ids are hashes, and share slots): unlink this group's waiting items only.
     bool head_changed = false;
     QueuedWork* previous = nullptr;
     for (QueuedWork* work = lane.head; work != nullptr;) {
@@ -278,12 +293,8 @@ void WorkQueue::drop_group_locked(const void* group, std::vector<Item>& dropped)
       work = next;
     }
     lane.tail = previous;
-    if (lane.head == nullptr) {
-      it = lanes_.erase(it);
-      continue;
-    }
-    if (head_changed) ready_.push_back(lane.head);  // another group's item, waiting until now
-    ++it;
+    if (head_changed && lane.head != nullptr)
+      ready_.push_back(lane.head);  // another group's, waiting until now
   }
 }
 
@@ -292,7 +303,8 @@ bool WorkQueue::wait_idle(const std::vector<const void*>& groups, Clock::time_po
   const auto idle = [&]() PROCESSOR_REQUIRES(mutex_) {
     if (groups.empty()) return gauges_.running == 0;
     return std::none_of(groups.begin(), groups.end(), [&](const void* group) PROCESSOR_REQUIRES(mutex_) {
-      return running_by_group_.contains(group);
+      const auto it = running_by_group_.find(group);
+      return it != running_by_group_.end() && it->second > 0;
     });
   };
   while (!idle()) {
