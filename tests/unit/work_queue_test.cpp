@@ -6,6 +6,8 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <map>
+#include <random>
 #include <chrono>
 #include <thread>
 #include <vector>
@@ -296,4 +298,37 @@ TEST(WorkQueue, AnItemThatRunsAWholeWatchEndsTheQuietForTheOthers) {
 }
 
 }  // namespace
+// The lane table against a map, through opens and closes in random order: lanes whose ids share
+// a home slot, a table that grows from its first 1,024 slots, and closes in the middle of probe runs.
+TEST(LaneTable, FindsEveryOpenLaneAndNoClosedOneThroughGrowthAndCloses) {
+  LaneTable table;
+  std::map<std::uint64_t, QueuedWork*> open;  // id -> the head it was given
+  std::vector<QueuedWork> marks(64);
+  std::mt19937_64 random(7);
+  // Ids from a small pool, so that ids are opened again after they closed.
+  std::vector<std::uint64_t> pool;
+  for (int i = 0; i < 5'000; ++i) pool.push_back(random() | 1);
+  for (int step = 0; step < 200'000; ++step) {
+    const std::uint64_t id = pool[random() % (step < 100'000 ? pool.size() : 300)];
+    if (LaneTable::Lane* lane = table.find(id)) {
+      ASSERT_EQ(open.count(id), 1u) << "step " << step;
+      ASSERT_EQ(lane->head, open[id]);
+      table.close(id);
+      open.erase(id);
+    } else {
+      ASSERT_EQ(open.count(id), 0u) << "step " << step;
+      QueuedWork* head = &marks[random() % marks.size()];
+      table.open(id).head = head;
+      open[id] = head;
+    }
+    ASSERT_EQ(table.size(), open.size());
+  }
+  std::size_t visited = 0;
+  table.for_each([&](std::uint64_t id, LaneTable::Lane& lane) {
+    ++visited;
+    EXPECT_EQ(open.at(id), lane.head);
+  });
+  EXPECT_EQ(visited, open.size());
+}
+
 }  // namespace processor::kafka::internal

@@ -1,7 +1,6 @@
 #include "kafka/parallel/work_queue.hpp"
 
 #include <algorithm>
-#include <bit>
 #include <cassert>
 #include <limits>
 #include <utility>
@@ -10,22 +9,9 @@ namespace processor::kafka::internal {
 
 using processor::detail::MutexLock;
 
-namespace {
-
-// log2 of the lane table's slots: 64 per runner, 4,096 to 1M.
-int lane_bits(std::size_t max_running) {
-  const std::size_t wanted =
-      std::clamp<std::size_t>(max_running * 64, std::size_t{1} << 12, std::size_t{1} << 20);
-  return std::bit_width(wanted - 1);
-}
-
-}  // namespace
-
 WorkQueue::WorkQueue(std::size_t max_running, Clock::duration watch)
-    : max_running_(max_running), watch_(watch), lane_bits_(lane_bits(max_running)) {
+    : max_running_(max_running), watch_(watch) {
   assert(max_running >= 1);
-  MutexLock lock(mutex_);
-  lanes_.resize(std::size_t{1} << lane_bits_);
 }
 
 WorkQueue::~WorkQueue() {
@@ -36,9 +22,9 @@ WorkQueue::~WorkQueue() {
   for (const auto& [due, work] : retries_) {
     if (work->lane == QueuedWork::kNoLane) delete work;
   }
-  for (const Lane& lane : lanes_) {
+  lanes_.for_each([](std::uint64_t, Lane& lane) {
     for (QueuedWork* work = lane.head; work != nullptr;) delete std::exchange(work, work->next_in_lane_);
-  }
+  });
   for (QueuedWork* work : spares_) delete work;
 }
 
@@ -63,14 +49,14 @@ void WorkQueue::submit(std::vector<Item>& batch, bool quiet, std::vector<Item>* 
         ++made_ready;
         continue;
       }
-      Lane& lane = lane_of(work->lane);
-      if (lane.head == nullptr) {
-        lane.head = lane.tail = work;
+      if (Lane* lane = lanes_.find(work->lane)) {
+        lane->tail->next_in_lane_ = work;
+        lane->tail = work;
+      } else {
+        Lane& opened = lanes_.open(work->lane);
+        opened.head = opened.tail = work;
         ready_.push_back(work);
         ++made_ready;
-      } else {
-        lane.tail->next_in_lane_ = work;
-        lane.tail = work;
       }
     }
     gauges_.peak_bytes = std::max(gauges_.peak_bytes, gauges_.bytes);
@@ -183,14 +169,14 @@ bool WorkQueue::finish_locked(QueuedWork* work) {
   stop_running_locked(work);
   uncount_locked(work);
   if (work->lane == QueuedWork::kNoLane) return false;
-  Lane& lane = lane_of(work->lane);
-  assert(lane.head == work);
+  Lane* lane = lanes_.find(work->lane);
+  assert(lane != nullptr && lane->head == work);
   if (QueuedWork* next = work->next_in_lane_) {
-    lane.head = next;
+    lane->head = next;
     ready_.push_back(next);
     return true;
   }
-  lane.head = lane.tail = nullptr;
+  lanes_.close(work->lane);
   return false;
 }
 
@@ -275,9 +261,9 @@ void WorkQueue::drop_group_locked(const void* group, std::vector<Item>& dropped)
   std::erase_if(ready_, take_unlaned);
   std::erase_if(retries_,
                 [&](const auto& entry) PROCESSOR_REQUIRES(mutex_) { return take_unlaned(entry.second); });
-  for (Lane& lane : lanes_) {
-    if (lane.head == nullptr) continue;
-    // A lane may mix groups (ids are hashes, and share slots): unlink this group's waiting items only.
+  std::vector<std::uint64_t> emptied;
+  lanes_.for_each([&](std::uint64_t id, Lane& lane) PROCESSOR_REQUIRES(mutex_) {
+    // Lane ids are hashes, so a lane may mix groups: unlink this group's waiting items only.
     bool head_changed = false;
     QueuedWork* previous = nullptr;
     for (QueuedWork* work = lane.head; work != nullptr;) {
@@ -293,9 +279,13 @@ void WorkQueue::drop_group_locked(const void* group, std::vector<Item>& dropped)
       work = next;
     }
     lane.tail = previous;
-    if (head_changed && lane.head != nullptr)
-      ready_.push_back(lane.head);  // another group's, waiting until now
-  }
+    if (lane.head == nullptr) {
+      emptied.push_back(id);
+    } else if (head_changed) {
+      ready_.push_back(lane.head);  // another group's item, waiting until now
+    }
+  });
+  for (const std::uint64_t id : emptied) lanes_.close(id);
 }
 
 bool WorkQueue::wait_idle(const std::vector<const void*>& groups, Clock::time_point deadline) {

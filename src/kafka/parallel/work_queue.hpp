@@ -12,6 +12,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "kafka/parallel/lane_table.hpp"
 #include "processor/detail/mutex.hpp"
 
 namespace processor::kafka::internal {
@@ -50,8 +51,7 @@ struct WorkQueueGauges {
 };
 
 // WorkQueue holds submitted work until it may run: it is the head of its lane (lanes keep
-// records of one key or partition in order; ids that hash to one slot of the lane table share
-// it), no barrier is raised, fewer than max_running run,
+// records of one key or partition in order), no barrier is raised, fewer than max_running run,
 // and a retry's backoff has passed. A taken item runs until finish(), retry_later() or
 // give_back(). Safe for concurrent use by multiple threads.
 //
@@ -122,10 +122,7 @@ class WorkQueue {
   WorkQueueGauges gauges() const;
 
  private:
-  struct Lane {
-    QueuedWork* head = nullptr;
-    QueuedWork* tail = nullptr;
-  };
+  using Lane = LaneTable::Lane;
 
   QueuedWork* take_locked() PROCESSOR_REQUIRES(mutex_);
   QueuedWork* take_or_wait_locked() PROCESSOR_REQUIRES(mutex_);
@@ -157,15 +154,7 @@ class WorkQueue {
   processor::detail::CondVar idle_;  // a run ended
   std::deque<QueuedWork*> ready_ PROCESSOR_GUARDED_BY(mutex_);
   std::multimap<Clock::time_point, QueuedWork*> retries_ PROCESSOR_GUARDED_BY(mutex_);
-  // Lanes by id, hashed into a fixed table: two ids in one slot share its chain (serialized, never
-  // reordered). With 64 slots per runner a collision rarely holds a record back, and no record
-  // allocates a lane (a node per lane, allocated by the poller and freed by a runner, cost a
-  // quick handler's consumer 10% of its rate: bench_parallel).
-  std::vector<Lane> lanes_ PROCESSOR_GUARDED_BY(mutex_);
-  const int lane_bits_;
-  Lane& lane_of(std::uint64_t id) PROCESSOR_REQUIRES(mutex_) {
-    return lanes_[static_cast<std::size_t>((id * 0x9E3779B97F4A7C15ULL) >> (64 - lane_bits_))];
-  }
+  LaneTable lanes_ PROCESSOR_GUARDED_BY(mutex_);
   // Items are owned through these raw pointers from submit() until finish() or drop_group()
   // hands them back: each queued one is in ready_, retries_ or a lane's chain.
   std::unordered_map<const void*, std::size_t> running_by_group_ PROCESSOR_GUARDED_BY(mutex_);
