@@ -195,6 +195,19 @@ TEST_F(OffsetctlDescribe, ConsumerProtocolGroupReconcilingPrintsKafkasWarning) {
   EXPECT_EQ(ours.out, kafka.out);
   EXPECT_EQ(ours.err, kafka.err);
   EXPECT_EQ(ours.exit_code, kafka.exit_code);
+  // The listing names the state too (librdkafka lists it as Unknown).
+  bool listed = false;
+  for (const auto& listing : admin->list_groups()) {
+    if (listing.group == group) {
+      listed = true;
+      EXPECT_EQ(listing.state, "Reconciling");
+    }
+  }
+  EXPECT_TRUE(listed) << group << " is not listed";
+  const ToolRun kafka_list = kafka_tool("--list", "--state reconciling");
+  const ToolRun ours_list = offsetctl("list", "--state reconciling");
+  EXPECT_NE(kafka_list.out.find(group), std::string::npos) << kafka_list.out;
+  EXPECT_NE(ours_list.out.find(group), std::string::npos) << ours_list.out << ours_list.err;
   // (--verbose adds the member and group epochs, which librdkafka does not pass on: README.)
   for (const char* variant : {"", "--offsets", "--state"})
     expect_same_describe("--group " + group + " " + variant);

@@ -6,9 +6,9 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
 #include <map>
 #include <random>
-#include <chrono>
 #include <thread>
 #include <vector>
 

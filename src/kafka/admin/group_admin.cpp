@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <utility>
 
+#include "common/log_internal.hpp"
 #include "kafka/admin/group_admin_impl.hpp"
 #include "kafka/rdkafka/admin_request.hpp"
 #include "kafka/rdkafka/client_factory.hpp"
@@ -148,6 +149,23 @@ std::vector<GroupListing> GroupAdmin::list_groups() {
     }
     return std::nullopt;
   });
+  // A consumer-protocol group listed "Unknown" is Assigning or Reconciling (moving_state()): its
+  // description tells which.
+  std::vector<std::string> moving;
+  for (const GroupListing& listing : out) {
+    if (listing.type == "Consumer" && listing.state == "Unknown") moving.push_back(listing.group);
+  }
+  if (moving.empty()) return out;
+  try {
+    for (const GroupDescription& group : describe_groups(moving)) {
+      for (GroupListing& listing : out) {
+        if (listing.group == group.group && group.state != "Dead") listing.state = group.state;
+      }
+    }
+  } catch (const StateError& error) {
+    processor::internal::log(LogLevel::Debug, "admin",
+                             "describing groups listed in a state librdkafka does not name: ", error.what());
+  }
   return out;
 }
 
