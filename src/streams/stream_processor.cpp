@@ -5,6 +5,7 @@
 #include <set>
 
 #include "common/log_internal.hpp"
+#include "kafka/group/static_member.hpp"
 #include "kafka/rdkafka/client_factory.hpp"
 #include "kafka/rdkafka/errors.hpp"
 #include "kafka/rdkafka/partition_list.hpp"
@@ -89,13 +90,8 @@ std::string instance_id_of(state::StateBackend& db) {
 
 // An admin client joins no group: the group's own settings stay with the consumer.
 kafka::KafkaProperties StreamProcessor::Impl::admin_properties() const {
-  kafka::KafkaProperties config = kafka::internal::properties_for(RD_KAFKA_CONSUMER, options.properties, {});
-  for (const char* group_only :
-       {"group.protocol", "group.remote.assignor", "group.instance.id", "partition.assignment.strategy",
-        "session.timeout.ms", "heartbeat.interval.ms", "max.poll.interval.ms"}) {
-    config.erase(group_only);
-  }
-  return config;
+  return kafka::internal::admin_properties_of(
+      kafka::internal::properties_for(RD_KAFKA_CONSUMER, options.properties, {}));
 }
 
 void StreamProcessor::Impl::open() {
@@ -195,6 +191,7 @@ void StreamProcessor::Impl::open_state_and_clients() {
         internal::ChangelogRestorer::Mode::Follow);
   }
 
+  kafka::internal::await_static_member_release(consumer_config, kafka::internal::kStaticMemberReleaseLimit);
   auto topics = kafka::internal::make_partition_list(1);
   rd_kafka_topic_partition_list_add(topics.get(), options.input_topic.c_str(), RD_KAFKA_PARTITION_UA);
   if (const auto error = rd_kafka_subscribe(consumer.get(), topics.get());

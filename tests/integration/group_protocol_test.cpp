@@ -3,9 +3,11 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <map>
 #include <mutex>
+#include <set>
 #include <thread>
 
 #include "kafka_test_support.hpp"
@@ -109,6 +111,74 @@ TEST_P(GroupProtocol, TwoMembersStartedRightAfterCreateTopicsHandleAndCommitEver
       EXPECT_EQ(it->second.offset, kRecords) << "partition " << p;
     }
   }
+}
+
+// A static member (group.instance.id) of a consumer-protocol group that crashed and is started
+// again at once: the coordinator keeps the crashed incarnation until its session expires (6 s on
+// the test broker) and refuses the new one meanwhile with UNRELEASED_INSTANCE_ID, fatal in
+// librdkafka (as in Kafka's Java consumer). The new member waits for the release instead of
+// failing for good, then consumes. (Classic groups let a static member replace its incarnation.)
+TEST(StaticMemberOfAConsumerGroup, StartedAgainRightAfterACrashWaitsForItsReleaseAndConsumes) {
+  const std::string bootstrap = testing::real_broker();
+  if (bootstrap.empty())
+    GTEST_SKIP() << "KAFKA_BOOTSTRAP is not set: start a broker with scripts/kafka/broker.sh";
+  const std::string topic = unique_name("static-restart");
+  const std::string group = unique_name("static-restart-group");
+  const std::string instance = unique_name("static-instance");
+  testing::create_topic(bootstrap, topic, 2);
+  {
+    Producer producer(bootstrap);
+    for (int p = 0; p < 2; ++p) producer.produce(topic, p, 10);
+  }
+  {
+    // The crashed incarnation: joined, then gone without leaving the group.
+    rd_kafka_conf_t* conf = rd_kafka_conf_new();
+    char error[512];
+    for (const auto& [name, value] : std::map<std::string, std::string>{{"bootstrap.servers", bootstrap},
+                                                                        {"group.id", group},
+                                                                        {"group.protocol", "consumer"},
+                                                                        {"group.instance.id", instance},
+                                                                        {"log_level", "3"}}) {
+      ASSERT_EQ(rd_kafka_conf_set(conf, name.c_str(), value.c_str(), error, sizeof error), RD_KAFKA_CONF_OK)
+          << error;
+    }
+    rd_kafka_t* crashed = rd_kafka_new(RD_KAFKA_CONSUMER, conf, error, sizeof error);
+    ASSERT_NE(crashed, nullptr) << error;
+    rd_kafka_poll_set_consumer(crashed);
+    rd_kafka_topic_partition_list_t* topics = rd_kafka_topic_partition_list_new(1);
+    rd_kafka_topic_partition_list_add(topics, topic.c_str(), RD_KAFKA_PARTITION_UA);
+    ASSERT_EQ(rd_kafka_subscribe(crashed, topics), RD_KAFKA_RESP_ERR_NO_ERROR);
+    rd_kafka_topic_partition_list_destroy(topics);
+    bool assigned = false;
+    for (int i = 0; i < 200 && !assigned; ++i) {
+      if (rd_kafka_message_t* message = rd_kafka_consumer_poll(crashed, 100))
+        rd_kafka_message_destroy(message);
+      rd_kafka_topic_partition_list_t* assignment = nullptr;
+      if (rd_kafka_assignment(crashed, &assignment) == RD_KAFKA_RESP_ERR_NO_ERROR) {
+        assigned = assignment->cnt > 0;
+        rd_kafka_topic_partition_list_destroy(assignment);
+      }
+    }
+    rd_kafka_destroy_flags(crashed, RD_KAFKA_DESTROY_F_NO_CONSUMER_CLOSE);
+    ASSERT_TRUE(assigned) << "the first incarnation got no assignment";
+  }
+  auto admin = GroupAdmin::create({{"bootstrap.servers", bootstrap}, {"log_level", "3"}});
+  const auto members = admin->describe_groups({group}).at(0).members;
+  ASSERT_TRUE(std::any_of(members.begin(), members.end(), [&](const auto& member) {
+    return member.group_instance_id == instance;
+  })) << "the crashed incarnation is not listed: nothing to wait for";
+
+  GroupMember restarted(bootstrap, group, topic, "consumer", OffsetCommitStrategy::manual(),
+                        {{"group.instance.id", instance}});
+  std::set<std::pair<int, std::int64_t>> seen;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (seen.size() < 20 && std::chrono::steady_clock::now() < deadline) {
+    restarted.consumer.poll([&](const ConsumedRecord& record) {
+      seen.insert({record.partition, record.offset});
+    });
+  }
+  EXPECT_EQ(seen.size(), 20u) << "the restarted static member did not consume every record";
+  restarted.consumer.close();
 }
 
 INSTANTIATE_TEST_SUITE_P(EveryProtocol, GroupProtocol, ::testing::ValuesIn(testing::group_protocols()),

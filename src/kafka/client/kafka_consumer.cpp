@@ -9,6 +9,7 @@
 #include "kafka/client/kafka_consumer_impl.hpp"
 #include "kafka/group/consume_errors.hpp"
 #include "kafka/group/rebalance.hpp"
+#include "kafka/group/static_member.hpp"
 #include "kafka/rdkafka/client_factory.hpp"
 
 namespace processor::kafka {
@@ -52,6 +53,7 @@ KafkaConsumer::KafkaConsumer(std::shared_ptr<KafkaClient> client, OffsetManager&
     };
   }
   rd_kafka_poll_set_consumer(impl_->rk());
+  internal::await_static_member_release(impl_->client->properties(), internal::kStaticMemberReleaseLimit);
   auto topics = internal::make_partition_list(impl_->options.topics.size());
   for (const auto& topic : impl_->options.topics) {
     rd_kafka_topic_partition_list_add(topics.get(), topic.c_str(), RD_KAFKA_PARTITION_UA);
