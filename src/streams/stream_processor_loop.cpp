@@ -63,6 +63,15 @@ void StreamProcessor::Impl::on_consume_error(const rd_kafka_message_t& message) 
   const auto it = tasks.find(message.partition);
   if (it == tasks.end()) return;
   Task& task = it->second;
+  if (task.active && message.offset == RD_KAFKA_OFFSET_INVALID) {
+    // The answer to librdkafka's own lookup of the committed offset of a partition assigned
+    // without one (a fresh group's), which came only after this processor positioned the partition
+    // where it decided: it says nothing of that position, and the fetch goes on from there.
+    processor::internal::log(LogLevel::Debug, "streams", input_key(message.partition),
+                             ": librdkafka's start lookup answered after the partition was positioned (",
+                             rd_kafka_message_errstr(&message), "): nothing to do");
+    return;
+  }
   task.fetch_stopped = true;
   if (!task.active) return;  // positioned when it is activated
   // The log moved under the partition (retention, a truncation): it goes on from its rewind

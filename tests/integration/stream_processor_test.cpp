@@ -231,6 +231,27 @@ TEST_F(StreamProcessorTest, GroupAndProducerPropertiesInTheSharedMapStartEveryCl
   expect_output_exactly_once();
 }
 
+// A fresh group's partitions are assigned without an offset, and librdkafka looks their committed
+// offsets up by itself meanwhile: with none and auto.offset.reset=error, it answers "no previously
+// committed offset available" (offset -1001), sometimes only after the processor positioned the
+// partition at the start it decided. That answer is not about the position: no moved log is
+// reported, and nothing is rewound.
+TEST_F(StreamProcessorTest, AFreshGroupsStartReportsNoMovedLogAndRewindsNothing) {
+  produce(2'000);
+  testing::RecordingSink recording;
+  set_log_sink(recording.sink());
+  {
+    StreamProcessor processor(options(), count_words());
+    process(processor, 2'000);
+    EXPECT_EQ(processor.stats().aborts, 0u);
+  }
+  set_log_sink({});
+  for (const auto& record : recording.records()) {
+    EXPECT_EQ(record.message.find(" has no record at "), std::string::npos) << record.message;
+  }
+  expect_output_exactly_once();
+}
+
 TEST_F(StreamProcessorTest, ARestartReusesTheLocalStateAndReplaysNothing) {
   produce(1'000);
   {

@@ -24,9 +24,9 @@ constexpr std::chrono::seconds kLogEvery{5};
 
 KafkaProperties admin_properties_of(const KafkaProperties& consumer) {
   KafkaProperties config = consumer;
-  for (const char* group_only :
-       {"group.id", "group.protocol", "group.remote.assignor", "group.instance.id",
-        "partition.assignment.strategy", "session.timeout.ms", "heartbeat.interval.ms", "max.poll.interval.ms"}) {
+  for (const char* group_only : {"group.id", "group.protocol", "group.remote.assignor", "group.instance.id",
+                                 "partition.assignment.strategy", "session.timeout.ms",
+                                 "heartbeat.interval.ms", "max.poll.interval.ms"}) {
     config.erase(group_only);
   }
   return config;
@@ -35,7 +35,8 @@ KafkaProperties admin_properties_of(const KafkaProperties& consumer) {
 void await_static_member_release(const KafkaProperties& consumer, std::chrono::milliseconds limit) {
   const std::string instance = value_of(consumer, "group.instance.id");
   std::string protocol = value_of(consumer, "group.protocol");
-  std::transform(protocol.begin(), protocol.end(), protocol.begin(), [](unsigned char c) { return std::tolower(c); });
+  std::transform(protocol.begin(), protocol.end(), protocol.begin(),
+                 [](unsigned char c) { return std::tolower(c); });
   const std::string group = value_of(consumer, "group.id");
   if (instance.empty() || protocol != "consumer" || group.empty()) return;
   using Clock = std::chrono::steady_clock;
@@ -45,29 +46,33 @@ void await_static_member_release(const KafkaProperties& consumer, std::chrono::m
     auto admin = GroupAdmin::create(admin_properties_of(consumer), std::chrono::seconds(5));
     for (;;) {
       const GroupDescription described = admin->describe_groups({group}).at(0);
-      const bool held = std::any_of(described.members.begin(), described.members.end(),
-                                    [&](const GroupMember& member) { return member.group_instance_id == instance; });
+      const bool held =
+          std::any_of(described.members.begin(), described.members.end(),
+                      [&](const GroupMember& member) { return member.group_instance_id == instance; });
       if (!held) {
         if (next_log != started) {
-          processor::internal::log(LogLevel::Info, "consumer", "static member '", instance, "' of group '", group,
-                                   "' released after ",
-                                   std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - started).count(),
-                                   " ms: joining");
+          processor::internal::log(
+              LogLevel::Info, "consumer", "static member '", instance, "' of group '", group,
+              "' released after ",
+              std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - started).count(),
+              " ms: joining");
         }
         return;
       }
       const auto now = Clock::now();
       if (now - started >= limit) {
-        processor::internal::log(LogLevel::Warning, "consumer", "group '", group, "' still lists a member as '",
-                                 instance, "' after ", std::chrono::duration_cast<std::chrono::seconds>(limit).count(),
-                                 " s: joining anyway (another instance with this group.instance.id is refused)");
+        processor::internal::log(
+            LogLevel::Warning, "consumer", "group '", group, "' still lists a member as '", instance,
+            "' after ", std::chrono::duration_cast<std::chrono::seconds>(limit).count(),
+            " s: joining anyway (another instance with this group.instance.id is refused)");
         return;
       }
       if (now >= next_log) {
-        processor::internal::log(LogLevel::Info, "consumer", "group '", group, "' still lists a member as '", instance,
-                                 "' (a previous incarnation of this static member, until the coordinator expires "
-                                 "its session): waiting to join, ",
-                                 std::chrono::duration_cast<std::chrono::seconds>(now - started).count(), " s so far");
+        processor::internal::log(
+            LogLevel::Info, "consumer", "group '", group, "' still lists a member as '", instance,
+            "' (a previous incarnation of this static member, until the coordinator expires "
+            "its session): waiting to join, ",
+            std::chrono::duration_cast<std::chrono::seconds>(now - started).count(), " s so far");
         next_log = now + kLogEvery;
       }
       std::this_thread::sleep_for(kLookEvery);
