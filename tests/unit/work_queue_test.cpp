@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <map>
@@ -299,7 +300,8 @@ TEST(WorkQueue, AnItemThatRunsAWholeWatchEndsTheQuietForTheOthers) {
 
 }  // namespace
 // The lane table against a map, through opens and closes in random order: lanes whose ids share
-// a home slot, a table that grows from its first 1,024 slots, and closes in the middle of probe runs.
+// a home slot, a table that grows from its first 1,024 slots (and shrinks back once all are
+// closed), and closes in the middle of probe runs.
 TEST(LaneTable, FindsEveryOpenLaneAndNoClosedOneThroughGrowthAndCloses) {
   LaneTable table;
   std::map<std::uint64_t, QueuedWork*> open;  // id -> the head it was given
@@ -329,6 +331,19 @@ TEST(LaneTable, FindsEveryOpenLaneAndNoClosedOneThroughGrowthAndCloses) {
     EXPECT_EQ(open.at(id), lane.head);
   });
   EXPECT_EQ(visited, open.size());
+  const std::size_t grown = table.capacity();
+  EXPECT_GE(grown, 2 * open.size());
+  // Closed all, in random order, every other lane still found: the memory goes back too.
+  std::vector<std::uint64_t> ids;
+  for (const auto& [id, head] : open) ids.push_back(id);
+  std::shuffle(ids.begin(), ids.end(), random);
+  for (std::size_t i = 0; i < ids.size(); ++i) {
+    table.close(ids[i]);
+    for (std::size_t j = i + 1; j < ids.size(); j += 97) ASSERT_NE(table.find(ids[j]), nullptr) << i;
+  }
+  EXPECT_EQ(table.size(), 0u);
+  EXPECT_LT(table.capacity(), grown);
+  EXPECT_EQ(table.capacity(), 1024u);
 }
 
 }  // namespace processor::kafka::internal

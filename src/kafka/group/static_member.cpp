@@ -1,6 +1,7 @@
 #include "kafka/group/static_member.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <thread>
 
 #include "common/log_internal.hpp"

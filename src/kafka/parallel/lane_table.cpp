@@ -1,5 +1,6 @@
 #include "kafka/parallel/lane_table.hpp"
 
+#include <bit>
 #include <cassert>
 #include <utility>
 
@@ -21,7 +22,7 @@ LaneTable::Lane* LaneTable::find(std::uint64_t id) {
 
 LaneTable::Lane& LaneTable::open(std::uint64_t id) {
   assert(id != 0 && find(id) == nullptr);
-  if ((size_ + 1) * 2 > slots_.size()) grow();
+  if ((size_ + 1) * 2 > slots_.size()) rehash(slots_.size() * 2);
   std::size_t i = home(id);
   while (slots_[i].id != 0) i = (i + 1) & mask();
   slots_[i].id = id;
@@ -47,12 +48,15 @@ void LaneTable::close(std::uint64_t id) {
   }
   slots_[hole] = Slot{};
   --size_;
+  // After a burst of lanes (up to max_buffered_bytes of records), the memory goes back.
+  if (slots_.size() > (std::size_t{1} << kInitialBits) && size_ * 8 < slots_.size())
+    rehash(slots_.size() / 2);
 }
 
-void LaneTable::grow() {
-  std::vector<Slot> old(slots_.size() * 2);
+void LaneTable::rehash(std::size_t slots) {
+  std::vector<Slot> old(slots);
   old.swap(slots_);
-  --shift_;
+  shift_ = 64 - std::countr_zero(slots);
   for (const Slot& slot : old) {
     if (slot.id == 0) continue;
     std::size_t i = home(slot.id);

@@ -30,6 +30,7 @@ class LaneTable {
   void close(std::uint64_t id);
 
   std::size_t size() const { return size_; }
+  std::size_t capacity() const { return slots_.size(); }  // slots, open or not
   // Calls f(id, lane) for each open lane; f must not open or close lanes.
   template <class F>
   void for_each(F&& f) {
@@ -47,8 +48,9 @@ class LaneTable {
     return static_cast<std::size_t>((id * 0x9E3779B97F4A7C15ULL) >> shift_);
   }
   std::size_t mask() const { return slots_.size() - 1; }
-  // Doubles the table (at most half full, so that a probe is short).
-  void grow();
+  // Moves the lanes to a table of `slots` (a power of two): doubled when it would be more than half
+  // full (so that a probe is short), halved when less than an eighth full.
+  void rehash(std::size_t slots);
 
   std::vector<Slot> slots_;
   int shift_;  // 64 - log2(slots_.size())
