@@ -326,10 +326,13 @@ TEST(LaneTable, FindsEveryOpenLaneAndNoClosedOneThroughGrowthAndCloses) {
     ASSERT_EQ(table.size(), open.size());
   }
   std::size_t visited = 0;
-  table.for_each([&](std::uint64_t id, LaneTable::Lane& lane) {
-    ++visited;
-    EXPECT_EQ(open.at(id), lane.head);
-  });
+  for (std::size_t slot = 0; slot < table.capacity(); ++slot) {
+    std::uint64_t id = 0;
+    if (LaneTable::Lane* lane = table.at(slot, &id)) {
+      ++visited;
+      EXPECT_EQ(open.at(id), lane->head);
+    }
+  }
   EXPECT_EQ(visited, open.size());
   const std::size_t grown = table.capacity();
   EXPECT_GE(grown, 2 * open.size());

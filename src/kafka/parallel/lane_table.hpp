@@ -31,12 +31,12 @@ class LaneTable {
 
   std::size_t size() const { return size_; }
   std::size_t capacity() const { return slots_.size(); }  // slots, open or not
-  // Calls f(id, lane) for each open lane; f must not open or close lanes.
-  template <class F>
-  void for_each(F&& f) {
-    for (Slot& slot : slots_) {
-      if (slot.id != 0) f(slot.id, slot.lane);
-    }
+  // The lane in slot `slot` (< capacity()) and its id, or nullptr when the slot is empty: to visit
+  // every open lane, slot by slot (opening or closing a lane moves others: not meanwhile).
+  Lane* at(std::size_t slot, std::uint64_t* id) {
+    if (slots_[slot].id == 0) return nullptr;
+    *id = slots_[slot].id;
+    return &slots_[slot].lane;
   }
 
  private:

@@ -22,9 +22,12 @@ WorkQueue::~WorkQueue() {
   for (const auto& [due, work] : retries_) {
     if (work->lane == QueuedWork::kNoLane) delete work;
   }
-  lanes_.for_each([](std::uint64_t, Lane& lane) {
-    for (QueuedWork* work = lane.head; work != nullptr;) delete std::exchange(work, work->next_in_lane_);
-  });
+  std::uint64_t id = 0;
+  for (std::size_t slot = 0; slot < lanes_.capacity(); ++slot) {
+    if (Lane* lane = lanes_.at(slot, &id)) {
+      for (QueuedWork* work = lane->head; work != nullptr;) delete std::exchange(work, work->next_in_lane_);
+    }
+  }
   for (QueuedWork* work : spares_) delete work;
 }
 
@@ -262,14 +265,17 @@ void WorkQueue::drop_group_locked(const void* group, std::vector<Item>& dropped)
   std::erase_if(retries_,
                 [&](const auto& entry) PROCESSOR_REQUIRES(mutex_) { return take_unlaned(entry.second); });
   std::vector<std::uint64_t> emptied;
-  lanes_.for_each([&](std::uint64_t id, Lane& lane) PROCESSOR_REQUIRES(mutex_) {
+  std::uint64_t lane_id = 0;
+  for (std::size_t slot = 0; slot < lanes_.capacity(); ++slot) {
+    Lane* lane = lanes_.at(slot, &lane_id);
+    if (lane == nullptr) continue;
     // Lane ids are hashes, so a lane may mix groups: unlink this group's waiting items only.
     bool head_changed = false;
     QueuedWork* previous = nullptr;
-    for (QueuedWork* work = lane.head; work != nullptr;) {
+    for (QueuedWork* work = lane->head; work != nullptr;) {
       QueuedWork* next = work->next_in_lane_;
       if (in_group(work)) {
-        (previous == nullptr ? lane.head : previous->next_in_lane_) = next;
+        (previous == nullptr ? lane->head : previous->next_in_lane_) = next;
         head_changed = head_changed || previous == nullptr;
         uncount_locked(work);
         dropped.emplace_back(work);
@@ -278,13 +284,13 @@ void WorkQueue::drop_group_locked(const void* group, std::vector<Item>& dropped)
       }
       work = next;
     }
-    lane.tail = previous;
-    if (lane.head == nullptr) {
-      emptied.push_back(id);
+    lane->tail = previous;
+    if (lane->head == nullptr) {
+      emptied.push_back(lane_id);
     } else if (head_changed) {
-      ready_.push_back(lane.head);  // another group's item, waiting until now
+      ready_.push_back(lane->head);  // another group's item, waiting until now
     }
-  });
+  }
   for (const std::uint64_t id : emptied) lanes_.close(id);
 }
 
