@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "common/log_internal.hpp"
+#include "processor/error.hpp"
 #include "streams/changelog_format.hpp"
 #include "streams/state_keys.hpp"
 
@@ -22,7 +24,24 @@ std::string& StorePartition::data_key(std::string_view key) {
   return scratch_key_;
 }
 
+StorePartition::~StorePartition() {
+  if (!loading_.valid()) return;
+  try {
+    loading_.get();
+  } catch (const std::exception& error) {
+    // Nothing lost: the local position stays before the records of the failed load.
+    processor::internal::log(LogLevel::Warning, "streams", "store '", name_, "' partition ", partition_,
+                             ": loading restored records failed: ", error.what());
+  }
+}
+
+std::optional<std::int64_t> StorePartition::position() const {
+  await_restored();
+  return position_;
+}
+
 std::optional<std::string> StorePartition::get(std::string_view key) {
+  await_restored();
   if (const auto it = dirty_.find(key); it != dirty_.end()) return it->second;
   return db_.get(data_key(key));
 }
@@ -44,6 +63,7 @@ void StorePartition::remove(std::string_view key) {
 }
 
 void StorePartition::apply_committed(std::int64_t position) {
+  await_restored();
   state::WriteBatch batch;
   for (const auto& [key, value] : dirty_) {
     if (value) {
@@ -59,11 +79,16 @@ void StorePartition::apply_committed(std::int64_t position) {
 }
 
 void StorePartition::wipe() {
+  try {
+    await_restored();
+  } catch (const StateError&) {
+    // The records of a failed load: dropped with the rest.
+  }
   db_.remove(position_key_);
   position_.reset();
   dirty_.clear();
-  restored_.clear();
-  restored_bytes_.clear();
+  restored_.records.clear();
+  restored_.bytes.clear();
   constexpr std::size_t kKeysPerWrite = 10'000;
   state::WriteBatch batch;
   // Collect first, remove after: no write while the scan iterates.
@@ -80,67 +105,119 @@ void StorePartition::wipe() {
 }
 
 void StorePartition::add_restored(std::string_view key, const std::optional<std::string_view>& value) {
-  Restored& restored = restored_.emplace_back();
-  restored.key = restored_bytes_.size();
+  Restored& restored = restored_.records.emplace_back();
+  std::string& bytes = restored_.bytes;
+  restored.key = bytes.size();
   restored.key_size = prefix_.size() + key.size();
-  restored_bytes_.append(prefix_).append(key);
-  restored.value = restored_bytes_.size();
+  bytes.append(prefix_).append(key);
+  restored.value = bytes.size();
   if (value) {
     restored.value_size = value->size();
-    restored_bytes_.append(*value);
+    bytes.append(*value);
   } else {
     restored.tombstone = true;
   }
 }
 
 void StorePartition::commit_restored(std::int64_t position) {
+  await_restored();
   // A few records (a standby's second of changelog, the tail after a warm copy): one write
   // through the log costs less than two table files and their ingestion, and keeps level 0 free
   // of tiny files.
   constexpr std::size_t kSmallLoad = 4'096;
-  if (restored_.size() < kSmallLoad) {
+  if (restored_.records.size() < kSmallLoad) {
     state::WriteBatch batch;
-    for (const auto& restored : restored_) {
-      const std::string_view key(restored_bytes_.data() + restored.key, restored.key_size);
+    for (const auto& restored : restored_.records) {
+      const std::string_view key(restored_.bytes.data() + restored.key, restored.key_size);
       if (restored.tombstone) {
         batch.remove(key);
       } else {
-        batch.put(key, std::string_view(restored_bytes_.data() + restored.value, restored.value_size));
+        batch.put(key, std::string_view(restored_.bytes.data() + restored.value, restored.value_size));
       }
     }
     batch.put(position_key_, encode_position(position));
     db_.write(batch);
-    restored_.clear();
-    restored_bytes_.clear();
+    restored_.records.clear();
+    restored_.bytes.clear();
     position_ = position;
     return;
   }
+  // The chunk goes to the loader; the buffers of the last one (their memory already mapped)
+  // take the next records.
+  std::swap(restored_, loading_chunk_);
+  restored_.records.clear();
+  restored_.bytes.clear();
+  loading_position_ = position;
+  loading_ = std::async(std::launch::async, [this] { load_chunk(loading_chunk_, loading_position_); });
+}
+
+void StorePartition::await_restored() const {
+  if (!loading_.valid()) return;
+  try {
+    loading_.get();
+  } catch (...) {
+    // Queued again, ahead of the records added since: the next commit_restored() loads them all.
+    const std::size_t shift = loading_chunk_.bytes.size();
+    loading_chunk_.bytes.append(restored_.bytes);
+    for (Restored restored : restored_.records) {
+      restored.key += shift;
+      restored.value += shift;
+      loading_chunk_.records.push_back(restored);
+    }
+    std::swap(restored_, loading_chunk_);
+    loading_chunk_.records.clear();
+    loading_chunk_.bytes.clear();
+    throw;
+  }
+  position_ = loading_position_;
+}
+
+void StorePartition::load_chunk(const RestoredChunk& chunk, std::int64_t position) const {
+  // Sorted by key, then by arrival: the last record of a key ends its run and is the one kept.
+  // Every key starts with prefix_, so the order compares what follows it, first as one 8-byte
+  // big-endian number (one comparison settles almost every pair), then byte by byte.
+  const std::string_view bytes = chunk.bytes;
+  const auto tail = [&](std::uint32_t index) {
+    const Restored& restored = chunk.records[index];
+    return bytes.substr(restored.key + prefix_.size(), restored.key_size - prefix_.size());
+  };
+  struct Order {
+    std::uint64_t head;
+    std::uint32_t index;
+  };
+  std::vector<Order> order(chunk.records.size());
+  for (std::uint32_t i = 0; i < order.size(); ++i) {
+    const std::string_view key = tail(i);
+    std::uint64_t head = 0;
+    for (std::size_t b = 0; b < 8; ++b) {
+      head = (head << 8) | (b < key.size() ? static_cast<std::uint8_t>(key[b]) : 0U);
+    }
+    order[i] = {head, i};
+  }
+  std::sort(order.begin(), order.end(), [&](const Order& a, const Order& b) {
+    if (a.head != b.head) return a.head < b.head;
+    if (const int compared = tail(a.index).compare(tail(b.index)); compared != 0) return compared < 0;
+    return a.index < b.index;
+  });
   std::vector<state::StateBackend::UnloggedWrite> writes;
-  writes.reserve(restored_.size());
-  const std::string_view bytes = restored_bytes_;
-  for (const auto& restored : restored_) {
+  writes.reserve(order.size());
+  for (std::size_t i = 0; i < order.size(); ++i) {
+    if (i + 1 < order.size() && order[i + 1].head == order[i].head &&
+        tail(order[i + 1].index) == tail(order[i].index)) {
+      continue;
+    }
+    const Restored& restored = chunk.records[order[i].index];
     writes.push_back({bytes.substr(restored.key, restored.key_size),
                       restored.tombstone ? std::nullopt
                                          : std::optional<std::string_view>(
                                                bytes.substr(restored.value, restored.value_size))});
   }
-  // Stable: of two records of one key, the later stays later; it is the one kept.
-  std::stable_sort(writes.begin(), writes.end(), [](const auto& a, const auto& b) { return a.key < b.key; });
-  std::size_t kept = 0;
-  for (std::size_t i = 0; i < writes.size(); ++i) {
-    if (i + 1 < writes.size() && writes[i + 1].key == writes[i].key) continue;
-    writes[kept++] = writes[i];
-  }
-  writes.resize(kept);
   // The data and the position as two runs: the data's file covers this store partition's keys
   // only, so that it overlaps no other partition's data.
   const std::string encoded = encode_position(position);
   const state::StateBackend::UnloggedWrite position_write{position_key_, encoded};
   const std::span<const state::StateBackend::UnloggedWrite> runs[] = {writes, {&position_write, 1}};
   db_.load_sorted(runs);
-  restored_.clear();
-  restored_bytes_.clear();
-  position_ = position;
 }
 
 }  // namespace processor::streams::internal

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <future>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -42,8 +43,9 @@ class StorePartition final : public PartitionStore {
   const std::string& name() const noexcept override { return name_; }
   std::int32_t partition() const noexcept override { return partition_; }
 
-  // The local position, or nullopt when there is no usable local state.
-  std::optional<std::int64_t> position() const noexcept { return position_; }
+  // The local position, or nullopt when there is no usable local state. Waits for a load still
+  // running (commit_restored()) and throws its failure.
+  std::optional<std::int64_t> position() const;
   const Dirty& dirty() const noexcept { return dirty_; }
 
   // Writes the open transaction's writes and `position` (the changelog offset after its last
@@ -61,8 +63,20 @@ class StorePartition final : public PartitionStore {
   // write-ahead log, no flush before the store partition takes transactions; fewer than 4,096
   // records go through one logged write instead. A crash mid-restore resumes from the last
   // position loaded.
+  //
+  // Such a table-file load is sorted and written on a thread of its own while the caller reads
+  // the next records: commit_restored() returns at once, and every other call (add_restored()
+  // aside) first waits for it. When it failed, that call throws its StateError and the records
+  // are queued again, ahead of those added since, so that the next commit_restored() loads them
+  // all; the position stays where it was.
   void add_restored(std::string_view key, const std::optional<std::string_view>& value);
   void commit_restored(std::int64_t position);
+  // Waits for the load commit_restored() runs; throws its failure as above.
+  void await_restored() const;
+
+  ~StorePartition() override;
+  StorePartition(const StorePartition&) = delete;
+  StorePartition& operator=(const StorePartition&) = delete;
 
  private:
   std::string& data_key(std::string_view key);
@@ -72,7 +86,6 @@ class StorePartition final : public PartitionStore {
   const std::int32_t partition_;
   const std::string prefix_;
   const std::string position_key_;
-  std::optional<std::int64_t> position_;
   Dirty dirty_;
   std::string scratch_key_;
   // The records queued by add_restored(), their bytes in one arena (no allocation per record).
@@ -83,8 +96,20 @@ class StorePartition final : public PartitionStore {
     std::size_t value_size = 0;
     bool tombstone = false;
   };
-  std::vector<Restored> restored_;
-  std::string restored_bytes_;
+  struct RestoredChunk {
+    std::vector<Restored> records;
+    std::string bytes;
+  };
+  // Sorts `chunk` by key, keeps the last record of each, and loads them with `position`.
+  void load_chunk(const RestoredChunk& chunk, std::int64_t position) const;
+
+  // Mutable: position() waits for the load too.
+  mutable RestoredChunk restored_;
+  // The chunk being loaded and its position; its buffers come back for the next chunk.
+  mutable std::future<void> loading_;
+  mutable RestoredChunk loading_chunk_;
+  mutable std::int64_t loading_position_ = 0;
+  mutable std::optional<std::int64_t> position_;
 };
 
 }  // namespace processor::streams::internal

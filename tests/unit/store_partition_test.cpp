@@ -340,7 +340,18 @@ TEST_F(StorePartitionTest, ALargeRestoreLoadsAsTableFilesWithTheSameOutcome) {
       store.add_restored("k" + std::to_string(i % 5'000), std::string_view(std::to_string(i)));
     }
     store.add_restored("gone", std::nullopt);
+    // Keys alike in their first 8 bytes, or only in trailing zero bytes, stay apart.
+    const std::vector<std::string> alike = {std::string("z"), std::string("z\0", 2),
+                                            std::string("z\0\0\0\0\0\0\0\0x", 10),
+                                            std::string("z\0\0\0\0\0\0\0\0w", 10), std::string("\xff")};
+    for (const auto& key : alike) {
+      store.add_restored(key, std::string_view(key));
+    }
     store.commit_restored(kRecords + 5);
+    for (const auto& key : alike) {
+      EXPECT_EQ(store.get(key), key);
+    }
+    EXPECT_EQ(store.get("k4999"), "9999");  // a read waits for the load
     EXPECT_EQ(store.position(), kRecords + 5);
   }
   reopen();
@@ -348,7 +359,7 @@ TEST_F(StorePartitionTest, ALargeRestoreLoadsAsTableFilesWithTheSameOutcome) {
   EXPECT_EQ(committed(counts_, 3, "k1"), "5001");
   EXPECT_EQ(committed(counts_, 3, "k4999"), "9999");
   EXPECT_EQ(committed(counts_, 3, "gone"), std::nullopt);
-  EXPECT_EQ(db_->list_keys(data_prefix(counts_, 3)).size(), 5'000u);
+  EXPECT_EQ(db_->list_keys(data_prefix(counts_, 3)).size(), 5'005u);
 }
 
 TEST_F(StorePartitionTest, AFailedRestoreWriteChangesNeitherTheDataNorThePosition) {
@@ -364,6 +375,34 @@ TEST_F(StorePartitionTest, AFailedRestoreWriteChangesNeitherTheDataNorThePositio
   EXPECT_EQ(committed(counts_, 3, "a"), "old");
   EXPECT_EQ(committed(counts_, 3, "b"), std::nullopt);
   EXPECT_EQ(committed_position(counts_, 3), 4);
+}
+
+// A table-file load runs on a thread of its own: its failure surfaces at the next call, and its
+// records are loaded by the next commit_restored(), with those read since. Nothing is lost.
+TEST_F(StorePartitionTest, AFailedTableFileLoadIsThrownOnceAndItsRecordsLoadWithTheNextOne) {
+  commit(counts_, 3, {{"k1", "old"}}, 4);
+  FailingWrites failing(*db_);
+  StorePartition store(failing, counts_, 3);
+  constexpr int kRecords = 5'000;
+  for (int i = 0; i < kRecords; ++i) store.add_restored("k" + std::to_string(i), std::string_view("first"));
+  failing.failing = true;
+  const auto error = error_of([&] {
+    store.commit_restored(kRecords + 4);
+    static_cast<void>(store.position());
+  });
+  EXPECT_EQ(error.kind(), ErrorKind::Storage);
+  EXPECT_EQ(store.position(), 4);
+  EXPECT_EQ(store.get("k1"), "old");
+  failing.failing = false;
+  store.add_restored("k0", std::string_view("second"));
+  store.commit_restored(kRecords + 5);
+  EXPECT_EQ(store.get("k0"), "second");
+  EXPECT_EQ(store.get("k1"), "first");
+  EXPECT_EQ(store.get("k4999"), "first");
+  EXPECT_EQ(store.position(), kRecords + 5);
+  reopen();
+  EXPECT_EQ(committed_position(counts_, 3), kRecords + 5);
+  EXPECT_EQ(db_->list_keys(data_prefix(counts_, 3)).size(), static_cast<std::size_t>(kRecords));
 }
 
 TEST_F(StorePartitionTest, ARestoreBatchWithNoRecordsStillMovesThePosition) {
