@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <type_traits>
 
 namespace processor::streams::internal {
 
@@ -17,6 +18,13 @@ void append_changelog_value(std::string& out, std::string_view value);
 // The store value in a changelog record's value. Throws StateError(Corruption) naming `where`
 // (e.g. "counts-changelog:3@1234") for an empty value or an unknown version.
 std::string_view decode_changelog_value(std::string_view bytes, std::string_view where);
+// The same, with `where()` called only for the error: a restore names no record it reads well.
+template <typename Where>
+requires std::is_invocable_r_v<std::string, Where&> std::string_view decode_changelog_value(
+    std::string_view bytes, Where&& where) {
+  if (!bytes.empty() && static_cast<std::uint8_t>(bytes[0]) == kChangelogVersion) return bytes.substr(1);
+  return decode_changelog_value(bytes, std::string_view(where()));
+}
 
 // A store partition's local position: every changelog record below `position` is applied to the
 // local state, and nothing else is. Stored as version byte, int64 LE, crc32c of both.

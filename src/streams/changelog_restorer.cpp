@@ -296,8 +296,10 @@ std::vector<std::int32_t> ChangelogRestorer::poll(std::chrono::milliseconds time
         std::optional<std::string_view> value;
         if (message->payload != nullptr) {
           value = decode_changelog_value(
-              std::string_view(static_cast<const char*>(message->payload), message->len),
-              kafka::partition_key(entry.topic, message->partition) + "@" + std::to_string(message->offset));
+              std::string_view(static_cast<const char*>(message->payload), message->len), [&] {
+                return kafka::partition_key(entry.topic, message->partition) + "@" +
+                       std::to_string(message->offset);
+              });
         }
         entry.store->add_restored(key, value);
         ++entry.batch_records;

@@ -97,6 +97,13 @@ void check_changelog_value(std::string_view where, std::string_view bytes) {
       !bytes.empty() && static_cast<std::uint8_t>(bytes[0]) == internal::kChangelogVersion;
   require(ok == well_formed, ok ? "decode_changelog_value accepted a value without its version byte"
                                 : "decode_changelog_value refused a value with its version byte");
+  // The restorer's form, which names the record only for the error, decides alike.
+  std::string_view lazily;
+  const bool lazy_ok = decodes("decode_changelog_value (where on error)", where, [&] {
+    lazily = internal::decode_changelog_value(bytes, [&] { return std::string(where); });
+  });
+  require(lazy_ok == ok && lazily.data() == value.data() && lazily.size() == value.size(),
+          "decode_changelog_value with a lazy where decided otherwise than with a where");
   if (!ok) return;
   require(value.data() == bytes.data() + 1 && value.size() == bytes.size() - 1,
           "decode_changelog_value returned other bytes than those after the version byte");
