@@ -174,13 +174,24 @@ void StorePartition::await_restored() const {
 
 void StorePartition::load_chunk(const RestoredChunk& chunk, std::int64_t position) const {
   // Sorted by key, then by arrival: the last record of a key ends its run and is the one kept.
-  // Every key starts with prefix_, so the order compares what follows it, first as one 8-byte
-  // big-endian number (one comparison settles almost every pair), then byte by byte.
+  // Keys share prefix_, and often more ("user-000..."): the order skips what every key of the
+  // chunk shares, compares the next 8 bytes as one big-endian number (one comparison settles
+  // almost every pair), then the rest byte by byte.
   const std::string_view bytes = chunk.bytes;
-  const auto tail = [&](std::uint32_t index) {
+  const auto key_of = [&](std::uint32_t index) {
     const Restored& restored = chunk.records[index];
-    return bytes.substr(restored.key + prefix_.size(), restored.key_size - prefix_.size());
+    return bytes.substr(restored.key, restored.key_size);
   };
+  std::size_t shared = chunk.records.empty() ? 0 : key_of(0).size();
+  for (std::uint32_t i = 1; i < chunk.records.size() && shared > prefix_.size(); ++i) {
+    const std::string_view first = key_of(0);
+    const std::string_view key = key_of(i);
+    const std::size_t length = std::min(shared, key.size());
+    shared = static_cast<std::size_t>(
+        std::mismatch(first.begin(), first.begin() + static_cast<std::ptrdiff_t>(length), key.begin()).first -
+        first.begin());
+  }
+  const auto tail = [&](std::uint32_t index) { return key_of(index).substr(shared); };
   struct Order {
     std::uint64_t head;
     std::uint32_t index;

@@ -377,6 +377,32 @@ TEST_F(StorePartitionTest, AFailedRestoreWriteChangesNeitherTheDataNorThePositio
   EXPECT_EQ(committed_position(counts_, 3), 4);
 }
 
+// Keys that share a long beginning (zero-padded ids): sorted by what follows it, one of them a
+// beginning of the others.
+TEST_F(StorePartitionTest, ALargeRestoreOfKeysSharingALongBeginningKeepsTheLastOfEach) {
+  constexpr int kKeys = 5'000;
+  const auto key = [](int i) {
+    std::string digits = std::to_string(i);
+    return "user-" + std::string(20 - digits.size(), '0') + digits;
+  };
+  {
+    StorePartition store(*db_, counts_, 3);
+    for (int round = 0; round < 2; ++round) {
+      for (int i = kKeys - 1; i >= 0; --i)
+        store.add_restored(key(i), std::string_view(std::to_string(round)));
+    }
+    store.add_restored("user-0", std::string_view("short"));
+    store.add_restored(key(7), std::string_view("last"));
+    store.commit_restored(2 * kKeys + 2);
+  }
+  reopen();
+  EXPECT_EQ(committed(counts_, 3, key(0)), "1");
+  EXPECT_EQ(committed(counts_, 3, key(7)), "last");
+  EXPECT_EQ(committed(counts_, 3, key(kKeys - 1)), "1");
+  EXPECT_EQ(committed(counts_, 3, "user-0"), "short");
+  EXPECT_EQ(db_->list_keys(data_prefix(counts_, 3)).size(), static_cast<std::size_t>(kKeys + 1));
+}
+
 // A table-file load runs on a thread of its own: its failure surfaces at the next call, and its
 // records are loaded by the next commit_restored(), with those read since. Nothing is lost.
 TEST_F(StorePartitionTest, AFailedTableFileLoadIsThrownOnceAndItsRecordsLoadWithTheNextOne) {
