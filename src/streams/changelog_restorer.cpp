@@ -19,6 +19,9 @@ constexpr std::size_t kBatchMessages = 10'000;
 // chunk of 1M (one file for bench_streams' partition) was slower: the fetcher then waits while
 // the whole partition is sorted and written.
 constexpr std::size_t kRecordsPerWrite = 100'000;
+// The first chunk of a restore is smaller: the loader (StorePartition::commit_restored) starts
+// on it while the rest is read, instead of waiting for 100k records.
+constexpr std::size_t kFirstRecordsPerWrite = 25'000;
 // Follow mode: how often a store partition loads what it read (one small write per second and
 // store partition, not one per poll).
 constexpr std::chrono::seconds kFollowLoadInterval{1};
@@ -315,7 +318,10 @@ std::vector<std::int32_t> ChangelogRestorer::poll(std::chrono::milliseconds time
     if (failure) std::rethrow_exception(failure);
     if (restarted || count < messages.size()) break;
     if (std::any_of(entries_.begin(), entries_.end(),
-                    [](const Entry& entry) { return entry.batch_records >= kRecordsPerWrite; })) {
+                    [](const Entry& entry) {
+                      const bool first = entry.records == entry.batch_records;
+                      return entry.batch_records >= (first ? kFirstRecordsPerWrite : kRecordsPerWrite);
+                    })) {
       break;
     }
   }
