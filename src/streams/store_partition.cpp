@@ -148,7 +148,12 @@ void StorePartition::commit_restored(std::int64_t position) {
   restored_.records.clear();
   restored_.bytes.clear();
   loading_position_ = position;
-  loading_ = std::async(std::launch::async, [this] { load_chunk(loading_chunk_, loading_position_); });
+  try {
+    loading_ = std::async(std::launch::async, [this] { load_chunk(loading_chunk_, loading_position_); });
+  } catch (...) {
+    std::swap(restored_, loading_chunk_);  // no thread: the records stay queued
+    throw;
+  }
 }
 
 void StorePartition::await_restored() const {
