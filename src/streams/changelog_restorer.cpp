@@ -317,11 +317,10 @@ std::vector<std::int32_t> ChangelogRestorer::poll(std::chrono::milliseconds time
     }
     if (failure) std::rethrow_exception(failure);
     if (restarted || count < messages.size()) break;
-    if (std::any_of(entries_.begin(), entries_.end(),
-                    [](const Entry& entry) {
-                      const bool first = entry.records == entry.batch_records;
-                      return entry.batch_records >= (first ? kFirstRecordsPerWrite : kRecordsPerWrite);
-                    })) {
+    if (std::any_of(entries_.begin(), entries_.end(), [](const Entry& entry) {
+          const bool first = entry.records == entry.batch_records;
+          return entry.batch_records >= (first ? kFirstRecordsPerWrite : kRecordsPerWrite);
+        })) {
       break;
     }
   }
