@@ -71,6 +71,9 @@ if [[ "${profile}" == all ]]; then
     # broker.sh picks free ports with python3 when it can.
     maven
     python3
+    # A test still running shortly before its time-out prints every thread's stack from gdb
+    # (tests/support/hang_report.cpp).
+    gdb
   )
 fi
 # The integration tier's Kafka broker (scripts/kafka/broker.sh, Kafka 4.x) needs Java 17 or newer.

@@ -349,7 +349,8 @@ class ParallelKillRun {
         ++self_exits_;
         ++exit_codes_[*code];
         std::cerr << "worker " << worker.slot << " exited by itself (" << *code << "); see " << worker.out
-                  << "\n";
+                  << "; its last lines:\n"
+                  << log_tail(worker.out);
         died_.insert(journal_of(worker));
         worker.pid = -1;
         start(worker.slot);

@@ -393,14 +393,16 @@ class ScaleoutRun {
   }
 
   // A worker that exited by itself (its poll() threw: an exactly-once worker is written to stop
-  // on an error) is counted and started again, as a supervisor would.
+  // on an error, exit 1; or it crashed) is counted, its last lines printed, and started again,
+  // as a supervisor would.
   void restart_exited(Outcome& outcome, const std::set<int>& retired) {
     for (auto& worker : workers_) {
       if (retired.count(worker.slot) != 0) continue;
       if (const auto code = exited_worker(worker.pid)) {
         ++outcome.unexpected_exits;
         std::cerr << "worker " << worker.slot << " exited by itself (" << *code << "); see " << worker.log
-                  << "\n";
+                  << "; its last lines:\n"
+                  << log_tail(worker.log, worker.log_start);
         worker.pid = -1;
         start(worker.slot);
       }
@@ -566,7 +568,8 @@ void expect_exactly_once(const Outcome& outcome, int kills) {
   EXPECT_EQ(outcome.unknown_inputs, 0u) << "results for input records that do not exist";
   EXPECT_EQ(outcome.out_of_order, 0u);
   EXPECT_EQ(outcome.state_wrong, 0u);
-  EXPECT_EQ(outcome.unexpected_exits, 0) << "a worker's poll() threw";
+  EXPECT_EQ(outcome.unexpected_exits, 0)
+      << "a worker exited by itself (its poll() threw, or it crashed): see its lines above";
 }
 
 // CI runs the cooperative and the consumer-protocol runs; this one, under eager rebalancing,

@@ -41,6 +41,23 @@ inline pid_t spawn_worker(const std::vector<std::string>& args, const std::files
   return pid;
 }
 
+// The last `lines` lines of a worker's log after byte `from` (where this incarnation began), each
+// indented, for a report of a worker that died: its abort message or last error, in the test's
+// output, where CI keeps it (the log itself is gone with the machine).
+inline std::string log_tail(const std::filesystem::path& log, std::streamoff from = 0,
+                            std::size_t lines = 15) {
+  std::ifstream in(log);
+  in.seekg(from);
+  std::vector<std::string> last;
+  for (std::string line; std::getline(in, line);) {
+    last.push_back(std::move(line));
+    if (last.size() > lines) last.erase(last.begin());
+  }
+  std::string tail;
+  for (const auto& line : last) tail += "    | " + line + "\n";
+  return tail;
+}
+
 // Sends `signal` to the worker and reaps it; returns its exit status, or 128 + the signal that
 // ended it (as a shell reports it). A pid <= 0 (no worker) returns 0.
 inline int stop_worker(pid_t pid, int signal) {
