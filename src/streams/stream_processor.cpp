@@ -251,7 +251,9 @@ void StreamProcessor::close() {
   impl.buffer.reset();  // its records are neither processed nor committed now
   if (impl.consumer) {
     // Leaves the group: the revoke callback commits nothing more (or aborts) and drops the tasks.
-    rd_kafka_consumer_close(impl.consumer.get());
+    kafka::internal::close_consumer(impl.consumer.get(),
+                                    kafka::internal::ClientCallbacks{&impl, Impl::rebalance_callback},
+                                    3 * impl.options.request_timeout);
     impl.callback_error = nullptr;
   }
   if (impl.transaction_open && !impl.broken) {

@@ -26,7 +26,8 @@ void print_every_stack() {
   const pid_t child = ::fork();
   if (child == 0) {
     ::dup2(STDERR_FILENO, STDOUT_FILENO);
-    ::execlp("gdb", "gdb", "-nx", "-batch", "-p", pid.c_str(), "-ex", "thread apply all bt", static_cast<char*>(nullptr));
+    ::execlp("gdb", "gdb", "-nx", "-batch", "-p", pid.c_str(), "-ex", "thread apply all bt",
+             static_cast<char*>(nullptr));
     ::_exit(127);
   }
   if (child > 0) ::waitpid(child, nullptr, 0);
@@ -39,8 +40,8 @@ void print_every_stack() {
   const int after = seconds - std::max(15, seconds / 10);
   std::thread([after] {
     std::this_thread::sleep_for(std::chrono::seconds(after));
-    std::fprintf(stderr, "\n== still running %d s after it started (time-out %s s): every thread's stack\n", after,
-                 std::getenv("PROCESSOR_TEST_TIMEOUT"));
+    std::fprintf(stderr, "\n== still running %d s after it started (time-out %s s): every thread's stack\n",
+                 after, std::getenv("PROCESSOR_TEST_TIMEOUT"));
     std::fflush(stderr);
     print_every_stack();
     std::fprintf(stderr, "== end of the stacks\n");

@@ -40,6 +40,9 @@ void rebalance_callback(rd_kafka_t* rk, rd_kafka_resp_err_t event,
   impl->rebalances_running.fetch_sub(1);
 }
 
+// How long the destructor waits for a close no KafkaConsumer made: as long as Java's consumer does.
+constexpr std::chrono::seconds kCloseTimeout{30};
+
 }  // namespace
 
 KafkaClient::KafkaClient(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -76,7 +79,11 @@ KafkaClient::~KafkaClient() {
     impl_->handle.reset();
     return;
   }
-  if (!impl_->closed.exchange(true)) rd_kafka_consumer_close(impl_->rk());
+  if (!impl_->closed.exchange(true)) impl_->close_consumer(kCloseTimeout);
+}
+
+rd_kafka_resp_err_t KafkaClient::Impl::close_consumer(std::chrono::milliseconds timeout) noexcept {
+  return internal::close_consumer(rk(), internal::ClientCallbacks{this, rebalance_callback}, timeout);
 }
 
 const std::string& KafkaClient::group_id() const noexcept { return impl_->group; }

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <functional>
 #include <string>
 #include <vector>
@@ -29,6 +30,9 @@ struct KafkaClient::Impl {
   // must not be used (the main queue is forwarded to the consumer queue).
   std::atomic<bool> subscribed{false};
   std::atomic<bool> closed{false};
+  // Closes the consumer within `timeout` (internal::close_consumer, with this client's rebalance
+  // callback); returns librdkafka's result. Once: the caller sets `closed` first.
+  rd_kafka_resp_err_t close_consumer(std::chrono::milliseconds timeout) noexcept;
 
   // The partitions this member owns, so that a commit need not ask librdkafka's main thread
   // (rd_kafka_assignment() is a synchronous round trip of ~40 µs). Marked stale by every

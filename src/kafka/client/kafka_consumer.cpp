@@ -326,10 +326,14 @@ void KafkaConsumer::close() {
   if (client_impl.closed.exchange(true)) return;
   // Fetched records not handed out are not handled: the partitions' next owner reads them.
   impl_->buffer.clear();
-  // Revokes every partition through on_rebalance, which commits first.
-  const rd_kafka_resp_err_t error = rd_kafka_consumer_close(impl_->rk());
+  // Revokes every partition through on_rebalance, which commits first; at most 3 request
+  // time-outs (30 s by default, Java's consumer's close time-out): the revoke's commit, the leave.
+  const rd_kafka_resp_err_t error = client_impl.close_consumer(3 * impl_->options.request_timeout);
   impl_->rethrow_callback_error();
-  if (error != RD_KAFKA_RESP_ERR_NO_ERROR) throw internal::kafka_error(error, "closing the consumer");
+  // A close given up after its time-out has logged why: the consumer is closed all the same.
+  if (error != RD_KAFKA_RESP_ERR_NO_ERROR && error != RD_KAFKA_RESP_ERR__TIMED_OUT) {
+    throw internal::kafka_error(error, "closing the consumer");
+  }
 }
 
 void KafkaConsumer::rewind_to_committed() {

@@ -9,6 +9,7 @@
 #include <string>
 #include <thread>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "common/log_internal.hpp"
 #include "kafka/rdkafka/errors.hpp"
@@ -32,6 +33,24 @@ struct Refusals {
 Refusals& refusals() {
   static Refusals* const state = new Refusals();
   return *state;
+}
+
+// The clients whose close_consumer() ran out of time: destroy_client() destroys them without the
+// consumer's close. Never destroyed, as refusals().
+struct AbandonedCloses {
+  detail::Mutex mutex;
+  std::unordered_set<const rd_kafka_t*> clients PROCESSOR_GUARDED_BY(mutex);
+};
+AbandonedCloses& abandoned_closes() {
+  static AbandonedCloses* const state = new AbandonedCloses();
+  return *state;
+}
+
+// Whether close_consumer() gave up on `rk`'s close, forgetting it.
+bool take_abandoned_close(const rd_kafka_t* rk) noexcept {
+  AbandonedCloses& state = abandoned_closes();
+  const detail::MutexLock lock(state.mutex);
+  return state.clients.erase(rk) > 0;
 }
 
 // Whether an error of the error callback says that the broker refused this client for good, as
@@ -132,8 +151,48 @@ void throw_if_refused(const rd_kafka_t* rk) {
   if (auto refusal = connection_refusal(rk)) throw std::move(*refusal);
 }
 
+rd_kafka_resp_err_t close_consumer(rd_kafka_t* rk, const ClientCallbacks& callbacks,
+                                   std::chrono::milliseconds timeout) noexcept {
+  const RdPtr<rd_kafka_queue_t> queue(rd_kafka_queue_new(rk));
+  // librdkafka forwards the group's queue (its rebalances) to `queue` and starts terminating the
+  // group handler; rd_kafka_consumer_closed() says when it has.
+  if (rd_kafka_error_t* refused = rd_kafka_consumer_close_queue(rk, queue.get())) {
+    const rd_kafka_resp_err_t code =
+        rd_kafka_error_is_fatal(refused) ? RD_KAFKA_RESP_ERR__FATAL : rd_kafka_error_code(refused);
+    rd_kafka_error_destroy(refused);
+    return code;
+  }
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (rd_kafka_consumer_closed(rk) == 0) {
+    if (std::chrono::steady_clock::now() >= deadline) {
+      {
+        AbandonedCloses& state = abandoned_closes();
+        const detail::MutexLock lock(state.mutex);
+        state.clients.insert(rk);
+      }
+      processor::internal::log(LogLevel::Error, "rdkafka", "closing the consumer has not finished in ",
+                               std::chrono::duration_cast<std::chrono::seconds>(timeout).count(),
+                               " s (librdkafka's group handler has not terminated): given up; the group "
+                               "drops the member at its session time-out");
+      return RD_KAFKA_RESP_ERR__TIMED_OUT;
+    }
+    // Fetched records and errors that reach the queue now are dropped, as rd_kafka_consumer_close()
+    // drops them; librdkafka's own operations are served inside the poll.
+    const RdPtr<rd_kafka_event_t> event(rd_kafka_queue_poll(queue.get(), 100));
+    if (event && rd_kafka_event_type(event.get()) == RD_KAFKA_EVENT_REBALANCE) {
+      rd_kafka_topic_partition_list_t* partitions = rd_kafka_event_topic_partition_list(event.get());
+      if (callbacks.rebalance != nullptr) {
+        callbacks.rebalance(rk, rd_kafka_event_error(event.get()), partitions, callbacks.opaque);
+      } else {
+        rd_kafka_assign(rk, nullptr);  // what rd_kafka_consumer_close() does without a callback
+      }
+    }
+  }
+  return RD_KAFKA_RESP_ERR_NO_ERROR;
+}
+
 void destroy_client(rd_kafka_t* rk) noexcept {
-  if (!has_fatal_error(rk)) {
+  if (!has_fatal_error(rk) && !take_abandoned_close(rk)) {
     rd_kafka_destroy(rk);
     forget_connection_refusal(rk);
     return;
