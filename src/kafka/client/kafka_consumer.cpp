@@ -326,8 +326,8 @@ void KafkaConsumer::close() {
   if (client_impl.closed.exchange(true)) return;
   // Fetched records not handed out are not handled: the partitions' next owner reads them.
   impl_->buffer.clear();
-  // Revokes every partition through on_rebalance, which commits first; at most 3 request
-  // time-outs (30 s by default, Java's consumer's close time-out): the revoke's commit, the leave.
+  // Revokes every partition through on_rebalance, which commits first; waits for librdkafka (the
+  // leave) at most 3 request time-outs, 30 s by default (Java's consumer's close time-out).
   const rd_kafka_resp_err_t error = client_impl.close_consumer(3 * impl_->options.request_timeout);
   impl_->rethrow_callback_error();
   // A close given up after its time-out has logged why: the consumer is closed all the same.

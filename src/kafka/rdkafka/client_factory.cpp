@@ -162,7 +162,9 @@ rd_kafka_resp_err_t close_consumer(rd_kafka_t* rk, const ClientCallbacks& callba
     rd_kafka_error_destroy(refused);
     return code;
   }
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  // The time the rebalance callback takes (the revoke's commit, with its own retries and
+  // deadline) does not count: `timeout` bounds the wait for librdkafka only.
+  auto deadline = std::chrono::steady_clock::now() + timeout;
   while (rd_kafka_consumer_closed(rk) == 0) {
     if (std::chrono::steady_clock::now() >= deadline) {
       {
@@ -182,7 +184,9 @@ rd_kafka_resp_err_t close_consumer(rd_kafka_t* rk, const ClientCallbacks& callba
     if (event && rd_kafka_event_type(event.get()) == RD_KAFKA_EVENT_REBALANCE) {
       rd_kafka_topic_partition_list_t* partitions = rd_kafka_event_topic_partition_list(event.get());
       if (callbacks.rebalance != nullptr) {
+        const auto called = std::chrono::steady_clock::now();
         callbacks.rebalance(rk, rd_kafka_event_error(event.get()), partitions, callbacks.opaque);
+        deadline += std::chrono::steady_clock::now() - called;
       } else {
         rd_kafka_assign(rk, nullptr);  // what rd_kafka_consumer_close() does without a callback
       }

@@ -66,8 +66,8 @@ struct ClientCallbacks {
   void (*delivery)(rd_kafka_t*, const rd_kafka_message_t*, void*) = nullptr;
 };
 
-// Closes a subscribed consumer as rd_kafka_consumer_close() does, but waits at most `timeout`:
-// its assignment is revoked through `callbacks.rebalance` (served here, on the caller's thread,
+// Closes a subscribed consumer as rd_kafka_consumer_close() does, but waits for librdkafka at most
+// `timeout` (the rebalance callback's own time not counted): its assignment is revoked through `callbacks.rebalance` (served here, on the caller's thread,
 // with `callbacks.opaque`: the callbacks the client was created with) and it leaves its group.
 // rd_kafka_consumer_close() waits for librdkafka's group handler to terminate without a limit,
 // and that handler does not always terminate in 2.14.2 (see destroy_client); a CI run saw a
