@@ -35,18 +35,15 @@ void append_changelog_value(std::string& out, std::string_view value) {
   out.append(value);
 }
 
-std::string_view decode_changelog_value(std::string_view bytes, std::string_view where) {
+void throw_corrupt_changelog_value(std::string_view bytes, std::string_view where) {
   if (bytes.empty()) {
     throw StateError(ErrorKind::Corruption, "corrupt changelog record at " + printable(where) +
                                                 ": empty value (a removal is a null value)");
   }
   const auto version = static_cast<std::uint8_t>(bytes[0]);
-  if (version != kChangelogVersion) {
-    throw StateError(ErrorKind::Corruption, "corrupt changelog record at " + printable(where) +
-                                                ": unknown version " + std::to_string(version) +
-                                                " (expected " + std::to_string(kChangelogVersion) + ")");
-  }
-  return bytes.substr(1);
+  throw StateError(ErrorKind::Corruption, "corrupt changelog record at " + printable(where) +
+                                              ": unknown version " + std::to_string(version) + " (expected " +
+                                              std::to_string(kChangelogVersion) + ")");
 }
 
 namespace {

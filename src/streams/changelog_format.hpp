@@ -15,15 +15,25 @@ namespace processor::streams::internal {
 inline constexpr std::uint8_t kChangelogVersion = 1;
 
 void append_changelog_value(std::string& out, std::string_view value);
+// Whether `bytes` is a changelog value decode_changelog_value() accepts: not empty, of this version.
+inline bool is_changelog_value(std::string_view bytes) noexcept {
+  return !bytes.empty() && static_cast<std::uint8_t>(bytes[0]) == kChangelogVersion;
+}
+// Throws decode_changelog_value()'s StateError(Corruption) for `bytes`, which is not one.
+[[noreturn]] void throw_corrupt_changelog_value(std::string_view bytes, std::string_view where);
+
 // The store value in a changelog record's value. Throws StateError(Corruption) naming `where`
 // (e.g. "counts-changelog:3@1234") for an empty value or an unknown version.
-std::string_view decode_changelog_value(std::string_view bytes, std::string_view where);
+inline std::string_view decode_changelog_value(std::string_view bytes, std::string_view where) {
+  if (!is_changelog_value(bytes)) throw_corrupt_changelog_value(bytes, where);
+  return bytes.substr(1);
+}
 // The same, with `where()` called only for the error: a restore names no record it reads well.
 template <typename Where>
 requires std::is_invocable_r_v<std::string, Where&> std::string_view decode_changelog_value(
     std::string_view bytes, Where&& where) {
-  if (!bytes.empty() && static_cast<std::uint8_t>(bytes[0]) == kChangelogVersion) return bytes.substr(1);
-  return decode_changelog_value(bytes, std::string_view(where()));
+  if (!is_changelog_value(bytes)) throw_corrupt_changelog_value(bytes, where());
+  return bytes.substr(1);
 }
 
 // A store partition's local position: every changelog record below `position` is applied to the
