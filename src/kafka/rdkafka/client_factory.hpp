@@ -67,18 +67,19 @@ struct ClientCallbacks {
 };
 
 // Closes a subscribed consumer as rd_kafka_consumer_close() does, but waits for librdkafka at most
-// `timeout` (the rebalance callback's own time not counted): its assignment is revoked through `callbacks.rebalance` (served here, on the caller's thread,
-// with `callbacks.opaque`: the callbacks the client was created with) and it leaves its group.
-// rd_kafka_consumer_close() waits for librdkafka's group handler to terminate without a limit,
-// and that handler does not always terminate in 2.14.2 (see destroy_client); a CI run saw a
-// consumer-protocol member of PollInterval wait until its test's 900 s time-out, where, it did
-// not say (no run here repeated it, in 30 tries; tests now print their stacks before a
-// time-out). A consumer's close is the one wait of the library without a deadline: now it has
-// one, as Java's consumer's close has (30 s unless told otherwise). When the handler has not
-// terminated by then the close is given up, with an error log, and destroy_client() destroys the
-// client without the consumer's close: the group drops the member at its session time-out, and
-// its partitions' next owners start from the last commit. Returns the close's result, or
-// _TIMED_OUT. Every consumer of the library closes through this.
+// `timeout` (the rebalance callback's own time not counted): its assignment is revoked through
+// `callbacks.rebalance` (served here, on the caller's thread, with `callbacks.opaque`: the
+// callbacks the client was created with) and it leaves its group. rd_kafka_consumer_close() waits
+// for librdkafka's group handler to terminate without a limit, and that handler does not always
+// terminate in 2.14.2 (see destroy_client); a CI run saw a consumer-protocol member of
+// PollInterval wait until its test's 900 s time-out, at a place it did not say (it did not recur
+// in 30 runs; tests now print their stacks before a time-out). A consumer's close was the one wait
+// of the library without a deadline: now it has one, as Java's consumer's close has (30 s unless
+// told otherwise). When the handler has not terminated by then the close is given up, with an
+// error log, and destroy_client() destroys the client without the consumer's close: the group
+// drops the member at its session time-out, and its partitions' next owners start from the last
+// commit. Returns the close's result, or _TIMED_OUT. Every consumer of the library closes through
+// this.
 rd_kafka_resp_err_t close_consumer(rd_kafka_t* rk, const ClientCallbacks& callbacks,
                                    std::chrono::milliseconds timeout) noexcept;
 
