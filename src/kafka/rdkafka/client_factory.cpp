@@ -46,6 +46,13 @@ AbandonedCloses& abandoned_closes() {
   return *state;
 }
 
+// Remembers that close_consumer() gave up on `rk`'s close.
+void mark_abandoned_close(const rd_kafka_t* rk) {
+  AbandonedCloses& state = abandoned_closes();
+  const detail::MutexLock lock(state.mutex);
+  state.clients.insert(rk);
+}
+
 // Whether close_consumer() gave up on `rk`'s close, forgetting it.
 bool take_abandoned_close(const rd_kafka_t* rk) noexcept {
   AbandonedCloses& state = abandoned_closes();
@@ -167,11 +174,7 @@ rd_kafka_resp_err_t close_consumer(rd_kafka_t* rk, const ClientCallbacks& callba
   auto deadline = std::chrono::steady_clock::now() + timeout;
   while (rd_kafka_consumer_closed(rk) == 0) {
     if (std::chrono::steady_clock::now() >= deadline) {
-      {
-        AbandonedCloses& state = abandoned_closes();
-        const detail::MutexLock lock(state.mutex);
-        state.clients.insert(rk);
-      }
+      mark_abandoned_close(rk);
       processor::internal::log(LogLevel::Error, "rdkafka", "closing the consumer has not finished in ",
                                std::chrono::duration_cast<std::chrono::seconds>(timeout).count(),
                                " s (librdkafka's group handler has not terminated): given up; the group "
@@ -210,10 +213,11 @@ void destroy_client(rd_kafka_t* rk) noexcept {
       destroyed->set_value();
     }).detach();
     if (done.wait_for(kPatience) != std::future_status::ready) {
-      processor::internal::log(LogLevel::Error, "rdkafka",
-                               "destroying a client after its fatal error has not finished in 10 s "
-                               "(librdkafka's group handler never terminates): left behind until the "
-                               "process exits");
+      processor::internal::log(
+          LogLevel::Error, "rdkafka",
+          "destroying a client after its fatal error or a close given up has not finished in 10 s "
+          "(librdkafka's group handler never terminates): left behind until the "
+          "process exits");
     }
   } catch (const std::exception&) {  // no thread: destroyed here, however long it takes
     rd_kafka_destroy_flags(rk, RD_KAFKA_DESTROY_F_NO_CONSUMER_CLOSE);
