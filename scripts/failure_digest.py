@@ -6,7 +6,8 @@ Usage: python3 scripts/failure_digest.py <build-dir>
 A failed test's output sits in the middle of a long CI log, which a truncated view of the log
 drops; this digest comes after ctest's summary, so the reason for a failure is in the log's tail:
 GoogleTest's failure lines with what follows them, the robustness tests' outcome lines ("run ...",
-"... exited by itself"), and the last lines of the test's output. Reads ctest's own records
+"... exited by itself" and the dead worker's last lines after it), and the last lines of the test's
+output. Reads ctest's own records
 (Testing/Temporary/LastTest.log and LastTestsFailed.log); prints nothing when none failed.
 """
 import pathlib
@@ -18,6 +19,7 @@ PATTERNS = [
     (re.compile(r"(\.cpp|\.hpp):\d+: Failure"), 6),
     (re.compile(r"^run \S+ \("), 0),  # a robustness run's outcome
     (re.compile(r"exited by itself|did not|timed out|Timeout|terminate called|Sanitizer"), 0),
+    (re.compile(r"^    \| "), 0),  # a dead worker's last lines (tests/support/worker_process.hpp)
 ]
 TAIL = 8
 MAX_LINES = 60  # per test

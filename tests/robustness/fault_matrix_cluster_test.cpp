@@ -273,5 +273,39 @@ TEST_F(fault_matrix_cluster, TransactionSlowerThanItsTimeoutSurfacesAndCommitsAf
   EXPECT_EQ(manager.get_offset(cluster_.topic, 0), 10);
 }
 
+// Admin calls to the group coordinator (DescribeGroups, OffsetFetch) given up on while the
+// coordinator is still being looked up surface a Timeout, and the admin client works on once the
+// lookup is answered. librdkafka 2.14.2 kept such a call's coordinator request waiting and, when
+// the coordinator was found, dropped the request's reference twice and aborted the process
+// (`eonce->refcnt > 0`): a streams worker that described its group during a broker kill died that
+// way in CI (scripts/librdkafka-patches/admin-coord-request-after-timeout.patch).
+TEST_F(fault_matrix_cluster, AdminCallsGivenUpWhileTheCoordinatorWasLookedUpLeaveTheClientWorking) {
+  auto admin = GroupAdmin::create({{"bootstrap.servers", cluster_.bootstrap()}}, std::chrono::seconds(1));
+  // Every broker answers the next two FindCoordinator requests in 2.5 s, after the calls' 1 s.
+  for (int broker = 1; broker <= 3; ++broker) {
+    rd_kafka_mock_broker_push_request_error_rtts(
+        cluster_.cluster.get(), broker, testing::kFindCoordinatorApiKey, 2, RD_KAFKA_RESP_ERR_NO_ERROR, 2500,
+        RD_KAFKA_RESP_ERR_NO_ERROR, 2500);
+  }
+  const auto described = failure_of_call([&] { admin->describe_groups({cluster_.group}); });
+  const auto listed = failure_of_call([&] { admin->committed_offsets(cluster_.group); });
+  ASSERT_TRUE(described) << "a group was described before its coordinator was found";
+  EXPECT_EQ(described->kind(), ErrorKind::Timeout) << described->what();
+  ASSERT_TRUE(listed) << "a group's offsets were read before its coordinator was found";
+  EXPECT_EQ(listed->kind(), ErrorKind::Timeout) << listed->what();
+
+  // The lookups are answered and the requests given up on meet the coordinator; the calls after
+  // that are answered, by a process still alive. (The mock cluster does not serve DescribeGroups.)
+  std::this_thread::sleep_for(std::chrono::seconds(3));
+  const auto deadline = Clock::now() + std::chrono::seconds(15);
+  std::optional<StateError> failure;
+  std::vector<CommittedOffset> offsets{CommittedOffset{}};
+  while (Clock::now() < deadline) {
+    failure = failure_of_call([&] { offsets = admin->committed_offsets(cluster_.group); });
+    if (!failure) break;
+  }
+  ASSERT_FALSE(failure) << "the group's offsets were still not read: " << failure->what();
+  EXPECT_TRUE(offsets.empty()) << "a group that never committed has " << offsets.size() << " offsets";
+}
 }  // namespace
 }  // namespace processor::kafka
