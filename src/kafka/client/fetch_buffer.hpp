@@ -52,6 +52,13 @@ class FetchBuffer {
   // (taken_in_fill()).
   void fill(int timeout_ms);
 
+  // From a callback inside fill(): its wait ends once the callback returns, instead of at its
+  // timeout (rd_kafka_queue_yield: a flag on the queue, which the wait reads). Outside a wait,
+  // the next wait on the queue returns at once, with nothing.
+  void end_wait() noexcept {
+    if (queue_) rd_kafka_queue_yield(queue_.get());
+  }
+
   // From a callback inside fill(): the records that fill()'s call has taken so far. A call that
   // takes one record (a wait, a top-up) takes it after every callback it serves: 0 there. In a
   // batch, exact unless librdkafka purged outdated records from it earlier in the call (a seek,
