@@ -1,6 +1,7 @@
 #include "streams/store_partition.hpp"
 
 #include <algorithm>
+#include <array>
 
 #include "common/log_internal.hpp"
 #include "processor/error.hpp"
@@ -202,6 +203,7 @@ void StorePartition::load_chunk(const RestoredChunk& chunk, std::int64_t positio
     std::uint32_t index;
   };
   std::vector<Order> order(chunk.records.size());
+  std::uint64_t differ = 0;  // the bits in which some head differs from the first
   for (std::uint32_t i = 0; i < order.size(); ++i) {
     const std::string_view key = tail(i);
     std::uint64_t head = 0;
@@ -209,12 +211,35 @@ void StorePartition::load_chunk(const RestoredChunk& chunk, std::int64_t positio
       head = (head << 8) | (b < key.size() ? static_cast<std::uint8_t>(key[b]) : 0U);
     }
     order[i] = {head, i};
+    differ |= head ^ order[0].head;
   }
-  std::sort(order.begin(), order.end(), [&](const Order& a, const Order& b) {
-    if (a.head != b.head) return a.head < b.head;
-    if (const int compared = tail(a.index).compare(tail(b.index)); compared != 0) return compared < 0;
-    return a.index < b.index;
-  });
+  // By head: a radix sort, least significant byte first, of the bytes in which heads differ
+  // (each pass stable, so equal heads stay in arrival order). A third of the time std::sort took
+  // on bench_streams' keys, whose heads differ in their last 6 or 7 bytes.
+  std::vector<Order> sorted(order.size());
+  for (int shift = 0; shift < 64; shift += 8) {
+    if (((differ >> shift) & 0xffU) == 0) continue;
+    std::array<std::size_t, 257> starts{};
+    for (const Order& o : order) ++starts[((o.head >> shift) & 0xffU) + 1];
+    for (std::size_t b = 1; b < starts.size(); ++b) starts[b] += starts[b - 1];
+    for (const Order& o : order) sorted[starts[(o.head >> shift) & 0xffU]++] = o;
+    order.swap(sorted);
+  }
+  // Equal heads (keys alike in those 8 bytes, or shorter and zero-padded): by the whole rest of
+  // the key, then by arrival.
+  for (std::size_t begin = 0; begin < order.size();) {
+    std::size_t end = begin + 1;
+    while (end < order.size() && order[end].head == order[begin].head) ++end;
+    if (end - begin > 1) {
+      std::sort(order.begin() + static_cast<std::ptrdiff_t>(begin),
+                order.begin() + static_cast<std::ptrdiff_t>(end), [&](const Order& a, const Order& b) {
+                  if (const int compared = tail(a.index).compare(tail(b.index)); compared != 0)
+                    return compared < 0;
+                  return a.index < b.index;
+                });
+    }
+    begin = end;
+  }
   std::vector<state::StateBackend::UnloggedWrite> writes;
   writes.reserve(order.size());
   for (std::size_t i = 0; i < order.size(); ++i) {
