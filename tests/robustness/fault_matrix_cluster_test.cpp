@@ -307,5 +307,6 @@ TEST_F(fault_matrix_cluster, AdminCallsGivenUpWhileTheCoordinatorWasLookedUpLeav
   ASSERT_FALSE(failure) << "the group's offsets were still not read: " << failure->what();
   EXPECT_TRUE(offsets.empty()) << "a group that never committed has " << offsets.size() << " offsets";
 }
+
 }  // namespace
 }  // namespace processor::kafka
