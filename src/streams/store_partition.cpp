@@ -214,8 +214,8 @@ void StorePartition::load_chunk(const RestoredChunk& chunk, std::int64_t positio
     differ |= head ^ order[0].head;
   }
   // By head: a radix sort, least significant byte first, of the bytes in which heads differ
-  // (each pass stable, so equal heads stay in arrival order). A third of the time std::sort took
-  // on bench_streams' keys, whose heads differ in their last 6 or 7 bytes.
+  // (each pass stable, so equal heads stay in arrival order): bench_streams' keys, whose heads
+  // differ in their last 6 or 7 bytes, restored in 0.35 s against 0.46 s with std::sort.
   std::vector<Order> sorted(order.size());
   for (int shift = 0; shift < 64; shift += 8) {
     if (((differ >> shift) & 0xffU) == 0) continue;

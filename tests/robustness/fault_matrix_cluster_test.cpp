@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <thread>
@@ -49,12 +50,17 @@ class ClusterFault : public ::testing::Test {
     committed(10);
     return manager;
   }
-  // Commits what is pending, trying for up to 15 s: the commits given up on are answered first.
-  void commit_once_answered(OffsetManager& manager) {
+  // Calls `call` until it succeeds, for up to 15 s: its last failure, nullopt once it succeeded.
+  static std::optional<StateError> failure_until_answered(const std::function<void()>& call) {
     const auto deadline = Clock::now() + std::chrono::seconds(15);
     std::optional<StateError> failure;
-    while ((failure = failure_of_call([&] { manager.commit(); })) && Clock::now() < deadline) {
+    while ((failure = failure_of_call(call)) && Clock::now() < deadline) {
     }
+    return failure;
+  }
+  // Commits what is pending, trying for up to 15 s: the commits given up on are answered first.
+  void commit_once_answered(OffsetManager& manager) {
+    const auto failure = failure_until_answered([&] { manager.commit(); });
     ASSERT_FALSE(failure) << "the pending offsets were not committed: " << failure->what();
   }
   // Takes broker 1 (every coordinator and leader) down now and up after kBrokerDown.
@@ -297,13 +303,8 @@ TEST_F(fault_matrix_cluster, AdminCallsGivenUpWhileTheCoordinatorWasLookedUpLeav
   // The lookups are answered and the requests given up on meet the coordinator; the calls after
   // that are answered, by a process still alive. (The mock cluster does not serve DescribeGroups.)
   std::this_thread::sleep_for(std::chrono::seconds(3));
-  const auto deadline = Clock::now() + std::chrono::seconds(15);
-  std::optional<StateError> failure;
   std::vector<CommittedOffset> offsets{CommittedOffset{}};
-  while (Clock::now() < deadline) {
-    failure = failure_of_call([&] { offsets = admin->committed_offsets(cluster_.group); });
-    if (!failure) break;
-  }
+  const auto failure = failure_until_answered([&] { offsets = admin->committed_offsets(cluster_.group); });
   ASSERT_FALSE(failure) << "the group's offsets were still not read: " << failure->what();
   EXPECT_TRUE(offsets.empty()) << "a group that never committed has " << offsets.size() << " offsets";
 }
