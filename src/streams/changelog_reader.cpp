@@ -88,9 +88,18 @@ void ChangelogReader::seek_to_start(const std::string& topic, std::int32_t parti
 
 std::size_t ChangelogReader::consume(std::vector<rd_kafka_message_t*>& messages,
                                      std::chrono::milliseconds timeout) {
-  const ssize_t count = rd_kafka_consume_batch_queue(queue_.get(), kafka::internal::to_timeout_ms(timeout),
-                                                     messages.data(), messages.size());
-  return count > 0 ? static_cast<std::size_t>(count) : 0;
+  // A batch call returns once its batch is full or its timeout is up: a wait is for the first
+  // record only, so that the end of a partition, queued behind its last records, comes at once
+  // (bench_streams' restore of 1M records waited 35-45 ms for it, a tenth of the restore).
+  const auto take = [&](std::size_t at, std::size_t size, int timeout_ms) -> std::size_t {
+    const ssize_t count = rd_kafka_consume_batch_queue(queue_.get(), timeout_ms, messages.data() + at, size);
+    return count > 0 ? static_cast<std::size_t>(count) : 0;
+  };
+  if (messages.empty()) return 0;
+  if (const std::size_t queued = take(0, messages.size(), 0); queued > 0 || timeout.count() <= 0)
+    return queued;
+  if (take(0, 1, kafka::internal::to_timeout_ms(timeout)) == 0) return 0;
+  return 1 + take(1, messages.size() - 1, 0);
 }
 
 void ChangelogReader::read_to_end(const std::string& topic,

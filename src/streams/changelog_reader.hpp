@@ -48,8 +48,9 @@ class ChangelogReader {
   // Reads `partition` of `topic` again from its log start.
   void seek_to_start(const std::string& topic, std::int32_t partition, std::chrono::milliseconds timeout);
 
-  // Up to messages.size() records and events (end of partition, errors) that arrive within
-  // `timeout`; the caller owns and destroys each. Returns how many.
+  // Up to messages.size() records and events (end of partition, errors): what the queue holds,
+  // at once, or else what arrives first within `timeout` (0 when nothing does); the caller owns
+  // and destroys each. Returns how many.
   std::size_t consume(std::vector<rd_kafka_message_t*>& messages, std::chrono::milliseconds timeout);
 
   // Reads each partition of `starts` (partition: offset) of `topic` from its offset and hands

@@ -260,6 +260,7 @@ std::vector<std::int32_t> ChangelogRestorer::poll(std::chrono::milliseconds time
   const auto deadline = Clock::now() + timeout;
   Entry* last = nullptr;
   bool restarted = false;
+  bool reached_end = false;
   for (;;) {
     const auto left =
         std::max(std::chrono::milliseconds(0),
@@ -280,6 +281,7 @@ std::vector<std::int32_t> ChangelogRestorer::poll(std::chrono::milliseconds time
         if (message->err == RD_KAFKA_RESP_ERR__PARTITION_EOF) {
           entry.batch_next = std::max({entry.batch_next, entry.next, message->offset});
           entry.at_end = true;
+          reached_end = true;
           continue;
         }
         if (message->err == RD_KAFKA_RESP_ERR__AUTO_OFFSET_RESET ||
@@ -316,7 +318,8 @@ std::vector<std::int32_t> ChangelogRestorer::poll(std::chrono::milliseconds time
       }
     }
     if (failure) std::rethrow_exception(failure);
-    if (restarted || count < messages.size()) break;
+    // Loaded and checked now: a partition's end, or all that the time allowed.
+    if (restarted || reached_end || (count < messages.size() && Clock::now() >= deadline)) break;
     if (std::any_of(entries_.begin(), entries_.end(), [](const Entry& entry) {
           const bool first = entry.records == entry.batch_records;
           return entry.batch_records >= (first ? kFirstRecordsPerWrite : kRecordsPerWrite);
