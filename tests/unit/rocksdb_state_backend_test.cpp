@@ -8,6 +8,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <optional>
@@ -138,6 +139,48 @@ TEST_F(RocksDbStateBackendTest, LoadSortedAppliesEveryRunAtOnceAndTombstonesHide
   EXPECT_EQ(backend.get("d/a"), "2");
   EXPECT_FALSE(fs::exists(db_path() / "bulk-load" / "load-0.sst"))
       << "the table file was moved into the database";
+}
+
+// A large run goes in as two table files, written side by side: every key of both halves is
+// there, over the older values, with the tombstones of each half, and no file is left aside.
+TEST_F(RocksDbStateBackendTest, LoadSortedOfALargeRunAppliesEveryWriteOfBothHalves) {
+  constexpr int kWrites = 50'001;
+  RocksDbStateBackend backend(db_path());
+  const auto key = [](int i) {
+    char buffer[16];
+    std::snprintf(buffer, sizeof buffer, "k%07d", i);
+    return std::string(buffer);
+  };
+  std::vector<std::string> keys;
+  std::vector<std::string> values;
+  for (int i = 0; i < kWrites; ++i) {
+    keys.push_back(key(i));
+    values.push_back("v" + std::to_string(i));
+  }
+  // Older values under every tenth key, the first, the last and both sides of the middle.
+  for (const int i : {0, kWrites / 2 - 1, kWrites / 2, kWrites / 2 + 1, kWrites - 1})
+    backend.put(keys[i], "old");
+  for (int i = 0; i < kWrites; i += 10) backend.put(keys[i], "old");
+  std::vector<StateBackend::UnloggedWrite> writes;
+  for (int i = 0; i < kWrites; ++i) {
+    // Tombstones over every 1000th key (some of them old): in both halves.
+    writes.push_back({keys[i], i % 1000 == 7 ? std::nullopt : std::optional<std::string_view>(values[i])});
+  }
+  const std::span<const StateBackend::UnloggedWrite> runs[] = {writes};
+  backend.load_sorted(runs);
+  int seen = 0;
+  bool all_new = true;
+  backend.for_each("k", [&](std::string_view k, std::string_view v) {
+    const int i = std::stoi(std::string(k.substr(1)));
+    all_new = all_new && i % 1000 != 7 && v == values[i];
+    ++seen;
+  });
+  EXPECT_TRUE(all_new) << "an older value or a removed key was read back";
+  EXPECT_EQ(seen, kWrites - (kWrites + 992) / 1000);
+  EXPECT_EQ(backend.get(keys[kWrites / 2 - 1]), values[kWrites / 2 - 1]);
+  EXPECT_EQ(backend.get(keys[kWrites / 2]), values[kWrites / 2]);
+  EXPECT_EQ(backend.get(keys[kWrites - 1]), values[kWrites - 1]);
+  EXPECT_TRUE(fs::is_empty(db_path() / "bulk-load")) << "a table file was left aside";
 }
 
 TEST_F(RocksDbStateBackendTest, LoadSortedIsDurableWhenItReturnsWithoutAFlushOrAClose) {

@@ -104,7 +104,8 @@ class RocksDbStateBackend : public StateBackend {
   void write_unlogged(std::span<const UnloggedWrite> writes) override;
   // Writes the memtables to table files and waits. Throws StateError(Storage) when that fails.
   void flush() override;
-  // One table file per run, written aside and ingested: no memtable, no write-ahead log, no flush.
+  // One table file per run (a large run as two, written side by side), written aside and
+  // ingested: no memtable, no write-ahead log, no flush.
   void load_sorted(std::span<const std::span<const UnloggedWrite>> runs) override;
 
   // Writes a RocksDB checkpoint (a consistent, openable copy made of hard links where

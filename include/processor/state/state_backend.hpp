@@ -89,12 +89,12 @@ class StateBackend {
 
   // Bulk loading of sorted data, for a backend to take without its write path: `runs` of writes,
   // each in strictly ascending key order with each key once, applied together atomically and
-  // durable when the call returns. RocksDB writes one table file per run aside and ingests them
-  // in one step, with no memtable, write-ahead log or later flush: keep each run's keys within a
-  // narrow range (e.g. one store partition's) so that the file overlaps little else. Throws
-  // StateError(InvalidArgument) naming the first key out of order, and changes nothing then.
-  // The views need only outlive the call. Default: checks the order, then write_unlogged() of
-  // every run in one call and flush().
+  // durable when the call returns. RocksDB writes one table file per run (two for a large run)
+  // aside and ingests them in one step, with no memtable, write-ahead log or later flush: keep
+  // each run's keys within a narrow range (e.g. one store partition's) so that its files overlap
+  // little else. Throws StateError(InvalidArgument) naming the first key out of order, and
+  // changes nothing then. The views need only outlive the call. Default: checks the order, then
+  // write_unlogged() of every run in one call and flush().
   virtual void load_sorted(std::span<const std::span<const UnloggedWrite>> runs);
 
   // Calls visit(key, value) for every key that starts with `prefix`, in ascending key order; the
