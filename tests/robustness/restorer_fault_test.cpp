@@ -34,6 +34,17 @@ constexpr int kRecords = 50;
 // within one poll and then fails is seen to fail.
 constexpr int kRefusals = 12;
 
+// kRecords changelog records in partition 0: key k<i>, value <i>.
+void fill_changelog(testing::MockCluster& cluster, const std::string& changelog) {
+  testing::Producer producer(cluster.bootstrap());
+  for (int i = 0; i < kRecords; ++i) {
+    std::string value;
+    append_changelog_value(value, std::to_string(i));
+    producer.send(changelog, 0, "k" + std::to_string(i), value);
+  }
+  producer.flush();
+}
+
 enum class Refused { AtTheStart, AtTheEnd };
 
 class RestorerFault : public ::testing::TestWithParam<Refused> {};
@@ -44,15 +55,7 @@ TEST_P(RestorerFault, ChangelogOffsetsThatCannotBeReadAreAskedAgainAtLaterPollsU
   const std::string changelog = testing::unique_name("app") + "-counts-changelog";
   cluster.create_topic(changelog, 1);
   rd_kafka_mock_partition_set_leader(cluster.get(), changelog.c_str(), 0, testing::kCoordinator);
-  {
-    testing::Producer producer(cluster.bootstrap());
-    for (int i = 0; i < kRecords; ++i) {
-      std::string value;
-      append_changelog_value(value, std::to_string(i));
-      producer.send(changelog, 0, "k" + std::to_string(i), value);
-    }
-    producer.flush();
-  }
+  fill_changelog(cluster, changelog);
 
   const fs::path dir = fs::temp_directory_path() / testing::unique_name("restorer-fault");
   {
@@ -116,15 +119,7 @@ TEST(RestorerPoll, EndsOnceItsRestorationCompletesNotAtItsTimeout) {
   testing::MockCluster cluster{1};
   const std::string changelog = testing::unique_name("app") + "-counts-changelog";
   cluster.create_topic(changelog, 1);
-  {
-    testing::Producer producer(cluster.bootstrap());
-    for (int i = 0; i < kRecords; ++i) {
-      std::string value;
-      append_changelog_value(value, std::to_string(i));
-      producer.send(changelog, 0, "k" + std::to_string(i), value);
-    }
-    producer.flush();
-  }
+  fill_changelog(cluster, changelog);
   const fs::path dir = fs::temp_directory_path() / testing::unique_name("restorer-poll");
   {
     state::RocksDbStateBackend db(dir);
